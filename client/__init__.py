@@ -1,0 +1,177 @@
+"""The editjournal client: one method per tool, over ZeroMQ, to the workspace's daemon.
+
+`Client(workspace=..., agent=...)` finds the daemon through
+`.editjournal/daemon.json`, starts one when none serves (unless
+`autostart=False`), and raises `RequestError` for error replies. It depends
+only on pyzmq, msgspec and `schemas` — never on the daemon package. A Client
+is not thread-safe: use one per thread or process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+import zmq
+
+from client.connection import live_endpoint, start_daemon, workspace_root
+from client.errors import DaemonUnavailable, RequestError, RequestTimeout
+from schemas.errors import ErrorCode
+from schemas.tools import (
+    TOOL_RESULTS,
+    LogResult,
+    PingResult,
+    ReadFileResult,
+    ReadManyFilesResult,
+    Result,
+    StatusResult,
+)
+from schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
+
+__all__ = ["Client", "DaemonUnavailable", "RequestError", "RequestTimeout"]
+
+R = TypeVar("R", bound=Result)
+_PARAMS_ENCODER = msgspec.msgpack.Encoder()
+
+
+def default_agent() -> str:
+    return os.environ.get("EDITJOURNAL_AGENT") or "anonymous"
+
+
+class Client:
+    """A connection to one workspace's daemon on behalf of one agent."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        agent: str | None = None,
+        *,
+        autostart: bool = True,
+        timeout: float = 30.0,
+        start_timeout: float = 15.0,
+    ) -> None:
+        self.root: Path = workspace_root(workspace)
+        self.agent = agent or default_agent()
+        self.timeout = timeout
+        self.last_response: Response | None = None
+        endpoint = live_endpoint(self.root)
+        if endpoint is None and autostart:
+            endpoint = start_daemon(self.root, start_timeout)
+        if endpoint is None:
+            raise DaemonUnavailable.local(
+                ErrorCode.DAEMON_UNAVAILABLE,
+                f"no daemon serves {self.root}",
+                workspace=str(self.root),
+            )
+        self.address = endpoint.socket
+        self.daemon_pid = endpoint.pid
+        self._ids = itertools.count(1)
+        self._zmq = zmq.Context.instance()
+        self._socket = self._connect()
+
+    def _connect(self) -> zmq.Socket[bytes]:
+        sock = self._zmq.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect(self.address)
+        return sock
+
+    # --- the envelope ---------------------------------------------------------------------
+
+    def call(self, method: str, params: dict[str, Any] | msgspec.Struct | None = None) -> Response:
+        """Send one request and return the whole response envelope, ok or not."""
+        rid = next(self._ids)
+        body = msgspec.Raw(_PARAMS_ENCODER.encode(params if params is not None else {}))
+        request = Request(id=rid, method=method, agent=self.agent, params=body)
+        self._socket.send(REQUEST_ENCODER.encode(request))
+        response = self._await(rid, method)
+        self.last_response = response
+        return response
+
+    def _await(self, rid: int, method: str) -> Response:
+        """The reply with our id; replies to requests that timed out earlier are dropped."""
+        deadline = time.monotonic() + self.timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            if not self._socket.poll(max(1, int(remaining * 1000))):
+                break
+            response = RESPONSE_DECODER.decode(self._socket.recv())
+            if response.id == rid:
+                return response
+        raise RequestTimeout.local(
+            ErrorCode.TIMEOUT,
+            f"the daemon at {self.address} did not answer {method} within {self.timeout:g} s",
+            method=method,
+            address=self.address,
+        )
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Call `method`; return its result, or raise `RequestError` for an error reply."""
+        response = self.call(method, params)
+        if not response.ok:
+            assert response.error is not None
+            raise RequestError.from_wire(response.error, response.seq)
+        return response.result
+
+    def _typed(self, method: str, params: dict[str, Any], result_type: type[R]) -> R:
+        assert TOOL_RESULTS[method] is result_type
+        return msgspec.convert(self.request(method, _drop_none(params)), result_type)
+
+    # --- one method per tool --------------------------------------------------------------
+
+    def ping(self) -> PingResult:
+        return self._typed("ping", {}, PingResult)
+
+    def status(self) -> StatusResult:
+        return self._typed("status", {}, StatusResult)
+
+    def log(
+        self,
+        *,
+        path: str | None = None,
+        agent: str | None = None,
+        kind: str | None = None,
+        after_seq: int = 0,
+        limit: int = 50,
+    ) -> LogResult:
+        params = {"path": path, "agent": agent, "kind": kind, "after_seq": after_seq}
+        return self._typed("log", {**params, "limit": limit}, LogResult)
+
+    def read_file(
+        self,
+        path: str,
+        *,
+        hashes: bool = False,
+        range: str | None = None,
+        offset: int | None = None,
+        limit: int | None = None,
+        max_lines: int | None = None,
+    ) -> ReadFileResult:
+        params = {"path": path, "hashes": hashes, "range": range, "offset": offset}
+        return self._typed(
+            "read_file", {**params, "limit": limit, "max_lines": max_lines}, ReadFileResult
+        )
+
+    def read_many_files(
+        self, paths: list[str], *, hashes: bool = False, max_lines: int | None = None
+    ) -> ReadManyFilesResult:
+        params = {"paths": paths, "hashes": hashes, "max_lines": max_lines}
+        return self._typed("read_many_files", params, ReadManyFilesResult)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._socket.close(linger=0)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
+    """Omitted, not null: the daemon's defaults apply."""
+    return {k: v for k, v in params.items() if v is not None}

@@ -1,0 +1,95 @@
+"""Handlers: one function per method, `(Context, Params) -> Outcome`.
+
+A handler never mutates state and never writes the journal. It reads what it
+needs (state, workspace files, journal history) and returns an `Outcome`: the
+events that describe what happened, the blobs they refer to, the file writes
+to perform and the result. The server commits the events, applies them to
+state, performs the writes and replies — in that order. Adding a tool means
+adding its Params/Result to `schemas.tools`, a function here decorated with
+`@handles(name)`, and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from daemon.journal import Journal
+from daemon.state import State
+from daemon.workspace import Workspace
+from schemas.errors import ToolError
+from schemas.events import AnyEvent
+from schemas.tools import TOOL_PARAMS, Params
+
+
+@dataclass(frozen=True)
+class DaemonInfo:
+    """Facts about the running daemon process that `status` reports."""
+
+    pid: int
+    version: str
+    socket: str
+    log_path: str
+    started_monotonic: float
+
+
+@dataclass(frozen=True)
+class Write:
+    """A file write to perform once the request's events are committed."""
+
+    path: str
+    data: bytes
+
+
+@dataclass
+class Outcome:
+    """What a handler decided. `error` set means an error reply (events still journaled)."""
+
+    result: Any = None
+    events: list[AnyEvent] = field(default_factory=list)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    writes: list[Write] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: ToolError | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a handler may look at, read-only by contract."""
+
+    agent: str
+    state: State
+    workspace: Workspace
+    journal: Journal
+    info: DaemonInfo
+
+    @property
+    def next_seq(self) -> int:
+        """The seq this request's first event will get (one thread stages in order)."""
+        return self.journal.last_seq + 1
+
+
+P = TypeVar("P", bound=Params)
+Handler = Callable[[Context, Any], Outcome]
+TypedHandler = Callable[[Context, P], Outcome]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
+    """Register a handler for a method that `schemas.tools.TOOL_PARAMS` declares."""
+    if method not in TOOL_PARAMS:
+        raise KeyError(f"{method} has no params schema in schemas.tools.TOOL_PARAMS")
+
+    def register(fn: TypedHandler[P]) -> TypedHandler[P]:
+        HANDLERS[method] = fn
+        return fn
+
+    return register
+
+
+def registry() -> dict[str, Handler]:
+    """Every handler, importing the modules that register them."""
+    from daemon.handlers import meta, read  # noqa: F401 - imported for registration
+
+    return HANDLERS

@@ -1,0 +1,73 @@
+"""The daemon's own methods: `ping`, `status`, `log`. They record no events."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import msgspec
+
+from daemon.handlers import Context, Outcome, handles
+from schemas.tools import (
+    LogEntry,
+    LogParams,
+    LogResult,
+    PingParams,
+    PingResult,
+    StatusParams,
+    StatusResult,
+)
+
+
+@handles("ping")
+def ping(ctx: Context, params: PingParams) -> Outcome:
+    return Outcome(PingResult(pong=True, pid=ctx.info.pid, version=ctx.info.version))
+
+
+@handles("status")
+def status(ctx: Context, params: StatusParams) -> Outcome:
+    return Outcome(
+        StatusResult(
+            workspace=str(ctx.workspace.root),
+            pid=os.getpid(),
+            version=ctx.info.version,
+            uptime_s=round(time.monotonic() - ctx.info.started_monotonic, 3),
+            event_count=ctx.state.event_count,
+            last_seq=ctx.state.last_seq,
+            known_files=len(ctx.state.files),
+            agents=len(ctx.state.agents()),
+            journal_path=str(ctx.journal.path),
+            journal_bytes=ctx.journal.size_bytes(),
+            socket=ctx.info.socket,
+            log_path=ctx.info.log_path,
+        )
+    )
+
+
+@handles("log")
+def log(ctx: Context, params: LogParams) -> Outcome:
+    """The newest `limit` matching events, oldest first."""
+    path = ctx.workspace.relative(params.path) if params.path is not None else None
+    records = ctx.journal.records(
+        after_seq=params.after_seq,
+        path=path,
+        agent=params.agent,
+        kind=params.kind,
+        limit=params.limit,
+        newest_first=True,
+    )
+    entries = [
+        LogEntry(
+            seq=r.seq,
+            ts=r.ts,
+            agent=r.agent,
+            kind=r.kind,
+            path=r.path,
+            summary=r.event.summary(),
+            hash=r.hash,
+            body=msgspec.to_builtins(r.event),
+        )
+        for r in records
+    ]
+    entries.reverse()
+    return Outcome(LogResult(events=entries, last_seq=ctx.state.last_seq))

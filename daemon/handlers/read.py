@@ -1,0 +1,207 @@
+"""`read_file` and `read_many_files`: versioned, optionally anchored reads.
+
+Every read is journaled as `file_read` (which lines of which content the
+agent saw) and its content stored as a blob, so the read becomes the agent's
+snapshot: later tools can tell exactly which of its anchors went stale.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from daemon.handlers import Context, Outcome, handles
+from daemon.text.anchors import anchor_lines, render_rows
+from daemon.text.lines import Document, parse
+from daemon.workspace import FileSnapshot
+from schemas.errors import ErrorCode, ToolError
+from schemas.events import FileRead
+from schemas.tools import (
+    AnchoredLine,
+    ReadFileParams,
+    ReadFileResult,
+    ReadManyFilesParams,
+    ReadManyFilesResult,
+    ReadManyItem,
+)
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
+
+
+@dataclass(frozen=True)
+class LineWindow:
+    """Which lines to serve: 1-based, inclusive; `end < start` only for an empty file."""
+
+    start: int
+    end: int | None  # None = to the end of the file
+    max_lines: int
+
+
+@dataclass(frozen=True)
+class ServedRead:
+    """One file's read: the reply, the event that records it, and its blob."""
+
+    result: ReadFileResult
+    event: FileRead
+    blob: tuple[str, bytes]
+
+
+def chosen_path(path: str | None, file_path: str | None) -> tuple[str, list[str]]:
+    """`path` wins; `file_path` is a deprecated alias that earns a warning."""
+    if path is None and file_path is None:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS, "Object missing required field `path` - at `$.params`"
+        )
+    if file_path is None:
+        return str(path), []
+    if path is None:
+        return file_path, ["file_path is deprecated; use path instead"]
+    return path, ["file_path is deprecated and was ignored: path takes precedence"]
+
+
+def window_of(params: ReadFileParams) -> LineWindow:
+    """`range` ("A-B", "A-" or "A") or `offset`/`limit`, never both."""
+    if params.range is not None and (params.offset is not None or params.limit is not None):
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            "Use either range or offset/limit, not both - at `$.params.range`",
+        )
+    if params.range is not None:
+        return _parse_range(params.range, params.max_lines)
+    start = params.offset or 1
+    end = start + params.limit - 1 if params.limit is not None else None
+    return LineWindow(start, end, params.max_lines)
+
+
+def _parse_range(text: str, max_lines: int) -> LineWindow:
+    match = _RANGE.match(text)
+    if not match:
+        raise ToolError(
+            ErrorCode.INVALID_RANGE,
+            f"range {text!r} is not 'START-END' (1-based, inclusive)",
+            {"range": text},
+        )
+    start = int(match.group(1))
+    end_text = match.group(2)
+    end = start if end_text is None else (int(end_text) if end_text else None)
+    if start < 1 or (end is not None and end < start):
+        raise ToolError(
+            ErrorCode.INVALID_RANGE,
+            f"range {text!r} must satisfy 1 <= START <= END",
+            {"range": text},
+        )
+    return LineWindow(start, end, max_lines)
+
+
+def _clamp(window: LineWindow, line_count: int) -> tuple[int, int, bool]:
+    """The served (start, end, truncated); a start past the end is an error."""
+    if window.start > max(line_count, 1):
+        raise ToolError(
+            ErrorCode.INVALID_RANGE,
+            f"line {window.start} is past the end of the file ({line_count} lines)",
+            {"start": window.start, "line_count": line_count},
+        )
+    end = line_count if window.end is None else min(window.end, line_count)
+    truncated = end - window.start + 1 > window.max_lines
+    if truncated:
+        end = window.start + window.max_lines - 1
+    return window.start, end, truncated
+
+
+def serve_read(
+    ctx: Context, path: str, window: LineWindow, hashes: bool, version: int
+) -> ServedRead:
+    """Read one file and build its reply and event; `version` is the event's seq."""
+    snap = ctx.workspace.read(path)
+    doc = parse(snap.text)
+    start, end, truncated = _clamp(window, doc.line_count)
+    whole = start == 1 and end == doc.line_count
+    event = FileRead(
+        path=snap.path,
+        sha256=snap.sha256,
+        size=snap.size,
+        line_count=doc.line_count,
+        lines=None if whole else (start, end),
+        hashes=hashes,
+    )
+    result = _result(snap, doc, start, end, truncated, version)
+    if hashes:
+        _add_anchors(result, doc, start, end)
+    return ServedRead(result, event, (snap.sha256, snap.data))
+
+
+def _result(
+    snap: FileSnapshot, doc: Document, start: int, end: int, truncated: bool, version: int
+) -> ReadFileResult:
+    served = range(start - 1, end)
+    content = "".join(doc.lines[i] + doc.endings[i] for i in served)
+    return ReadFileResult(
+        file_path=snap.path,
+        version=version,
+        sha256=snap.sha256,
+        line_count=doc.line_count,
+        content=content,
+        start_line=start,
+        end_line=end,
+        truncated=truncated,
+        eol=doc.eol_style,
+        bom=doc.bom,
+        final_newline=doc.final_newline,
+        size=snap.size,
+    )
+
+
+def _add_anchors(result: ReadFileResult, doc: Document, start: int, end: int) -> None:
+    """Anchors are computed over the whole file (uniqueness is file-wide), then cut."""
+    anchors = anchor_lines(doc.lines)[start - 1 : end]
+    bodies = doc.lines[start - 1 : end]
+    result.lines = [
+        AnchoredLine(
+            line=a.line, hash=a.anchor, quality=a.quality, text=body, kind=a.kind, unique=a.unique
+        )
+        for a, body in zip(anchors, bodies, strict=True)
+    ]
+    result.rendered = render_rows(anchors, bodies)
+
+
+@handles("read_file")
+def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
+    path, warnings = chosen_path(params.path, params.file_path)
+    served = serve_read(ctx, path, window_of(params), params.hashes, ctx.next_seq)
+    return Outcome(
+        served.result,
+        events=[served.event],
+        blobs=_new_blobs(ctx, [served]),
+        warnings=warnings,
+    )
+
+
+@handles("read_many_files")
+def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
+    """One result per path; a file's error is reported in its place, not raised."""
+    window = LineWindow(1, None, params.max_lines)
+    items: list[ReadManyItem] = []
+    served: list[ServedRead] = []
+    for path in params.paths:
+        try:
+            read = serve_read(ctx, path, window, params.hashes, ctx.next_seq + len(served))
+        except ToolError as e:
+            items.append(ReadManyItem(file_path=path, ok=False, error=e.to_wire()))
+            continue
+        served.append(read)
+        items.append(ReadManyItem(file_path=read.result.file_path, ok=True, result=read.result))
+    return Outcome(
+        ReadManyFilesResult(files=items),
+        events=[r.event for r in served],
+        blobs=_new_blobs(ctx, served),
+    )
+
+
+def _new_blobs(ctx: Context, reads: list[ServedRead]) -> dict[str, bytes]:
+    """Contents the journal has not stored yet (most re-reads store nothing)."""
+    blobs: dict[str, bytes] = {}
+    for read in reads:
+        digest, data = read.blob
+        if digest not in blobs and not ctx.journal.has_blob(digest):
+            blobs[digest] = data
+    return blobs

@@ -1,0 +1,102 @@
+"""The files that say "a daemon serves this workspace": lock, pidfile, endpoint.
+
+The lock is taken before the socket is bound: a second `bind` to the same ipc
+path silently steals it from the first daemon, so the flock — not the socket —
+decides who serves. The state directory is 0700: the socket file's own mode
+follows the umask, so the directory is the real protection.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import zmq
+
+from schemas import PROTOCOL_VERSION
+from schemas.endpoint import (
+    ENDPOINT_ENCODER,
+    ENDPOINT_FILE,
+    LOCK_FILE,
+    PID_FILE,
+    SOCKET_FILE,
+    Endpoint,
+)
+
+
+class AlreadyServed(Exception):
+    """Another live daemon holds this workspace's lock."""
+
+    def __init__(self, state_dir: Path, pid: int | None) -> None:
+        who = f"pid {pid}" if pid else "another process"
+        super().__init__(f"workspace is already served by {who} (lock {state_dir / LOCK_FILE})")
+        self.pid = pid
+
+
+def ensure_private_dir(path: Path) -> Path:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def acquire_lock(state_dir: Path) -> int:
+    """Hold an exclusive flock for the daemon's lifetime; the fd is the proof."""
+    fd = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise AlreadyServed(state_dir, read_pid(state_dir)) from None
+    (state_dir / PID_FILE).write_text(f"{os.getpid()}\n")
+    return fd
+
+
+def read_pid(state_dir: Path) -> int | None:
+    try:
+        return int((state_dir / PID_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def socket_path(state_dir: Path) -> Path:
+    """`.editjournal/daemon.sock`, or a per-user runtime dir when that path is too long."""
+    preferred = state_dir / SOCKET_FILE
+    if len(str(preferred).encode()) <= zmq.IPC_PATH_MAX_LEN:
+        return preferred
+    digest = hashlib.blake2b(str(state_dir).encode(), digest_size=8).hexdigest()
+    return ensure_private_dir(_runtime_dir()) / f"{digest}.sock"
+
+
+def _runtime_dir() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and Path(base).is_dir():
+        return Path(base) / "editjournal"
+    return Path(tempfile.gettempdir()) / f"editjournal-{os.getuid()}"
+
+
+def write_endpoint(state_dir: Path, endpoint: Endpoint) -> None:
+    """Atomically publish daemon.json (0600) so clients never read half of it."""
+    tmp = state_dir / f".{ENDPOINT_FILE}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(ENDPOINT_ENCODER.encode(endpoint))
+    os.replace(tmp, state_dir / ENDPOINT_FILE)
+
+
+def make_endpoint(workspace: Path, socket: str, version: str) -> Endpoint:
+    return Endpoint(
+        pid=os.getpid(),
+        workspace=str(workspace),
+        socket=socket,
+        version=version,
+        protocol=PROTOCOL_VERSION,
+    )
+
+
+def remove_run_files(state_dir: Path, sock: Path) -> None:
+    """On clean shutdown: clients then know at once that nobody serves."""
+    for path in (state_dir / ENDPOINT_FILE, state_dir / PID_FILE, sock):
+        path.unlink(missing_ok=True)

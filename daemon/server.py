@@ -1,0 +1,278 @@
+"""The daemon's loop: receive, decode, dispatch, commit, write, reply.
+
+One thread — the one that calls `Server.serve_forever` — owns the state and
+the journal; nothing else writes either. Requests that arrive together are
+handled one after another and committed together (group commit). A reply is
+only sent after the events it reports are committed, so "applied" always
+means durable. A request that writes files ends its batch: its events are
+committed before its files are written, and the next request sees them.
+
+Any bad input gets an error reply — undecodable frames, unknown methods,
+mistyped params — never a crash and never a silent drop.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import msgspec
+import zmq
+
+from daemon.handlers import Context, DaemonInfo, Handler, Outcome, registry
+from daemon.journal import Journal
+from daemon.runfiles import (
+    acquire_lock,
+    ensure_private_dir,
+    make_endpoint,
+    remove_run_files,
+    socket_path,
+    write_endpoint,
+)
+from daemon.state import State, fold
+from daemon.workspace import Workspace
+from schemas.endpoint import JOURNAL_FILE, LOG_FILE
+from schemas.errors import ErrorCode, ToolError
+from schemas.events import DaemonStarted, DaemonStopped, Record
+from schemas.tools import TOOL_PARAMS
+from schemas.wire import Error, Request, Response
+
+VERSION = "0.1.0"
+MAX_BATCH = 256
+POLL_MS = 100
+MAX_AGENT_LEN = 200
+
+log = logging.getLogger("editjournal")
+_REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
+_LOOSE_DECODER = msgspec.msgpack.Decoder()
+_RESPONSE_ENCODER = msgspec.msgpack.Encoder()
+
+
+@dataclass
+class _Batch:
+    """Replies waiting for their events to be committed."""
+
+    replies: list[tuple[list[bytes], Response]] = field(default_factory=list)
+
+
+class Server:
+    """One workspace's daemon."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.state_dir = ensure_private_dir(workspace.state_dir)
+        self._lock_fd = acquire_lock(self.state_dir)
+        self.journal = Journal(self.state_dir / JOURNAL_FILE)
+        self.state: State = fold(self.journal.records())
+        self.handlers: dict[str, Handler] = registry()
+        self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
+        self.sock_path = socket_path(self.state_dir)
+        self.address = f"ipc://{self.sock_path}"
+        self.info = DaemonInfo(
+            pid=os.getpid(),
+            version=VERSION,
+            socket=self.address,
+            log_path=str(self.state_dir / LOG_FILE),
+            started_monotonic=time.monotonic(),
+        )
+        self._stopping: str | None = None
+        self._zmq = zmq.Context()
+        self.router = self._zmq.socket(zmq.ROUTER)
+        self.router.setsockopt(zmq.LINGER, 1000)
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def serve_forever(self) -> None:
+        """Bind, announce, loop until a signal asks to stop, then shut down cleanly."""
+        self._install_signal_handlers()
+        self.sock_path.unlink(missing_ok=True)  # stale: we hold the lock, nobody serves it
+        self.router.bind(self.address)
+        self._record_now(
+            None,
+            DaemonStarted(
+                pid=self.info.pid,
+                workspace=str(self.workspace.root),
+                version=VERSION,
+                socket=self.address,
+            ),
+        )
+        write_endpoint(self.state_dir, make_endpoint(self.workspace.root, self.address, VERSION))
+        log.info("serving %s on %s (pid %d)", self.workspace.root, self.address, self.info.pid)
+        try:
+            self._loop()
+        finally:
+            self._shutdown()
+
+    def request_stop(self, reason: str) -> None:
+        self._stopping = reason
+
+    def _install_signal_handlers(self) -> None:
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            self.request_stop(signal.Signals(signum).name)
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    def _shutdown(self) -> None:
+        reason = self._stopping or "loop ended"
+        self.router.close()
+        self._zmq.term()
+        self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
+        remove_run_files(self.state_dir, self.sock_path)
+        self.journal.close()
+        os.close(self._lock_fd)
+        log.info("stopped (%s)", reason)
+
+    # --- the loop -------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self.router, zmq.POLLIN)
+        while self._stopping is None:
+            if not poller.poll(POLL_MS):
+                continue
+            batch = _Batch()
+            for _ in range(MAX_BATCH):
+                try:
+                    frames = self.router.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                if self._handle_frames(frames, batch):
+                    self._flush(batch)
+                    batch = _Batch()
+            self._flush(batch)
+
+    def _flush(self, batch: _Batch) -> None:
+        """Commit staged events, then reply: a reply never outruns its commit."""
+        for record in self.journal.commit():
+            log.info("%d %s %s", record.seq, record.agent or "-", record.event.summary())
+        for route, response in batch.replies:
+            self.router.send_multipart([*route, _RESPONSE_ENCODER.encode(response)])
+
+    def _handle_frames(self, frames: list[bytes], batch: _Batch) -> bool:
+        """Handle one request into the batch; True when it wrote files (ends the batch)."""
+        route, payload = frames[:-1], frames[-1]
+        response, outcome = self._dispatch(payload)
+        if outcome is not None and outcome.writes:
+            self.journal.commit()
+            for write in outcome.writes:
+                self.workspace.write_atomic(write.path, write.data)
+        batch.replies.append((route, response))
+        return bool(outcome and outcome.writes)
+
+    def _dispatch(self, payload: bytes) -> tuple[Response, Outcome | None]:
+        try:
+            request = self._decode(payload)
+            handler, params = self._route(request)
+        except ToolError as e:
+            return _error_response(_loose_id(payload), e.to_wire()), None
+        outcome = self._run(handler, request, params)
+        records = self._record(request.agent, outcome)
+        seq = records[-1].seq if records else None
+        if outcome.error is not None:
+            response = Response(
+                id=request.id,
+                ok=False,
+                error=outcome.error.to_wire(),
+                seq=seq,
+                warnings=outcome.warnings,
+            )
+        else:
+            response = Response(
+                id=request.id, ok=True, result=outcome.result, warnings=outcome.warnings, seq=seq
+            )
+        return response, outcome
+
+    def _decode(self, payload: bytes) -> Request:
+        try:
+            request = _REQUEST_DECODER.decode(payload)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            raise ToolError(ErrorCode.BAD_REQUEST, f"undecodable request envelope: {e}") from e
+        if not request.agent or len(request.agent) > MAX_AGENT_LEN:
+            raise ToolError(
+                ErrorCode.BAD_REQUEST,
+                f"agent must be a non-empty string of at most {MAX_AGENT_LEN} characters"
+                " - at `$.agent`",
+            )
+        return request
+
+    def _route(self, request: Request) -> tuple[Handler, Any]:
+        handler = self.handlers.get(request.method)
+        if handler is None:
+            raise ToolError(
+                ErrorCode.UNKNOWN_METHOD,
+                f"unknown method {request.method!r}",
+                {"method": request.method, "known_methods": sorted(self.handlers)},
+            )
+        try:
+            return handler, self.decoders[request.method].decode(request.params)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            message = str(e).replace("- at `$", "- at `$.params")
+            if "- at `$" not in message:
+                message += " - at `$.params`"
+            raise ToolError(ErrorCode.INVALID_PARAMS, message, {"method": request.method}) from e
+
+    def _run(self, handler: Handler, request: Request, params: Any) -> Outcome:
+        ctx = Context(request.agent, self.state, self.workspace, self.journal, self.info)
+        try:
+            return handler(ctx, params)
+        except ToolError as e:
+            return Outcome(error=e)
+        except Exception as e:  # a bug of ours: report it, keep serving
+            log.error("internal error in %s: %s", request.method, traceback.format_exc())
+            return Outcome(
+                error=ToolError(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"{type(e).__name__}: {e}",
+                    {"method": request.method},
+                )
+            )
+
+    def _record(self, agent: str, outcome: Outcome) -> list[Record]:
+        """Stage the outcome's events and fold them into state, in one order."""
+        records = []
+        for event in outcome.events:
+            record = self.journal.stage(agent, event, outcome.blobs)
+            self.state.apply(record)
+            records.append(record)
+        return records
+
+    def _record_now(self, agent: str | None, event: Any) -> Record:
+        record = self.journal.stage(agent, event)
+        self.state.apply(record)
+        self.journal.commit()
+        log.info("%d %s %s", record.seq, agent or "-", event.summary())
+        return record
+
+
+def _loose_id(payload: bytes) -> int | str | None:
+    """The request id, if the frame is a map that has a usable one."""
+    try:
+        value = _LOOSE_DECODER.decode(payload)
+    except msgspec.DecodeError:
+        return None
+    rid = value.get("id") if isinstance(value, dict) else None
+    return rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
+
+
+def _error_response(rid: int | str | None, error: Error) -> Response:
+    return Response(id=rid, ok=False, error=error)
+
+
+def configure_logging(state_dir: Path, to_terminal: bool) -> None:
+    """daemon.log always; the terminal too under `editjournal serve`."""
+    handlers: list[logging.Handler] = [logging.FileHandler(state_dir / LOG_FILE)]
+    if to_terminal:
+        handlers.append(logging.StreamHandler())
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    for handler in handlers:
+        handler.setFormatter(fmt)
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)

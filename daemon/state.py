@@ -1,0 +1,86 @@
+"""The daemon's in-memory projection of the journal.
+
+What it holds: the files the daemon knows (current content hash, version =
+the seq at which that content was first seen, size, line count) and, for each
+(agent, path), the snapshot that agent last saw. What it must never do:
+change except through `apply(record)`. So `fold(journal.records())` rebuilds
+exactly the state a live daemon has, which is what makes replay, audit and
+crash recovery honest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """What the journal last established about one file's content."""
+
+    path: str
+    sha256: str
+    version: int  # seq of the event at which this content was first seen
+    size: int
+    line_count: int
+    last_seq: int  # seq of the latest event about this file
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The content an agent last saw of a file; `lines` None means all of it."""
+
+    agent: str
+    path: str
+    version: int  # seq of the read (or the agent's own write) that showed it
+    sha256: str
+    lines: tuple[int, int] | None
+
+
+@dataclass
+class State:
+    """The fold of every event so far."""
+
+    files: dict[str, FileInfo] = field(default_factory=dict)
+    snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+    last_seq: int = 0
+    event_count: int = 0
+
+    def apply(self, record: Record) -> None:
+        """The only way state changes: fold one committed (or staged) event in."""
+        if record.seq != self.last_seq + 1:
+            raise ValueError(f"event {record.seq} applied after {self.last_seq}: out of order")
+        event = record.event
+        if isinstance(event, FileRead):
+            self._apply_read(record, event)
+        elif not isinstance(event, (DaemonStarted, DaemonStopped)):
+            raise TypeError(f"state does not know how to apply {event.kind}")
+        self.last_seq = record.seq
+        self.event_count += 1
+
+    def _apply_read(self, record: Record, event: FileRead) -> None:
+        self._observe_content(record.seq, event.path, event.sha256, event.size, event.line_count)
+        if record.agent is not None:
+            key = (record.agent, event.path)
+            self.snapshots[key] = Snapshot(
+                record.agent, event.path, record.seq, event.sha256, event.lines
+            )
+
+    def _observe_content(self, seq: int, path: str, sha256: str, size: int, lines: int) -> None:
+        """A new content hash starts a new version; the same one keeps the old version."""
+        known = self.files.get(path)
+        version = known.version if known and known.sha256 == sha256 else seq
+        self.files[path] = FileInfo(path, sha256, version, size, lines, seq)
+
+    def agents(self) -> set[str]:
+        return {agent for agent, _ in self.snapshots}
+
+
+def fold(records: Iterable[Record]) -> State:
+    """Rebuild the state from the journal, as the daemon does at start-up."""
+    state = State()
+    for record in records:
+        state.apply(record)
+    return state

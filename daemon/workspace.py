@@ -1,0 +1,422 @@
+"""The workspace: the only code in the daemon that touches workspace files.
+
+It holds three things and nothing else:
+
+* confinement -- turning a caller's path into a workspace-relative POSIX path,
+  refusing anything that resolves (through `..` or symlinks) outside the root,
+  and refusing the daemon's own state directory `.editjournal/`;
+* reading -- exact bytes, in binary mode, so CRLF/CR/mixed line endings, a BOM
+  and a missing final newline survive untouched, and only UTF-8 text is served;
+* atomic writing -- temp file in the same directory, fsync, `os.replace`,
+  directory fsync, so a reader or a crash sees either the old file or the new
+  one, never half of each.
+
+It must never decide anything about anchors, edits or the journal: it does not
+parse lines, compare hashes or record events. Every failure leaves as a
+`ToolError` from the catalogue, never as a bare `OSError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import logging
+import os
+import secrets
+import stat as stat_mod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from schemas.errors import ErrorCode, ToolError
+
+DEFAULT_MAX_FILE_SIZE = 8 * 1024 * 1024
+STATE_DIR_NAME = ".editjournal"
+TEMP_PREFIX = ".editjournal-tmp-"
+NEW_FILE_MODE = 0o644  # the kernel applies the umask to it at creation
+
+_log = logging.getLogger(__name__)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # so opening a FIFO cannot hang the daemon
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: never translate newlines
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_TEMP_ATTEMPTS = 16
+_READ_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FileSnapshot:
+    """One file's exact content at one moment, as read from or written to disk."""
+
+    path: str
+    data: bytes
+    text: str
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+class Workspace:
+    """Confined, exact, atomic access to the files under one root directory."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    ) -> None:
+        resolved = Path(os.path.realpath(os.path.abspath(os.fspath(root))))
+        if not resolved.is_dir():
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"workspace root {str(root)!r} is not a directory",
+                {"workspace": str(resolved)},
+            )
+        if max_file_size < 1:
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"max_file_size must be positive, got {max_file_size}",
+                {"limit": max_file_size},
+            )
+        self.root: Path = resolved
+        self.state_dir: Path = resolved / STATE_DIR_NAME
+        self.max_file_size = max_file_size
+        # Absolute paths may name the root as the caller knew it (e.g. through a
+        # symlinked parent), so both spellings count as "inside" lexically.
+        given = os.path.normpath(os.path.abspath(os.fspath(root)))
+        self._bases: tuple[str, ...] = tuple(dict.fromkeys((str(resolved), given)))
+
+    # ------------------------------------------------------------ confinement
+
+    def relative(self, path: str) -> str:
+        """Normalise `path` to the workspace-relative POSIX path the caller named.
+
+        The returned path keeps the caller's naming (lexically normalised), so a
+        symlink stays known by its own name; confinement is judged on the real
+        location, so no spelling can reach outside the root or into the state dir.
+        """
+        _check_syntax(path)
+        rel = self._lexical_relative(path)
+        self._check_confined(path, rel)
+        if rel == "." or os.path.realpath(self.root / rel) == str(self.root):
+            raise ToolError(
+                ErrorCode.IS_A_DIRECTORY,
+                f"{path!r} is the workspace root",
+                {"path": path, "workspace": str(self.root)},
+            )
+        return Path(rel).as_posix()
+
+    def absolute(self, rel: str) -> Path:
+        """The absolute path of a workspace path; re-confined so no caller can skip the check."""
+        return self.root / self.relative(rel)
+
+    def _lexical_relative(self, path: str) -> str:
+        """Relative path as named, or the real one when only the real one is inside."""
+        joined = os.path.normpath(os.path.join(self.root, path))
+        for base in self._bases:
+            if _is_within(joined, base):
+                return os.path.relpath(joined, base)
+        real = os.path.realpath(joined)
+        if _is_within(real, str(self.root)):
+            return os.path.relpath(real, self.root)
+        raise self._outside(path)
+
+    def _check_confined(self, path: str, rel: str) -> None:
+        """Refuse paths whose real location is outside the root or in the state dir.
+
+        Both the normalised and the raw spelling are resolved: `link/..` means
+        different things lexically and to the kernel, and neither may escape.
+        """
+        reals = {
+            os.path.realpath(self.root / rel),
+            os.path.realpath(os.path.join(self.root, path)),
+        }
+        if not all(_is_within(real, str(self.root)) for real in reals):
+            raise self._outside(path)
+        in_state = Path(rel).parts[:1] == (STATE_DIR_NAME,) or any(
+            _is_within(real, str(self.state_dir)) for real in reals
+        )
+        if in_state:
+            raise ToolError(
+                ErrorCode.PERMISSION_DENIED,
+                f"{path!r} is inside {STATE_DIR_NAME}/, the daemon's own state",
+                {"path": path},
+                "use a path outside .editjournal/",
+            )
+
+    def _outside(self, path: str) -> ToolError:
+        return ToolError(
+            ErrorCode.PATH_OUTSIDE_WORKSPACE,
+            f"{path!r} resolves outside the workspace",
+            {"path": path, "workspace": str(self.root)},
+        )
+
+    # ---------------------------------------------------------------- reading
+
+    def read(self, path: str) -> FileSnapshot:
+        """Read a text file's exact bytes; refuse what is too big or not UTF-8 text."""
+        rel = self.relative(path)
+        try:
+            fd = os.open(self.root / rel, os.O_RDONLY | _O_NONBLOCK | _O_BINARY | _O_CLOEXEC)
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+        try:
+            info = os.fstat(fd)  # on the open fd: the path may change under us
+            _require_regular(info, rel)
+            self._check_size(info.st_size, rel)
+            # Read one byte past the limit: the file may grow after fstat.
+            data = _read_up_to(fd, self.max_file_size + 1)
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+        finally:
+            os.close(fd)
+        self._check_size(len(data), rel)
+        return _snapshot(rel, data, info.st_mtime_ns)
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """The stat of a confined path (following symlinks), or None when it is missing."""
+        rel = self.relative(path)
+        try:
+            return os.stat(self.root / rel)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+
+    def _check_size(self, size: int, rel: str) -> None:
+        if size > self.max_file_size:
+            raise ToolError(
+                ErrorCode.FILE_TOO_LARGE,
+                f"{rel} is {size} bytes, over the limit of {self.max_file_size}",
+                {"path": rel, "size": size, "limit": self.max_file_size},
+            )
+
+    # ---------------------------------------------------------------- writing
+
+    def write_atomic(self, path: str, data: bytes) -> FileSnapshot:
+        """Replace a file's content atomically; on failure the old file is untouched.
+
+        A symlink is written through (its real target is replaced), so the link
+        itself survives. The data must be text the daemon could read back.
+        """
+        rel = self.relative(path)
+        data = _as_bytes(data, rel)
+        self._check_size(len(data), rel)
+        text = _decode(data, rel)
+        target = Path(os.path.realpath(self.root / rel))
+        existing = self._existing(target, rel)
+        self._make_parents(target.parent, rel)
+        mtime_ns = _replace_with(target, data, existing, rel)
+        return FileSnapshot(rel, data, text, _sha256(data), len(data), mtime_ns)
+
+    def _existing(self, target: Path, rel: str) -> os.stat_result | None:
+        """The stat of the file about to be replaced; refuse to replace a non-file."""
+        try:
+            info = os.stat(target)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # a parent that is a file is reported by _make_parents
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+        _require_regular(info, rel)
+        return info
+
+    def _make_parents(self, parent: Path, rel: str) -> None:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"cannot create {rel}: a parent of it is an existing file",
+                {"path": rel},
+                "choose a path whose parents are directories",
+            ) from exc
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+
+
+# -------------------------------------------------------------------- helpers
+
+
+def _check_syntax(path: str) -> None:
+    """Refuse what no file system could name, before any lookup."""
+    if not isinstance(path, str) or not path:
+        raise ToolError(ErrorCode.INVALID_PARAMS, "path must be a non-empty string", {"path": path})
+    if "\x00" in path:
+        raise ToolError(ErrorCode.INVALID_PARAMS, "path contains a NUL character", {"path": path})
+
+
+def _read_up_to(fd: int, limit: int) -> bytes:
+    """Read until EOF or `limit` bytes, in binary: os.read may return short counts."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, _READ_CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _is_within(path: str, base: str) -> bool:
+    """Lexical containment on absolute, normalised paths (`/a/bc` is not in `/a/b`)."""
+    try:
+        return os.path.commonpath([path, base]) == base
+    except ValueError:  # different drives on Windows
+        return False
+
+
+def _require_regular(info: os.stat_result, rel: str) -> None:
+    """Only regular files are served: reading a FIFO or a device could hang or never end."""
+    if stat_mod.S_ISDIR(info.st_mode):
+        raise ToolError(ErrorCode.IS_A_DIRECTORY, f"{rel} is a directory", {"path": rel})
+    if not stat_mod.S_ISREG(info.st_mode):
+        raise ToolError(
+            ErrorCode.BINARY_FILE,
+            f"{rel} is not a regular file",
+            {"path": rel, "reason": "not a regular file"},
+        )
+
+
+def _as_bytes(data: bytes, rel: str) -> bytes:
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if not isinstance(data, bytes):
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"content for {rel} must be bytes, got {type(data).__name__}",
+            {"path": rel},
+        )
+    return data
+
+
+def _decode(data: bytes, rel: str) -> str:
+    """Strict UTF-8; NUL bytes count as binary even though they are valid UTF-8."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ToolError(
+            ErrorCode.BINARY_FILE,
+            f"{rel} contains a NUL byte at offset {nul}",
+            {"path": rel, "offset": nul, "reason": "nul byte"},
+        )
+    try:
+        return data.decode("utf-8")  # not utf-8-sig: a BOM stays as "\ufeff"
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            ErrorCode.BINARY_FILE,
+            f"{rel} is not valid UTF-8 at byte offset {exc.start}",
+            {"path": rel, "offset": exc.start, "reason": "invalid utf-8"},
+        ) from exc
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _snapshot(rel: str, data: bytes, mtime_ns: int) -> FileSnapshot:
+    return FileSnapshot(rel, data, _decode(data, rel), _sha256(data), len(data), mtime_ns)
+
+
+def _replace_with(target: Path, data: bytes, existing: os.stat_result | None, rel: str) -> int:
+    """Write `data` to a temp file beside `target` and swap it in; return its mtime_ns."""
+    fd, temp = _create_temp(target.parent, rel)
+    try:
+        with os.fdopen(fd, "wb") as handle:  # owns fd from here on, closes it on error
+            mtime_ns = _fill_temp(handle, data, existing)
+        os.replace(temp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise _translate(exc, rel) from exc
+        raise
+    _fsync_dir(target.parent)
+    return mtime_ns
+
+
+def _create_temp(directory: Path, rel: str) -> tuple[int, Path]:
+    """Create an exclusive temp file; mode 0o644 so the kernel applies the umask.
+
+    Not `tempfile.mkstemp`: it creates 0o600, and reading the umask to widen it
+    again (`os.umask` set-and-restore) is racy in a threaded daemon.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC
+    for _ in range(_TEMP_ATTEMPTS):
+        temp = directory / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+        try:
+            return os.open(temp, flags, NEW_FILE_MODE), temp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+    raise ToolError(
+        ErrorCode.INTERNAL_ERROR, f"could not create a temp file beside {rel}", {"path": rel}
+    )
+
+
+def _fill_temp(handle: BinaryIO, data: bytes, existing: os.stat_result | None) -> int:
+    """Write, carry over owner and mode, fsync; return the final mtime_ns."""
+    handle.write(data)
+    handle.flush()
+    fd = handle.fileno()
+    if existing is not None:
+        _copy_owner_and_mode(fd, existing)
+    os.fsync(fd)
+    return os.fstat(fd).st_mtime_ns
+
+
+def _copy_owner_and_mode(fd: int, existing: os.stat_result) -> None:
+    """Keep the replaced file's permission bits (and, if we may, its owner).
+
+    chown first: changing the owner clears setuid/setgid bits that chmod restores.
+    """
+    if hasattr(os, "fchown") and (existing.st_uid, existing.st_gid) != _owner(fd):
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, existing.st_uid, existing.st_gid)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat_mod.S_IMODE(existing.st_mode))
+
+
+def _owner(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_uid, info.st_gid
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable.
+
+    `os.replace` only changes the directory entry; until the directory itself is
+    flushed a crash can lose the new name and bring back the old file (or none).
+    The new content is already visible, so a failure here is logged, not raised:
+    reporting the write as failed would be a lie the journal would record.
+    """
+    if not hasattr(os, "O_DIRECTORY"):
+        return  # Windows cannot open directories; NTFS journals the rename itself
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        _log.warning("could not fsync directory %s: %s", directory, exc)
+
+
+_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_BAD_NAME = frozenset({errno.ELOOP, errno.ENAMETOOLONG})
+
+
+def _translate(exc: OSError, rel: str) -> ToolError:
+    """Map an OSError onto the catalogue, so no bare OSError leaves the workspace."""
+    details = {"path": rel}
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+        return ToolError(ErrorCode.FILE_NOT_FOUND, f"{rel} does not exist", details)
+    if isinstance(exc, IsADirectoryError):
+        return ToolError(ErrorCode.IS_A_DIRECTORY, f"{rel} is a directory", details)
+    if exc.errno in _REFUSED:
+        return ToolError(ErrorCode.PERMISSION_DENIED, f"{rel}: {exc.strerror}", details)
+    if exc.errno in _BAD_NAME:
+        return ToolError(ErrorCode.INVALID_PARAMS, f"{rel}: {exc.strerror}", details)
+    name = errno.errorcode.get(exc.errno or 0, "unknown")
+    return ToolError(
+        ErrorCode.INTERNAL_ERROR,
+        f"{rel}: {exc.strerror or exc}",
+        {"path": rel, "errno": name},
+    )

@@ -1,0 +1,9 @@
+"""The contract between agents and the daemon: wire envelopes, tool params and
+results, journal events and the error catalogue.
+
+Pure msgspec Structs and enums. This package must never do I/O and imports
+nothing but msgspec and the standard library, so clients can depend on it
+without pulling in the daemon.
+"""
+
+PROTOCOL_VERSION = 1

@@ -1,0 +1,152 @@
+"""The one catalogue of error codes a user of editjournal can meet.
+
+Every error that crosses the wire is a code from `ErrorCode` plus a message,
+details and a suggested action. Inside the daemon errors travel as
+`ToolError` exceptions; the server turns them into wire `Error` values at the
+edge, and the client turns them back into `RequestError`. Never raise a bare
+`ValueError` for something the caller did: add a code here instead.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from schemas.wire import Error
+
+
+class ErrorCode(str, enum.Enum):
+    """Stable, snake_case codes. Never rename one: journals and clients keep them."""
+
+    # envelope and protocol
+    BAD_REQUEST = "bad_request"
+    UNKNOWN_METHOD = "unknown_method"
+    INVALID_PARAMS = "invalid_params"
+    INTERNAL_ERROR = "internal_error"
+    # workspace access
+    PATH_OUTSIDE_WORKSPACE = "path_outside_workspace"
+    FILE_NOT_FOUND = "file_not_found"
+    IS_A_DIRECTORY = "is_a_directory"
+    BINARY_FILE = "binary_file"
+    FILE_TOO_LARGE = "file_too_large"
+    PERMISSION_DENIED = "permission_denied"
+    INVALID_RANGE = "invalid_range"
+    # anchors and edits
+    ANCHOR_STALE = "anchor_stale"
+    ANCHOR_AMBIGUOUS = "anchor_ambiguous"
+    ANCHOR_CONTEXT_AMBIGUOUS = "anchor_context_ambiguous"
+    ANCHOR_LOW_ENTROPY = "anchor_low_entropy"
+    INVALID_RANGE_ORDER = "invalid_range_order"
+    OVERLAPPING_OPERATIONS = "overlapping_operations"
+    SAFETY_CHECK_FAILED = "safety_check_failed"
+    # client side: raised by the client, never sent by the daemon
+    DAEMON_UNAVAILABLE = "daemon_unavailable"
+    TIMEOUT = "timeout"
+    DAEMON_ALREADY_RUNNING = "daemon_already_running"
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """What a code means and what the caller should do about it."""
+
+    summary: str
+    suggested_action: str
+
+
+CATALOGUE: dict[ErrorCode, ErrorSpec] = {
+    ErrorCode.BAD_REQUEST: ErrorSpec(
+        "The frame could not be decoded as a request envelope.",
+        "send a msgpack map {id, agent, method, params}",
+    ),
+    ErrorCode.UNKNOWN_METHOD: ErrorSpec(
+        "The daemon has no method of that name.", "call one of details.known_methods"
+    ),
+    ErrorCode.INVALID_PARAMS: ErrorSpec(
+        "A parameter is missing, mistyped or not allowed.", "fix the field named in the message"
+    ),
+    ErrorCode.INTERNAL_ERROR: ErrorSpec(
+        "The daemon failed while handling the request; nothing was changed.",
+        "report it with .editjournal/daemon.log",
+    ),
+    ErrorCode.PATH_OUTSIDE_WORKSPACE: ErrorSpec(
+        "The path resolves outside the workspace.", "use a path inside the workspace"
+    ),
+    ErrorCode.FILE_NOT_FOUND: ErrorSpec("No such file.", "check the path"),
+    ErrorCode.IS_A_DIRECTORY: ErrorSpec("The path is a directory.", "name a file"),
+    ErrorCode.BINARY_FILE: ErrorSpec(
+        "The file is not UTF-8 text (NUL bytes or invalid UTF-8).", "only text files are served"
+    ),
+    ErrorCode.FILE_TOO_LARGE: ErrorSpec(
+        "The file is larger than the daemon's size limit.", "raise --max-file-size or skip it"
+    ),
+    ErrorCode.PERMISSION_DENIED: ErrorSpec(
+        "The daemon may not read or write the file.", "check the file's permissions"
+    ),
+    ErrorCode.INVALID_RANGE: ErrorSpec(
+        "The requested line range is malformed or out of order.", "use range 'START-END', 1-based"
+    ),
+    ErrorCode.ANCHOR_STALE: ErrorSpec(
+        "An anchor matches no line of the file: the file changed since it was read.",
+        "re-read_file",
+    ),
+    ErrorCode.ANCHOR_AMBIGUOUS: ErrorSpec(
+        "An anchor matches several lines.", "add occurrence (1-indexed) and line"
+    ),
+    ErrorCode.ANCHOR_CONTEXT_AMBIGUOUS: ErrorSpec(
+        "A range endpoint matches several lines even after context resolution.",
+        "choose a unique boundary anchor",
+    ),
+    ErrorCode.ANCHOR_LOW_ENTROPY: ErrorSpec(
+        "The anchor targets a low-quality line (blank, brackets, boilerplate).",
+        "use one of details.neighbor_anchors or a replace_range around it",
+    ),
+    ErrorCode.INVALID_RANGE_ORDER: ErrorSpec(
+        "Both range endpoints resolve to the same line.", "use replace_line or delete_line"
+    ),
+    ErrorCode.OVERLAPPING_OPERATIONS: ErrorSpec(
+        "Two operations of one batch touch the same line.", "merge them into one operation"
+    ),
+    ErrorCode.SAFETY_CHECK_FAILED: ErrorSpec(
+        "The edit looked suspicious and was not written.",
+        "check details.safety_warnings, or pass skip_safety_check",
+    ),
+    ErrorCode.DAEMON_UNAVAILABLE: ErrorSpec(
+        "No daemon serves the workspace.", "run `editjournal start` or allow auto-start"
+    ),
+    ErrorCode.TIMEOUT: ErrorSpec(
+        "The daemon did not answer in time.", "check `editjournal status` and the daemon log"
+    ),
+    ErrorCode.DAEMON_ALREADY_RUNNING: ErrorSpec(
+        "Another daemon already serves this workspace.", "use it, or stop it first"
+    ),
+}
+
+
+class EditJournalError(Exception):
+    """Root of every exception editjournal raises on purpose."""
+
+
+class ToolError(EditJournalError):
+    """An error the caller caused or must act on; becomes a wire `Error`."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        details: dict[str, Any] | None = None,
+        suggested_action: str | None = None,
+    ) -> None:
+        super().__init__(f"{code.value}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details or {}
+        self.suggested_action = suggested_action or CATALOGUE[code].suggested_action
+
+    def to_wire(self) -> Error:
+        return Error(
+            code=self.code.value,
+            message=self.message,
+            details=self.details,
+            suggested_action=self.suggested_action,
+        )

@@ -1,0 +1,88 @@
+"""The journal's event types: facts in the past tense, one tagged union.
+
+Each event is stored as the msgpack of its Struct, tagged by `kind` with an
+explicit snake_case name — never a class path — so renaming a class never
+breaks an old journal. The log is forever: new fields get defaults, fields are
+never reordered or retyped in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+
+
+class Event(msgspec.Struct, tag_field="kind", kw_only=True, omit_defaults=True):
+    """Base of every journal event. `path` is set for events about one file."""
+
+    path: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.__struct_config__.tag)
+
+    def summary(self) -> str:
+        """One human line for `log`, `watch` and the daemon's terminal."""
+        return self.kind
+
+
+class DaemonStarted(Event, tag="daemon_started"):
+    pid: int
+    workspace: str
+    version: str
+    socket: str
+
+    def summary(self) -> str:
+        return f"daemon {self.version} started, pid {self.pid}"
+
+
+class DaemonStopped(Event, tag="daemon_stopped"):
+    pid: int
+    reason: str
+
+    def summary(self) -> str:
+        return f"daemon pid {self.pid} stopped ({self.reason})"
+
+
+class FileRead(Event, tag="file_read"):
+    """An agent saw `lines` (inclusive, 1-based; None = all) of the content `sha256`."""
+
+    path: str
+    sha256: str
+    size: int
+    line_count: int
+    lines: tuple[int, int] | None = None
+    hashes: bool = False
+
+    def summary(self) -> str:
+        seen = "all" if self.lines is None else f"lines {self.lines[0]}-{self.lines[1]}"
+        return f"read {self.path} ({seen} of {self.line_count}) sha256 {self.sha256[:12]}"
+
+
+AnyEvent = Union[DaemonStarted, DaemonStopped, FileRead]  # noqa: UP007 - a runtime value
+
+EVENT_TYPES: tuple[type[Event], ...] = (DaemonStarted, DaemonStopped, FileRead)
+
+
+class Record(msgspec.Struct, kw_only=True, frozen=True):
+    """An event as committed: its place in the one order, who caused it, its chain link."""
+
+    seq: int
+    ts: int  # milliseconds since the epoch
+    agent: str | None
+    event: AnyEvent
+    prev_hash: str
+    hash: str
+
+    @property
+    def kind(self) -> str:
+        return self.event.kind
+
+    @property
+    def path(self) -> str | None:
+        return self.event.path
+
+
+EVENT_ENCODER = msgspec.msgpack.Encoder()
+EVENT_DECODER: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(AnyEvent)

@@ -1,0 +1,165 @@
+"""Params and result Structs for every method the daemon serves.
+
+`TOOL_PARAMS` maps each method name to its params Struct; the daemon builds
+one typed decoder per entry and the client uses the same names. Params forbid
+unknown fields, so a misspelt or misplaced field is an `invalid_params` error
+that names it instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
+
+from schemas.wire import Error
+
+PositiveInt = Annotated[int, Meta(ge=1)]
+NonNegativeInt = Annotated[int, Meta(ge=0)]
+
+DEFAULT_MAX_LINES = 2000
+
+
+class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every params Struct."""
+
+
+class Result(msgspec.Struct, kw_only=True):
+    """Base of every result Struct."""
+
+
+# --- daemon methods ---------------------------------------------------------
+
+
+class PingParams(Params):
+    pass
+
+
+class PingResult(Result):
+    pong: bool
+    pid: int
+    version: str
+
+
+class StatusParams(Params):
+    pass
+
+
+class StatusResult(Result):
+    workspace: str
+    pid: int
+    version: str
+    uptime_s: float
+    event_count: int
+    last_seq: int
+    known_files: int
+    agents: int
+    journal_path: str
+    journal_bytes: int
+    socket: str
+    log_path: str
+
+
+class LogParams(Params):
+    path: str | None = None
+    agent: str | None = None
+    kind: str | None = None
+    after_seq: NonNegativeInt = 0
+    limit: Annotated[int, Meta(ge=1, le=100_000)] = 50
+
+
+class LogEntry(Result):
+    seq: int
+    ts: int
+    agent: str | None
+    kind: str
+    path: str | None
+    summary: str
+    hash: str
+    body: dict[str, Any]
+
+
+class LogResult(Result):
+    events: list[LogEntry]
+    last_seq: int
+
+
+# --- reading ------------------------------------------------------------------
+
+
+class ReadFileParams(Params):
+    """`path` is required; `file_path` is its deprecated alias (path wins)."""
+
+    path: str | None = None
+    file_path: str | None = None
+    hashes: bool = False
+    range: str | None = None
+    offset: PositiveInt | None = None
+    limit: PositiveInt | None = None
+    max_lines: PositiveInt = DEFAULT_MAX_LINES
+
+
+class AnchoredLine(Result):
+    line: int
+    hash: str
+    quality: str
+    text: str
+    kind: str = "line"
+    unique: bool = True
+
+
+class ReadFileResult(Result):
+    """A versioned read. `content` holds the lines served, with their endings and
+    without the BOM; `sha256` is always of the whole file's bytes on disk."""
+
+    file_path: str
+    version: int
+    sha256: str
+    line_count: int
+    content: str
+    start_line: int
+    end_line: int
+    truncated: bool
+    eol: str
+    bom: bool
+    final_newline: bool
+    size: int
+    lines: list[AnchoredLine] | None = None
+    rendered: str | None = None
+
+
+class ReadManyFilesParams(Params):
+    paths: Annotated[list[str], Meta(min_length=1)]
+    hashes: bool = False
+    max_lines: PositiveInt = DEFAULT_MAX_LINES
+
+
+class ReadManyItem(Result):
+    """One file of a `read_many_files`: a result, or the error that file got."""
+
+    file_path: str
+    ok: bool
+    result: ReadFileResult | None = None
+    error: Error | None = None
+
+
+class ReadManyFilesResult(Result):
+    files: list[ReadManyItem]
+
+
+TOOL_PARAMS: dict[str, type[Params]] = {
+    "ping": PingParams,
+    "status": StatusParams,
+    "log": LogParams,
+    "read_file": ReadFileParams,
+    "read_many_files": ReadManyFilesParams,
+}
+
+TOOL_RESULTS: dict[str, type[Result]] = {
+    "ping": PingResult,
+    "status": StatusResult,
+    "log": LogResult,
+    "read_file": ReadFileResult,
+    "read_many_files": ReadManyFilesResult,
+}

@@ -1,0 +1,56 @@
+"""Request and response envelopes as they travel over ZeroMQ (msgpack).
+
+A request names a method and carries its params undecoded (`msgspec.Raw`), so
+the daemon can decode the envelope once and the params with the method's own
+typed decoder, and report a bad field by its path under `$.params`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """An error reply's payload: a catalogue code plus what to do about it."""
+
+    code: str
+    message: str
+    details: dict[str, Any] = {}
+    suggested_action: str | None = None
+
+
+class Request(msgspec.Struct, kw_only=True):
+    """What an agent sends: `{id, agent, method, params}`."""
+
+    id: int | str
+    method: str
+    agent: str = "anonymous"
+    params: msgspec.Raw = msgspec.Raw(b"\x80")  # an empty msgpack map
+
+
+class Response(msgspec.Struct, kw_only=True):
+    """What the daemon answers. `seq` is the journal seq the request recorded, if any."""
+
+    id: int | str | None
+    ok: bool
+    result: Any = None
+    error: Error | None = None
+    warnings: list[str] = []
+    seq: int | None = None
+
+
+class PublishedEvent(msgspec.Struct, kw_only=True):
+    """One committed journal event as broadcast on the PUB socket."""
+
+    seq: int
+    ts: int
+    kind: str
+    agent: str | None
+    path: str | None
+    summary: str
+
+
+REQUEST_ENCODER = msgspec.msgpack.Encoder()
+RESPONSE_DECODER = msgspec.msgpack.Decoder(Response)
