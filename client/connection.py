@@ -66,17 +66,16 @@ def live_endpoint(root: Path) -> Endpoint | None:
     return endpoint if endpoint and is_listening(endpoint.socket) else None
 
 
-def spawn_daemon(root: Path, extra_args: list[str] | None = None) -> subprocess.Popen[bytes]:
-    """Start `python -m daemon` detached; its output goes to daemon.log."""
+def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
+    """Run `python -m daemon --detach`; it exits once the forked daemon serves."""
     directory = state_dir(root)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     with open(directory / LOG_FILE, "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "daemon", "--workspace", str(root), *(extra_args or [])],
+            [sys.executable, "-m", "daemon", "--workspace", str(root), "--detach"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            start_new_session=True,  # survives the client; not killed by its Ctrl-C
             cwd=str(root),
         )
 
@@ -87,17 +86,26 @@ def start_daemon(root: Path, timeout: float = 15.0) -> Endpoint:
     if endpoint:
         return endpoint
     proc = spawn_daemon(root)
-    deadline, delay = time.monotonic() + timeout, 0.01
-    while time.monotonic() < deadline:
-        endpoint = live_endpoint(root)
-        if endpoint:
-            return endpoint
-        code = proc.poll()
-        if code is not None and code != EXIT_ALREADY_SERVED:
-            raise _start_failed(root, f"the daemon exited with code {code}")
+    try:
+        code = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise _start_failed(root, f"the daemon was not serving after {timeout:g} s") from None
+    if code not in (0, EXIT_ALREADY_SERVED):
+        raise _start_failed(root, f"the daemon exited with code {code}")
+    return _await_endpoint(root, time.monotonic() + timeout)
+
+
+def _await_endpoint(root: Path, deadline: float) -> Endpoint:
+    """A racing daemon that won the lock may still be binding: poll, bounded."""
+    delay = 0.005
+    while (endpoint := live_endpoint(root)) is None:
+        if time.monotonic() > deadline:
+            raise _start_failed(root, "the daemon holding the lock is not serving")
         time.sleep(delay)
-        delay = min(delay * 2, 0.2)
-    raise _start_failed(root, f"no daemon was serving after {timeout:.0f} s")
+        delay = min(delay * 2, 0.1)
+    return endpoint
 
 
 def _start_failed(root: Path, why: str) -> DaemonUnavailable:

@@ -1,7 +1,12 @@
-"""`python -m daemon --workspace DIR`: run one workspace's daemon in the foreground.
+"""`python -m daemon --workspace DIR`: run one workspace's daemon.
 
-Exit codes: 0 after a clean stop, 3 when another daemon already serves the
-workspace (its pid is printed), 1 for any other failure to start.
+In the foreground by default. With `--detach` the process forks: the child
+becomes the daemon (in its own session, so the starting client's Ctrl-C does
+not reach it, and re-parented so no client is left with a zombie), and the
+parent exits only once the child is serving — with the child's verdict as its
+exit code. Exit codes: 0 serving (or, in the foreground, a clean stop), 3
+another daemon already serves the workspace (its pid is printed), 1 any other
+failure to start.
 """
 
 from __future__ import annotations
@@ -9,13 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from daemon.journal import JournalError
 from daemon.runfiles import AlreadyServed, ensure_private_dir
 from daemon.server import Server, configure_logging
 from daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
 
-EXIT_ALREADY_SERVED = 3
+EXIT_FAILED, EXIT_ALREADY_SERVED = 1, 3
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -23,26 +29,51 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workspace", default=os.environ.get("EDITJOURNAL_WORKSPACE", "."))
     parser.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
+    parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
+    """Start serving; `report(code)` is called once: 0 when serving, else the failure."""
     if not os.path.isdir(args.workspace):
         print(f"editjournal: workspace {args.workspace!r} is not a directory", file=sys.stderr)
-        return 1
+        report(EXIT_FAILED)
+        return EXIT_FAILED
     workspace = Workspace(args.workspace, max_file_size=args.max_file_size)
     configure_logging(ensure_private_dir(workspace.state_dir), args.log_stderr)
     try:
         server = Server(workspace)
-    except AlreadyServed as e:
+    except (AlreadyServed, JournalError) as e:
         print(f"editjournal: {e}", file=sys.stderr)
-        return EXIT_ALREADY_SERVED
-    except JournalError as e:
-        print(f"editjournal: {e}", file=sys.stderr)
-        return 1
-    server.serve_forever()
+        code = EXIT_ALREADY_SERVED if isinstance(e, AlreadyServed) else EXIT_FAILED
+        report(code)
+        return code
+    server.serve_forever(on_ready=lambda: report(0))
     return 0
+
+
+def detach(args: argparse.Namespace) -> int:
+    """Fork; the parent relays the child's start-up verdict through a pipe."""
+    read_end, write_end = os.pipe()
+    if os.fork() > 0:
+        os.close(write_end)
+        verdict = os.read(read_end, 1)
+        return verdict[0] if verdict else EXIT_FAILED
+    os.close(read_end)
+    os.setsid()
+
+    def report(code: int) -> None:
+        os.write(write_end, bytes([code]))
+        os.close(write_end)
+
+    return run(args, report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.detach:
+        return detach(args)
+    return run(args, lambda code: None)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import os
 import signal
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -89,7 +90,7 @@ class Server:
 
     # --- lifecycle ------------------------------------------------------------------
 
-    def serve_forever(self) -> None:
+    def serve_forever(self, on_ready: Callable[[], None] = lambda: None) -> None:
         """Bind, announce, loop until a signal asks to stop, then shut down cleanly."""
         self._install_signal_handlers()
         self.sock_path.unlink(missing_ok=True)  # stale: we hold the lock, nobody serves it
@@ -105,6 +106,7 @@ class Server:
         )
         write_endpoint(self.state_dir, make_endpoint(self.workspace.root, self.address, VERSION))
         log.info("serving %s on %s (pid %d)", self.workspace.root, self.address, self.info.pid)
+        on_ready()
         try:
             self._loop()
         finally:

@@ -10,8 +10,11 @@ crash recovery honest.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import msgspec
 
 from schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
 
@@ -76,6 +79,16 @@ class State:
 
     def agents(self) -> set[str]:
         return {agent for agent, _ in self.snapshots}
+
+    def digest(self) -> str:
+        """A hash of the whole projection: live state and a fold must agree on it."""
+        canonical = (
+            self.last_seq,
+            self.event_count,
+            sorted(self.files.values(), key=lambda f: f.path),
+            sorted(self.snapshots.values(), key=lambda s: (s.agent, s.path)),
+        )
+        return hashlib.blake2b(msgspec.msgpack.encode(canonical), digest_size=16).hexdigest()
 
 
 def fold(records: Iterable[Record]) -> State:

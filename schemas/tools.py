@@ -55,6 +55,7 @@ class StatusResult(Result):
     last_seq: int
     known_files: int
     agents: int
+    state_digest: str  # equals the digest of a fold of the journal
     journal_path: str
     journal_bytes: int
     socket: str

@@ -36,6 +36,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             last_seq=ctx.state.last_seq,
             known_files=len(ctx.state.files),
             agents=len(ctx.state.agents()),
+            state_digest=ctx.state.digest(),
             journal_path=str(ctx.journal.path),
             journal_bytes=ctx.journal.size_bytes(),
             socket=ctx.info.socket,

@@ -1,0 +1,36 @@
+# Every target bootstraps .venv itself: a fresh machine needs only Python and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+WORKSPACE ?= .
+
+.PHONY: run test stress bench lint format clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP) ## serve WORKSPACE (default: this directory) in the foreground
+	$(BIN)/editjournal --workspace $(WORKSPACE) serve
+
+test: $(STAMP) ## the whole suite (stress suites excluded)
+	$(BIN)/python -m pytest -q -m "not stress"
+
+stress: $(STAMP) ## the heavy suites
+	$(BIN)/python -m pytest -q -m stress
+
+bench: $(STAMP) ## benchmarks; figures go to stdout
+	$(BIN)/python -m bench
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,122 @@
+"""Fixtures for real daemons on real temp workspaces.
+
+Nothing of ours is mocked: `daemon_proc` starts `python -m daemon` as its own
+process, tests talk to it over its real socket, and the journal they inspect
+is the real SQLite file. Waiting is done with bounded polls, never bare sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from client import Client
+from client.connection import live_endpoint
+from daemon.journal import Journal
+from schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+
+T = TypeVar("T")
+START_TIMEOUT = 15.0
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
+    deadline, delay = time.monotonic() + timeout, 0.005
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def spawn(root: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "daemon", "--workspace", str(root), *extra],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+@dataclass
+class RunningDaemon:
+    """A real daemon process serving `root`."""
+
+    root: Path
+    proc: subprocess.Popen[bytes]
+    clients: list[Client] = field(default_factory=list)
+
+    def client(self, agent: str = "agent-a", **kwargs: Any) -> Client:
+        client = Client(self.root, agent, autostart=False, **kwargs)
+        self.clients.append(client)
+        return client
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
+        for client in self.clients:
+            client.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+    def journal(self) -> Journal:
+        """The journal file, opened by this test process (WAL allows a second reader)."""
+        return Journal(self.root / STATE_DIR_NAME / JOURNAL_FILE)
+
+
+def start(root: Path, *extra: str) -> RunningDaemon:
+    proc = spawn(root, *extra)
+    wait_until(
+        lambda: live_endpoint(root) or proc.poll() is not None,
+        START_TIMEOUT,
+        "the daemon to serve",
+    )
+    if proc.poll() is not None:
+        raise AssertionError(f"daemon exited {proc.returncode}: {proc.stderr.read().decode()}")
+    return RunningDaemon(root, proc)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def daemon(workspace: Path) -> Iterator[RunningDaemon]:
+    running = start(workspace)
+    yield running
+    if running.proc.poll() is None:
+        running.stop()
+
+
+@pytest.fixture
+def client(daemon: RunningDaemon) -> Client:
+    return daemon.client("agent-a")
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_workspace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests name their workspace and agent explicitly."""
+    monkeypatch.delenv("EDITJOURNAL_WORKSPACE", raising=False)
+    monkeypatch.delenv("EDITJOURNAL_AGENT", raising=False)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
