@@ -1,0 +1,558 @@
+"""Tests for daemon.journal: gap-free seqs, the hash chain, append-only guards, blobs."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from daemon.journal import GENESIS_HASH, Journal, JournalError, chain_hash, sha256_hex
+from schemas.events import EVENT_ENCODER, DaemonStarted, DaemonStopped, FileRead
+
+
+def read(path: str = "a.py", content: bytes = b"x = 1\n", lines=None) -> FileRead:
+    return FileRead(
+        path=path,
+        sha256=sha256_hex(content),
+        size=len(content),
+        line_count=content.count(b"\n"),
+        lines=lines,
+    )
+
+
+def ticking_clock(start: int = 1_700_000_000_000) -> Callable[[], int]:
+    counter = itertools.count(start)
+    return lambda: next(counter)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "journal.sqlite"
+
+
+@pytest.fixture
+def journal(db_path: Path) -> Iterator[Journal]:
+    j = Journal(db_path, clock=ticking_clock())
+    yield j
+    j.close()
+
+
+@pytest.fixture
+def raw(db_path: Path, journal: Journal) -> Iterator[sqlite3.Connection]:
+    """A plain sqlite3 connection (recursive_triggers OFF), as an outside tamperer has."""
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    assert conn.execute("PRAGMA recursive_triggers").fetchone() == (0,)
+    yield conn
+    conn.close()
+
+
+def fill(journal: Journal, n: int) -> None:
+    for i in range(n):
+        journal.append(f"agent{i % 2}", read(f"f{i % 3}.py", f"v{i}\n".encode()))
+
+
+def event_row(conn: sqlite3.Connection, seq: int) -> tuple[object, ...]:
+    return conn.execute("SELECT * FROM events WHERE seq = ?", [seq]).fetchone()
+
+
+# --- appending and the chain ----------------------------------------------------------
+
+
+def test_append_gives_gap_free_seqs_chained_from_genesis(journal: Journal) -> None:
+    records = [journal.append("alice", read(content=bytes([i]))) for i in range(5)]
+
+    assert [r.seq for r in records] == [1, 2, 3, 4, 5]
+    assert records[0].prev_hash == GENESIS_HASH
+    for before, after in itertools.pairwise(records):
+        assert after.prev_hash == before.hash
+    assert list(journal.records()) == records
+    report = journal.verify()
+    assert report.ok and report.checked == journal.count() == 5
+
+
+def test_stored_hash_is_chain_hash_of_the_row(journal: Journal) -> None:
+    record = journal.append("alice", read())
+    body = EVENT_ENCODER.encode(record.event)
+    assert record.hash == chain_hash(GENESIS_HASH, 1, record.ts, "alice", "file_read", "a.py", body)
+
+
+def test_empty_journal_verifies_with_nothing_checked(journal: Journal) -> None:
+    report = journal.verify()
+    assert report.ok and report.checked == 0 and journal.last_seq == 0
+
+
+def test_group_commit_writes_nothing_until_commit_then_everything_in_order(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    staged = [journal.stage("alice", read(f"f{i}.py")) for i in range(4)]
+
+    assert [r.seq for r in staged] == [1, 2, 3, 4]
+    assert journal.last_seq == 4
+    assert list(journal.records()) == []
+    assert raw.execute("SELECT COUNT(*) FROM events").fetchone() == (0,)
+
+    committed = journal.commit()
+
+    assert committed == staged
+    assert raw.execute("SELECT seq FROM events ORDER BY seq").fetchall() == [(1,), (2,), (3,), (4,)]
+    assert list(journal.records()) == staged
+    assert journal.verify().ok
+
+
+def test_commit_with_nothing_staged_returns_nothing(journal: Journal) -> None:
+    assert journal.commit() == []
+    journal.append(None, DaemonStopped(pid=1, reason="test"))
+    assert journal.commit() == []
+
+
+def test_failed_commit_raises_and_retakes_the_tip_from_disk(
+    journal: Journal, db_path: Path
+) -> None:
+    journal.stage("alice", read("lost.py"))
+    other = Journal(db_path)
+    try:
+        winner = other.append("bob", read("won.py"))
+    finally:
+        other.close()
+
+    with pytest.raises(JournalError, match="commit of 1 events failed"):
+        journal.commit()
+
+    assert journal.last_seq == 1
+    assert [r.path for r in journal.records()] == ["won.py"]
+    assert journal.append("alice", read("next.py")).prev_hash == winner.hash
+    assert journal.verify().ok
+
+
+def test_reopening_continues_seq_and_chain(db_path: Path) -> None:
+    first = Journal(db_path, clock=ticking_clock())
+    fill(first, 3)
+    tip = list(first.records())[-1]
+    first.close()
+
+    again = Journal(db_path, clock=ticking_clock(2_000_000_000_000))
+    try:
+        assert again.last_seq == 3
+        record = again.append("bob", read("new.py"))
+        assert record.seq == 4
+        assert record.prev_hash == tip.hash
+        report = again.verify()
+        assert report.ok and report.checked == 4
+    finally:
+        again.close()
+
+
+# --- append-only guards ------------------------------------------------------------------
+
+APPEND_ONLY = "append-only"
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("UPDATE events SET agent = 'mallory' WHERE seq = 2", APPEND_ONLY),
+        ("UPDATE events SET ts = 0", APPEND_ONLY),
+        ("DELETE FROM events WHERE seq = 2", APPEND_ONLY),
+        ("DELETE FROM events", APPEND_ONLY),
+        (
+            "INSERT OR REPLACE INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
+            " SELECT seq, 0, 'mallory', kind, path, body, prev_hash, hash FROM events"
+            " WHERE seq = 2",
+            "seq must be exactly",
+        ),
+        (
+            "INSERT OR REPLACE INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
+            " SELECT seq, 0, 'mallory', kind, path, body, prev_hash, hash FROM events"
+            " WHERE seq = 3",
+            "seq must be exactly",
+        ),
+        (
+            "INSERT INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
+            " SELECT 5, ts, agent, kind, path, body, hash, hash FROM events WHERE seq = 3",
+            "seq must be exactly",
+        ),
+        (
+            "INSERT INTO events (ts, agent, kind, path, body, prev_hash, hash)"
+            " SELECT ts, agent, kind, path, body, hash, hash FROM events WHERE seq = 3",
+            "seq must be exactly",
+        ),
+    ],
+    ids=[
+        "update-one",
+        "update-all",
+        "delete-one",
+        "delete-all",
+        "insert-or-replace-middle",
+        "insert-or-replace-last",
+        "insert-with-gap",
+        "insert-without-seq",
+    ],
+)
+def test_raw_sql_cannot_change_events(
+    journal: Journal, raw: sqlite3.Connection, sql: str, message: str
+) -> None:
+    fill(journal, 3)
+    before = raw.execute("SELECT * FROM events ORDER BY seq").fetchall()
+
+    with pytest.raises(sqlite3.IntegrityError, match=message):
+        raw.execute(sql)
+
+    assert raw.execute("SELECT * FROM events ORDER BY seq").fetchall() == before
+    assert journal.verify().ok
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE blobs SET data = x'00'",
+        "UPDATE blobs SET codec = 'raw'",
+        "DELETE FROM blobs",
+    ],
+)
+def test_raw_sql_cannot_change_blobs(journal: Journal, raw: sqlite3.Connection, sql: str) -> None:
+    content = b"hello\n" * 50
+    journal.append("alice", read(content=content), {sha256_hex(content): content})
+    before = raw.execute("SELECT * FROM blobs").fetchall()
+
+    with pytest.raises(sqlite3.IntegrityError, match="blobs are immutable"):
+        raw.execute(sql)
+
+    assert raw.execute("SELECT * FROM blobs").fetchall() == before
+    assert journal.blob(sha256_hex(content)) == content
+
+
+# SOURCE BUG (daemon/journal.py _SCHEMA): the blobs table has no BEFORE INSERT
+# guard, so `INSERT OR REPLACE INTO blobs` on an existing sha256 from a plain
+# sqlite3 connection (recursive_triggers OFF, the FACTS trap) silently replaces
+# the content: blobs_no_delete never fires. Nothing else notices either — blob()
+# does not check the SHA-256 and verify() does not look at blobs. This test
+# fails until the schema refuses it (e.g. a BEFORE INSERT trigger on blobs that
+# raises when NEW.sha256 already exists).
+def test_insert_or_replace_cannot_overwrite_a_blob(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    content = b"the real content\n" * 20
+    digest = sha256_hex(content)
+    journal.append("alice", read(content=content), {digest: content})
+
+    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+        raw.execute(
+            "INSERT OR REPLACE INTO blobs (sha256, size, codec, data) VALUES (?, 4, 'raw', ?)",
+            [digest, b"evil"],
+        )
+
+    assert journal.blob(digest) == content
+
+
+# --- tampering is detected ---------------------------------------------------------------
+
+
+def drop(raw: sqlite3.Connection, trigger: str) -> None:
+    raw.execute(f"DROP TRIGGER {trigger}")
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("ts", 42),
+        ("agent", "mallory"),
+        ("agent", None),
+        ("body", EVENT_ENCODER.encode(read("f0.py", b"forged\n"))),
+        ("prev_hash", GENESIS_HASH),
+        ("hash", "f" * 64),
+    ],
+)
+def test_edited_column_is_reported_at_its_seq(
+    journal: Journal, raw: sqlite3.Connection, column: str, value: object
+) -> None:
+    fill(journal, 5)
+    drop(raw, "events_no_update")
+    # seq 4 is about f0.py, so the forged body keeps the kind/path columns consistent.
+    raw.execute(f"UPDATE events SET {column} = ? WHERE seq = 4", [value])
+
+    report = journal.verify()
+
+    assert not report.ok
+    assert report.first_bad_seq == 4
+    assert report.checked == 3
+    assert report.reason
+
+
+def test_body_that_does_not_decode_is_reported(journal: Journal, raw: sqlite3.Connection) -> None:
+    fill(journal, 3)
+    drop(raw, "events_no_update")
+    raw.execute("UPDATE events SET body = x'c1' WHERE seq = 2")
+
+    report = journal.verify()
+
+    assert (report.ok, report.first_bad_seq) == (False, 2)
+    assert "decode" in (report.reason or "")
+
+
+# SOURCE BUG (daemon/journal.py _row_problem): a body tampered into a non-blob
+# SQLite value (TEXT or INTEGER; the column has BLOB affinity, so SQLite keeps
+# the type) makes EVENT_DECODER.decode raise TypeError, which _row_problem does
+# not catch (it only catches msgspec.DecodeError): verify() crashes instead of
+# reporting the tampered seq. This test fails until verify() reports it.
+@pytest.mark.parametrize("value", ["not a blob", 12345], ids=["text", "integer"])
+def test_body_of_the_wrong_sqlite_type_is_reported(
+    journal: Journal, raw: sqlite3.Connection, value: object
+) -> None:
+    fill(journal, 3)
+    drop(raw, "events_no_update")
+    raw.execute("UPDATE events SET body = ? WHERE seq = 2", [value])
+
+    report = journal.verify()
+
+    assert (report.ok, report.first_bad_seq) == (False, 2)
+
+
+def test_kind_column_disagreeing_with_body_is_reported(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    fill(journal, 3)
+    drop(raw, "events_no_update")
+    raw.execute("UPDATE events SET path = 'other.py' WHERE seq = 3")
+
+    report = journal.verify()
+
+    assert (report.ok, report.first_bad_seq) == (False, 3)
+    assert "disagree" in (report.reason or "")
+
+
+def test_deleted_row_is_reported_as_a_gap(journal: Journal, raw: sqlite3.Connection) -> None:
+    fill(journal, 5)
+    drop(raw, "events_no_delete")
+    raw.execute("DELETE FROM events WHERE seq = 4")
+
+    report = journal.verify()
+
+    assert (report.ok, report.first_bad_seq, report.checked) == (False, 5, 3)
+    assert "gap" in (report.reason or "")
+
+
+def test_consistently_rewritten_hash_link_is_still_caught(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    fill(journal, 5)
+    drop(raw, "events_no_update")
+    forged = "ab" * 32
+    raw.execute("UPDATE events SET hash = ? WHERE seq = 2", [forged])
+    raw.execute("UPDATE events SET prev_hash = ? WHERE seq = 3", [forged])
+
+    report = journal.verify()
+
+    assert (report.ok, report.first_bad_seq) == (False, 2)
+    assert "hash does not match" in (report.reason or "")
+
+
+def test_forged_append_with_a_wrong_link_is_caught(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    fill(journal, 3)
+    body = EVENT_ENCODER.encode(read("evil.py"))
+    raw.execute(
+        "INSERT INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
+        " VALUES (4, 0, 'mallory', 'file_read', 'evil.py', ?, ?, ?)",
+        [
+            body,
+            GENESIS_HASH,
+            chain_hash(GENESIS_HASH, 4, 0, "mallory", "file_read", "evil.py", body),
+        ],
+    )
+
+    report = journal.verify()
+
+    assert (report.ok, report.first_bad_seq) == (False, 4)
+    assert "prev_hash" in (report.reason or "")
+
+
+# --- blobs -------------------------------------------------------------------------------
+
+
+def test_blob_shared_by_two_events_is_stored_once(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    content = b"same\n" * 100
+    digest = sha256_hex(content)
+    journal.append("alice", read(content=content), {digest: content})
+    journal.stage("bob", read(content=content), {digest: content})
+    journal.stage("carol", read(content=content), {digest: content})
+    journal.commit()
+
+    assert raw.execute("SELECT COUNT(*) FROM blobs").fetchone() == (1,)
+    assert journal.blob(digest) == content
+
+
+def test_compressible_blob_is_stored_zlib_and_smaller(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    content = b"def f():\n    return 1\n" * 200
+    digest = sha256_hex(content)
+    journal.append("alice", read(content=content), {digest: content})
+
+    size, codec, stored = raw.execute(
+        "SELECT size, codec, length(data) FROM blobs WHERE sha256 = ?", [digest]
+    ).fetchone()
+
+    assert (size, codec) == (len(content), "zlib")
+    assert stored < len(content)
+    assert journal.blob(digest) == content
+
+
+def test_incompressible_blob_is_stored_raw(journal: Journal, raw: sqlite3.Connection) -> None:
+    content = os.urandom(4096)
+    digest = sha256_hex(content)
+    journal.append("alice", read(content=content), {digest: content})
+
+    codec, data = raw.execute("SELECT codec, data FROM blobs WHERE sha256 = ?", [digest]).fetchone()
+
+    assert codec == "raw"
+    assert data == content
+    assert journal.blob(digest) == content
+
+
+def test_empty_blob_round_trips(journal: Journal) -> None:
+    digest = sha256_hex(b"")
+    journal.append("alice", read(content=b""), {digest: b""})
+    assert journal.has_blob(digest)
+    assert journal.blob(digest) == b""
+
+
+def test_has_blob_and_unknown_blob(journal: Journal) -> None:
+    content = b"known\n"
+    digest = sha256_hex(content)
+    assert not journal.has_blob(digest)
+    journal.append("alice", read(content=content), {digest: content})
+
+    assert journal.has_blob(digest)
+    assert not journal.has_blob("0" * 64)
+    assert journal.blob("0" * 64) is None
+
+
+def test_staged_blob_is_readable_before_commit(journal: Journal, raw: sqlite3.Connection) -> None:
+    content = b"pending\n" * 10
+    digest = sha256_hex(content)
+    journal.stage("alice", read(content=content), {digest: content})
+
+    assert raw.execute("SELECT COUNT(*) FROM blobs").fetchone() == (0,)
+    assert journal.has_blob(digest)
+    assert journal.blob(digest) == content
+
+    journal.commit()
+    assert raw.execute("SELECT COUNT(*) FROM blobs").fetchone() == (1,)
+    assert journal.blob(digest) == content
+
+
+def test_blobs_survive_reopening(db_path: Path) -> None:
+    content = b"persisted\n" * 30
+    digest = sha256_hex(content)
+    first = Journal(db_path)
+    first.append("alice", read(content=content), {digest: content})
+    first.close()
+
+    again = Journal(db_path)
+    try:
+        assert again.blob(digest) == content
+    finally:
+        again.close()
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mixed(journal: Journal) -> Journal:
+    journal.append(None, DaemonStarted(pid=1, workspace="/w", version="0", socket="s"))  # 1
+    journal.append("alice", read("a.py"))  # 2
+    journal.append("bob", read("b.py"))  # 3
+    journal.append("alice", read("b.py", b"y\n"))  # 4
+    journal.append("bob", read("a.py", b"z\n", lines=(1, 1)))  # 5
+    journal.append(None, DaemonStopped(pid=1, reason="bye"))  # 6
+    return journal
+
+
+@pytest.mark.parametrize(
+    ("filters", "seqs"),
+    [
+        ({}, [1, 2, 3, 4, 5, 6]),
+        ({"path": "a.py"}, [2, 5]),
+        ({"path": "b.py"}, [3, 4]),
+        ({"agent": "alice"}, [2, 4]),
+        ({"agent": "bob", "path": "a.py"}, [5]),
+        ({"kind": "file_read"}, [2, 3, 4, 5]),
+        ({"kind": "daemon_stopped"}, [6]),
+        ({"after_seq": 4}, [5, 6]),
+        ({"after_seq": 6}, []),
+        ({"limit": 2}, [1, 2]),
+        ({"newest_first": True}, [6, 5, 4, 3, 2, 1]),
+        ({"newest_first": True, "limit": 2}, [6, 5]),
+        ({"agent": "alice", "newest_first": True, "limit": 1}, [4]),
+        ({"path": "b.py", "after_seq": 3}, [4]),
+        ({"path": "missing.py"}, []),
+    ],
+)
+def test_records_filters(mixed: Journal, filters: dict[str, object], seqs: list[int]) -> None:
+    assert [r.seq for r in mixed.records(**filters)] == seqs  # type: ignore[arg-type]
+
+
+def test_records_round_trip_events_and_agents(mixed: Journal) -> None:
+    fifth = next(mixed.records(after_seq=4))
+    assert fifth.agent == "bob"
+    assert fifth.event == read("a.py", b"z\n", lines=(1, 1))
+    assert fifth.kind == "file_read" and fifth.path == "a.py"
+
+
+def test_count_and_size_grow(journal: Journal) -> None:
+    assert journal.count() == 0
+    empty_size = journal.size_bytes()
+    content = os.urandom(64 * 1024)
+    journal.append("alice", read(content=content), {sha256_hex(content): content})
+    fill(journal, 10)
+
+    assert journal.count() == 11
+    assert journal.size_bytes() > empty_size + len(content)
+
+
+# --- the chain hash ----------------------------------------------------------------------
+
+CHAIN_ARGS = (
+    GENESIS_HASH,
+    7,
+    1_700_000_000_000,
+    "alice",
+    "file_read",
+    "a.py",
+    b"\x81\xa4kind\xa9file_read",
+)
+
+_column_values = st.one_of(
+    st.none(),
+    st.integers(-(2**63), 2**63 - 1),  # what SQLite's INTEGER can hold
+    st.floats(),
+    st.text(max_size=70),
+    st.binary(max_size=70),
+)
+
+
+@given(index=st.integers(0, len(CHAIN_ARGS) - 1), value=_column_values)
+def test_chain_hash_changes_when_any_single_argument_changes(index: int, value: object) -> None:
+    if type(value) is type(CHAIN_ARGS[index]) and value == CHAIN_ARGS[index]:
+        return
+    changed = list(CHAIN_ARGS)
+    changed[index] = value
+    assert chain_hash(*changed) != chain_hash(*CHAIN_ARGS)  # type: ignore[arg-type]
+
+
+def test_chain_hash_tells_none_from_empty() -> None:
+    base = list(CHAIN_ARGS)
+    for index in (3, 5):  # agent, path
+        as_none, as_empty = list(base), list(base)
+        as_none[index], as_empty[index] = None, ""
+        assert chain_hash(*as_none) != chain_hash(*as_empty)  # type: ignore[arg-type]
