@@ -49,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(
         "  talk to it from another terminal:\n"
         f"    editjournal --workspace {root} status\n"
-        f"    echo '{{\"path\": \"README.md\", \"hashes\": true}}' |"
+        f'    echo \'{{"path": "README.md", "hashes": true}}\' |'
         f" editjournal --workspace {root} call read_file",
         file=sys.stderr,
     )

@@ -57,6 +57,9 @@ BEGIN SELECT RAISE(ABORT, 'editjournal: events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_gap_free BEFORE INSERT ON events
 WHEN NEW.seq IS NULL OR NEW.seq != (SELECT COALESCE(MAX(seq), 0) + 1 FROM events)
 BEGIN SELECT RAISE(ABORT, 'editjournal: seq must be exactly the last seq + 1'); END;
+CREATE TRIGGER IF NOT EXISTS blobs_no_replace BEFORE INSERT ON blobs
+WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256)
+BEGIN SELECT RAISE(ABORT, 'editjournal: blobs are immutable'); END;
 CREATE TRIGGER IF NOT EXISTS blobs_no_update BEFORE UPDATE ON blobs
 BEGIN SELECT RAISE(ABORT, 'editjournal: blobs are immutable'); END;
 CREATE TRIGGER IF NOT EXISTS blobs_no_delete BEFORE DELETE ON blobs
@@ -67,7 +70,7 @@ _INSERT_EVENT = (
     "INSERT INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_BLOB = "INSERT OR IGNORE INTO blobs (sha256, size, codec, data) VALUES (?, ?, ?, ?)"
+_INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data) VALUES (?, ?, ?, ?)"
 
 
 class JournalError(Exception):
@@ -225,8 +228,7 @@ class Journal:
         row = self.db.execute("SELECT codec, data FROM blobs WHERE sha256 = ?", [sha256]).fetchone()
         if row is None:
             return None
-        codec, data = row
-        return zlib.decompress(data) if codec == "zlib" else bytes(data)
+        return _unpack(*row)
 
     def verify(self) -> VerifyReport:
         """Recompute the chain from genesis: seqs gap-free and every hash intact."""
@@ -239,10 +241,23 @@ class Journal:
             if problem:
                 return VerifyReport(False, checked, row[0], problem)
             prev, checked = row[7], checked + 1
+        bad_blob = self._first_bad_blob()
+        if bad_blob:
+            return VerifyReport(False, checked, None, f"blob {bad_blob} does not match its hash")
         return VerifyReport(True, checked)
+
+    def _first_bad_blob(self) -> str | None:
+        for digest, codec, data in self.db.execute("SELECT sha256, codec, data FROM blobs"):
+            if sha256_hex(_unpack(codec, data)) != digest:
+                return str(digest)
+        return None
 
     def close(self) -> None:
         self.db.conn.close()
+
+
+def _unpack(codec: str, data: bytes) -> bytes:
+    return zlib.decompress(data) if codec == "zlib" else bytes(data)
 
 
 def _blob_rows(blobs: Mapping[str, bytes], journal: Journal) -> Iterator[tuple[object, ...]]:
@@ -272,7 +287,7 @@ def _row_problem(expected_seq: int, prev: str, row: _StoredRow) -> str | None:
         return f"seq {row.seq} follows {expected_seq - 1}: the log has a gap"
     try:
         event = EVENT_DECODER.decode(row.body)
-    except msgspec.DecodeError as e:
+    except (msgspec.DecodeError, TypeError) as e:  # TypeError: a body that is not a BLOB
         return f"body does not decode: {e}"
     if event.kind != row.kind or event.path != row.path:
         return "kind/path columns disagree with the body"

@@ -218,7 +218,10 @@ def test_every_read_is_journaled_as_the_agents_snapshot(daemon: RunningDaemon):
     first = a.read_file("shape.py")
     second = b.read_file("shape.py", range="2-3", hashes=True)
     reads = list(daemon.journal().records(kind="file_read"))
-    assert [(r.seq, r.agent) for r in reads] == [(first.version, "agent-a"), (second.version, "agent-b")]
+    assert [(r.seq, r.agent) for r in reads] == [
+        (first.version, "agent-a"),
+        (second.version, "agent-b"),
+    ]
     assert reads[0].event.lines is None
     assert reads[1].event.lines == (2, 3)
     assert reads[1].event.hashes is True

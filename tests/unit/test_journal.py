@@ -227,13 +227,6 @@ def test_raw_sql_cannot_change_blobs(journal: Journal, raw: sqlite3.Connection, 
     assert journal.blob(sha256_hex(content)) == content
 
 
-# SOURCE BUG (daemon/journal.py _SCHEMA): the blobs table has no BEFORE INSERT
-# guard, so `INSERT OR REPLACE INTO blobs` on an existing sha256 from a plain
-# sqlite3 connection (recursive_triggers OFF, the FACTS trap) silently replaces
-# the content: blobs_no_delete never fires. Nothing else notices either — blob()
-# does not check the SHA-256 and verify() does not look at blobs. This test
-# fails until the schema refuses it (e.g. a BEFORE INSERT trigger on blobs that
-# raises when NEW.sha256 already exists).
 def test_insert_or_replace_cannot_overwrite_a_blob(
     journal: Journal, raw: sqlite3.Connection
 ) -> None:
@@ -295,11 +288,6 @@ def test_body_that_does_not_decode_is_reported(journal: Journal, raw: sqlite3.Co
     assert "decode" in (report.reason or "")
 
 
-# SOURCE BUG (daemon/journal.py _row_problem): a body tampered into a non-blob
-# SQLite value (TEXT or INTEGER; the column has BLOB affinity, so SQLite keeps
-# the type) makes EVENT_DECODER.decode raise TypeError, which _row_problem does
-# not catch (it only catches msgspec.DecodeError): verify() crashes instead of
-# reporting the tampered seq. This test fails until verify() reports it.
 @pytest.mark.parametrize("value", ["not a blob", 12345], ids=["text", "integer"])
 def test_body_of_the_wrong_sqlite_type_is_reported(
     journal: Journal, raw: sqlite3.Connection, value: object
