@@ -1,0 +1,134 @@
+"""`python -m bench [--update-readme]`: request latency of a real daemon.
+
+Each figure is paired with a baseline measured in the same run:
+- round trip: `ping` through the daemon vs. a bare ZeroMQ echo process;
+- reads: `read_file` through the daemon (journaled, group-committed with
+  synchronous=FULL) vs. reading + hashing the same file in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import zmq
+
+from client import Client
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def percentiles(samples_us: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples_us)
+    return statistics.median(ordered), ordered[int(len(ordered) * 0.99) - 1]
+
+
+def timed(fn: Callable[[], object], n: int, warmup: int = 50) -> tuple[float, float]:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    return percentiles(samples)
+
+
+def echo_baseline(tmp: Path, n: int) -> tuple[float, float]:
+    address = f"ipc://{tmp}/echo.sock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.echo", address], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.connect(address)
+    payload = b"\x84" + b"\xa2id\x01" * 4  # a request-sized msgpack frame
+
+    def round_trip() -> None:
+        sock.send(payload)
+        sock.recv()
+
+    try:
+        return timed(round_trip, n)
+    finally:
+        sock.send(b"stop")
+        sock.close()
+        proc.wait(10)
+
+
+def local_read(path: Path) -> None:
+    hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run(n: int) -> list[tuple[str, tuple[float, float], str, tuple[float, float]]]:
+    with tempfile.TemporaryDirectory(prefix="ejb") as tmp:
+        root = Path(tmp)
+        source = root / "module.py"
+        source.write_text("".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(70)))
+        client = Client(root, "bench")
+        try:
+            rows = [
+                ("ping via daemon", timed(client.ping, n), "bare zmq echo", echo_baseline(root, n)),
+                (
+                    "read_file 210 lines",
+                    timed(lambda: client.read_file("module.py"), n),
+                    "open+sha256 in-process",
+                    timed(lambda: local_read(source), n),
+                ),
+                (
+                    "read_file 210 lines, hashes",
+                    timed(lambda: client.read_file("module.py", hashes=True), n),
+                    "open+sha256 in-process",
+                    timed(lambda: local_read(source), n),
+                ),
+            ]
+        finally:
+            client.close()
+            os.kill(client.daemon_pid, signal.SIGTERM)
+    return rows
+
+
+def report(rows: list[tuple[str, tuple[float, float], str, tuple[float, float]]], n: int) -> str:
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine}; {n} requests each, µs.",
+        "",
+        "| measure | p50 | p99 | baseline (same run) | p50 | p99 | p50 ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, (p50, p99), base, (b50, b99) in rows:
+        ours, theirs = f"{p50:.0f} | {p99:.0f}", f"{b50:.0f} | {b99:.0f}"
+        lines.append(f"| {name} | {ours} | {base} | {theirs} | {p50 / b50:.1f}× |")
+    return "\n".join(lines)
+
+
+def update_readme(table: str) -> None:
+    text = README.read_text()
+    block = f"<!-- bench:start -->\n{table}\n<!-- bench:end -->"
+    README.write_text(re.sub(r"<!-- bench:start -->.*?<!-- bench:end -->", block, text, flags=re.S))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("-n", type=int, default=2000)
+    parser.add_argument("--update-readme", action="store_true")
+    args = parser.parse_args()
+    table = report(run(args.n), args.n)
+    print(table)
+    if args.update_readme:
+        update_readme(table)
+
+
+if __name__ == "__main__":
+    main()
