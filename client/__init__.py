@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,7 +24,9 @@ from client.errors import DaemonUnavailable, RequestError, RequestTimeout
 from schemas.errors import ErrorCode
 from schemas.tools import (
     TOOL_RESULTS,
+    EditResult,
     LogResult,
+    Op,
     PingResult,
     ReadFileResult,
     ReadManyFilesResult,
@@ -159,6 +162,18 @@ class Client:
     ) -> ReadManyFilesResult:
         params = {"paths": paths, "hashes": hashes, "max_lines": max_lines}
         return self._typed("read_many_files", params, ReadManyFilesResult)
+
+    def edit(
+        self,
+        path: str,
+        operations: Sequence[dict[str, Any] | Op],
+        *,
+        skip_safety_check: bool = False,
+    ) -> EditResult:
+        """Apply anchored operations atomically; raise `RequestError` when rejected."""
+        ops = [msgspec.to_builtins(op) for op in operations]
+        params = {"path": path, "operations": ops, "skip_safety_check": skip_safety_check}
+        return self._typed("edit", params, EditResult)
 
     # --- lifecycle ------------------------------------------------------------------------
 

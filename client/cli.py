@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -121,6 +122,39 @@ def cmd_read(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_edit(args: argparse.Namespace) -> int:
+    """Operations as JSON (a list, or {"operations": [...]}) from --ops-file or stdin."""
+    operations = _read_operations(args.ops_file)
+    with _client(args) as client:
+        result = client.edit(args.path, operations, skip_safety_check=args.skip_safety_check)
+        warnings = client.last_response.warnings if client.last_response else []
+    if args.json:
+        _print_json(result)
+        return EXIT_OK
+    print(f"{result.message}: {result.file_path} version {result.version}")
+    print(f"lines {result.lines_before} -> {result.lines_after} ({result.net_change:+d})")
+    for correction in result.auto_corrections:
+        print(f"auto-corrected: {correction.detail}")
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(result.diff)
+    return EXIT_OK
+
+
+def _read_operations(source: str) -> list[Any]:
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        loaded = json.loads(text)
+    except OSError as e:
+        raise UsageError(f"cannot read {source}: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise UsageError(f"operations in {source} are not JSON: {e}") from e
+    operations = loaded.get("operations") if isinstance(loaded, dict) else loaded
+    if not isinstance(operations, list):
+        raise UsageError('operations must be a JSON list, or {"operations": [...]}')
+    return operations
+
+
 def cmd_log(args: argparse.Namespace) -> int:
     with _client(args) as client:
         result = client.log(path=args.path, agent=args.agent_filter, limit=args.limit)
@@ -189,6 +223,12 @@ def _add_tools(sub: Any) -> None:
     read.add_argument("--range", help="START-END, 1-based, inclusive")
     read.add_argument("--json", action="store_true")
     read.set_defaults(run=cmd_read)
+    edit = sub.add_parser("edit", help="apply anchored operations (JSON) to a file")
+    edit.add_argument("path")
+    edit.add_argument("--ops-file", default="-", help="JSON operations file (default: stdin)")
+    edit.add_argument("--skip-safety-check", action="store_true")
+    edit.add_argument("--json", action="store_true")
+    edit.set_defaults(run=cmd_edit)
     log = sub.add_parser("log", help="the journal, newest last")
     log.add_argument("--path")
     log.add_argument("--agent", dest="agent_filter", help="only this agent's events")

@@ -38,11 +38,11 @@ from daemon.runfiles import (
     write_endpoint,
 )
 from daemon.state import State, fold
-from daemon.workspace import Workspace
+from daemon.workspace import PreparedWrite, Workspace
 from schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from schemas.errors import ErrorCode, ToolError
 from schemas.events import DaemonStarted, DaemonStopped, Record
-from schemas.tools import TOOL_PARAMS
+from schemas.tools import TOOL_PARAMS, explain_validation
 from schemas.wire import Error, Request, Response
 
 VERSION = "0.1.0"
@@ -151,46 +151,80 @@ class Server:
                     batch = _Batch()
             self._flush(batch)
 
-    def _flush(self, batch: _Batch) -> None:
-        """Commit staged events, then reply: a reply never outruns its commit."""
+    def _commit(self) -> None:
         for record in self.journal.commit():
             log.info("%d %s %s", record.seq, record.agent or "-", record.event.summary())
+
+    def _flush(self, batch: _Batch) -> None:
+        """Commit staged events, then reply: a reply never outruns its commit."""
+        self._commit()
         for route, response in batch.replies:
             self.router.send_multipart([*route, _RESPONSE_ENCODER.encode(response)])
 
     def _handle_frames(self, frames: list[bytes], batch: _Batch) -> bool:
-        """Handle one request into the batch; True when it wrote files (ends the batch)."""
-        route, payload = frames[:-1], frames[-1]
-        response, outcome = self._dispatch(payload)
-        if outcome is not None and outcome.writes:
-            self.journal.commit()
-            for write in outcome.writes:
-                self.workspace.write_atomic(write.path, write.data)
-        batch.replies.append((route, response))
-        return bool(outcome and outcome.writes)
+        """Handle one request into the batch; True when it wrote files (ends the batch).
 
-    def _dispatch(self, payload: bytes) -> tuple[Response, Outcome | None]:
+        A write is prepared (temp file written and fsynced) before its event is
+        staged, committed with it, and only then renamed into place: a failed
+        write journals nothing, and a journaled write is on disk before the reply.
+        """
+        route, payload = frames[:-1], frames[-1]
+        response, prepared = self._dispatch(payload)
+        if prepared:
+            self._commit()
+            response = self._publish(prepared, response)
+        batch.replies.append((route, response))
+        return bool(prepared)
+
+    def _publish(self, prepared: list[PreparedWrite], response: Response) -> Response:
+        try:
+            for write in prepared:
+                write.publish()
+        except ToolError as e:  # after commit: the journal is ahead of the disk
+            log.error("journaled write (seq %s) could not be renamed: %s", response.seq, e)
+            for write in prepared:
+                write.discard()
+            error = ToolError(
+                ErrorCode.INTERNAL_ERROR,
+                f"the change was journaled (seq {response.seq}) but not written: {e.message}",
+                {"seq": response.seq, **e.details},
+            )
+            return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
+        return response
+
+    def _dispatch(self, payload: bytes) -> tuple[Response, list[PreparedWrite]]:
         try:
             request = self._decode(payload)
             handler, params = self._route(request)
         except ToolError as e:
-            return _error_response(_loose_id(payload), e.to_wire()), None
+            return _error_response(_loose_id(payload), e.to_wire()), []
         outcome = self._run(handler, request, params)
+        prepared: list[PreparedWrite] = []
+        if outcome.writes and outcome.error is None:
+            outcome, prepared = self._prepare(outcome)
         records = self._record(request.agent, outcome)
         seq = records[-1].seq if records else None
         if outcome.error is not None:
-            response = Response(
-                id=request.id,
-                ok=False,
-                error=outcome.error.to_wire(),
-                seq=seq,
-                warnings=outcome.warnings,
-            )
-        else:
-            response = Response(
-                id=request.id, ok=True, result=outcome.result, warnings=outcome.warnings, seq=seq
-            )
-        return response, outcome
+            error = outcome.error.to_wire()
+            return Response(
+                id=request.id, ok=False, error=error, seq=seq, warnings=outcome.warnings
+            ), prepared
+        result = outcome.result
+        return Response(
+            id=request.id, ok=True, result=result, warnings=outcome.warnings, seq=seq
+        ), prepared
+
+    def _prepare(self, outcome: Outcome) -> tuple[Outcome, list[PreparedWrite]]:
+        """Temp files for every write, or an error outcome that journals nothing."""
+        prepared: list[PreparedWrite] = []
+        try:
+            for write in outcome.writes:
+                prepared.append(self.workspace.prepare_write(write.path, write.data))
+        except ToolError as e:
+            for write in prepared:
+                write.discard()
+            return Outcome(error=e, warnings=outcome.warnings), []
+        return outcome, prepared
 
     def _decode(self, payload: bytes) -> Request:
         try:
@@ -219,7 +253,11 @@ class Server:
             message = str(e).replace("- at `$", "- at `$.params")
             if "- at `$" not in message:
                 message += " - at `$.params`"
-            raise ToolError(ErrorCode.INVALID_PARAMS, message, {"method": request.method}) from e
+            details: dict[str, Any] = {"method": request.method}
+            hint = explain_validation(request.method, message)
+            if hint:
+                message, details["hint"] = f"{message} ({hint})", hint
+            raise ToolError(ErrorCode.INVALID_PARAMS, message, details) from e
 
     def _run(self, handler: Handler, request: Request, params: Any) -> Outcome:
         ctx = Context(request.agent, self.state, self.workspace, self.journal, self.info)

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
+from schemas.events import (
+    DaemonStarted,
+    DaemonStopped,
+    EditApplied,
+    EditRejected,
+    FileRead,
+    OutsideChangeRecorded,
+    Record,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +32,17 @@ class FileInfo:
     """What the journal last established about one file's content."""
 
     path: str
-    sha256: str
+    sha256: str | None  # None: the file was deleted
     version: int  # seq of the event at which this content was first seen
     size: int
     line_count: int
     last_seq: int  # seq of the latest event about this file
+    writers: tuple[str, ...] = ()  # every writer that ever changed it: "edit", "outside", ...
+
+    @property
+    def baseline_continuity(self) -> str:
+        """ "clean" while only `edit` ever wrote the file, "mixed" once anything else did."""
+        return "clean" if set(self.writers) <= {"edit"} else "mixed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +72,11 @@ class State:
         event = record.event
         if isinstance(event, FileRead):
             self._apply_read(record, event)
-        elif not isinstance(event, (DaemonStarted, DaemonStopped)):
+        elif isinstance(event, EditApplied):
+            self._apply_write(record, event)
+        elif isinstance(event, OutsideChangeRecorded):
+            self._apply_outside(record, event)
+        elif not isinstance(event, (DaemonStarted, DaemonStopped, EditRejected)):
             raise TypeError(f"state does not know how to apply {event.kind}")
         self.last_seq = record.seq
         self.event_count += 1
@@ -71,11 +89,43 @@ class State:
                 record.agent, event.path, record.seq, event.sha256, event.lines
             )
 
-    def _observe_content(self, seq: int, path: str, sha256: str, size: int, lines: int) -> None:
+    def _apply_write(self, record: Record, event: EditApplied) -> None:
+        """A tool's write: new content, a writer, and the writer's own snapshot."""
+        self._observe_content(
+            record.seq, event.path, event.after_sha256, event.size, event.line_count, event.writer
+        )
+        if record.agent is not None:
+            key = (record.agent, event.path)
+            self.snapshots[key] = Snapshot(
+                record.agent, event.path, record.seq, event.after_sha256, None
+            )
+
+    def _apply_outside(self, record: Record, event: OutsideChangeRecorded) -> None:
+        self._observe_content(
+            record.seq,
+            event.path,
+            event.new_sha256,
+            event.size or 0,
+            event.line_count or 0,
+            "outside",
+        )
+
+    def _observe_content(
+        self,
+        seq: int,
+        path: str,
+        sha256: str | None,
+        size: int,
+        lines: int,
+        writer: str | None = None,
+    ) -> None:
         """A new content hash starts a new version; the same one keeps the old version."""
         known = self.files.get(path)
         version = known.version if known and known.sha256 == sha256 else seq
-        self.files[path] = FileInfo(path, sha256, version, size, lines, seq)
+        writers = known.writers if known else ()
+        if writer is not None and writer not in writers:
+            writers = tuple(sorted((*writers, writer)))
+        self.files[path] = FileInfo(path, sha256, version, size, lines, seq, writers)
 
     def agents(self) -> set[str]:
         return {agent for agent, _ in self.snapshots}

@@ -56,6 +56,28 @@ class FileSnapshot:
     mtime_ns: int
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedWrite:
+    """A fully written, fsynced temp file waiting to be renamed over its target."""
+
+    snapshot: FileSnapshot
+    temp: Path
+    target: Path
+
+    def publish(self) -> None:
+        """Swap the new content in; then make the rename itself durable."""
+        try:
+            os.replace(self.temp, self.target)
+        except OSError as exc:
+            self.discard()
+            raise _translate(exc, self.snapshot.path) from exc
+        _fsync_dir(self.target.parent)
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.temp)
+
+
 class Workspace:
     """Confined, exact, atomic access to the files under one root directory."""
 
@@ -191,8 +213,17 @@ class Workspace:
     # ---------------------------------------------------------------- writing
 
     def write_atomic(self, path: str, data: bytes) -> FileSnapshot:
-        """Replace a file's content atomically; on failure the old file is untouched.
+        """Replace a file's content atomically; on failure the old file is untouched."""
+        prepared = self.prepare_write(path, data)
+        prepared.publish()
+        return prepared.snapshot
 
+    def prepare_write(self, path: str, data: bytes) -> PreparedWrite:
+        """Do everything that can fail (checks, temp file, fsync) but the final rename.
+
+        The daemon prepares a write, commits the journal event that records it,
+        and only then publishes: a full disk fails the request before anything
+        is journaled, and a journaled write is one rename away from the disk.
         A symlink is written through (its real target is replaced), so the link
         itself survives. The data must be text the daemon could read back.
         """
@@ -203,8 +234,9 @@ class Workspace:
         target = Path(os.path.realpath(self.root / rel))
         existing = self._existing(target, rel)
         self._make_parents(target.parent, rel)
-        mtime_ns = _replace_with(target, data, existing, rel)
-        return FileSnapshot(rel, data, text, _sha256(data), len(data), mtime_ns)
+        temp, mtime_ns = _prepare_temp(target, data, existing, rel)
+        snapshot = FileSnapshot(rel, data, text, _sha256(data), len(data), mtime_ns)
+        return PreparedWrite(snapshot, temp, target)
 
     def _existing(self, target: Path, rel: str) -> os.stat_result | None:
         """The stat of the file about to be replaced; refuse to replace a non-file."""
@@ -314,21 +346,21 @@ def _snapshot(rel: str, data: bytes, mtime_ns: int) -> FileSnapshot:
     return FileSnapshot(rel, data, _decode(data, rel), _sha256(data), len(data), mtime_ns)
 
 
-def _replace_with(target: Path, data: bytes, existing: os.stat_result | None, rel: str) -> int:
-    """Write `data` to a temp file beside `target` and swap it in; return its mtime_ns."""
+def _prepare_temp(
+    target: Path, data: bytes, existing: os.stat_result | None, rel: str
+) -> tuple[Path, int]:
+    """Write `data` to a durable temp file beside `target`; return it and its mtime_ns."""
     fd, temp = _create_temp(target.parent, rel)
     try:
         with os.fdopen(fd, "wb") as handle:  # owns fd from here on, closes it on error
             mtime_ns = _fill_temp(handle, data, existing)
-        os.replace(temp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         if isinstance(exc, OSError):
             raise _translate(exc, rel) from exc
         raise
-    _fsync_dir(target.parent)
-    return mtime_ns
+    return temp, mtime_ns
 
 
 def _create_temp(directory: Path, rel: str) -> tuple[int, Path]:

@@ -60,9 +60,66 @@ class FileRead(Event, tag="file_read"):
         return f"read {self.path} ({seen} of {self.line_count}) sha256 {self.sha256[:12]}"
 
 
-AnyEvent = Union[DaemonStarted, DaemonStopped, FileRead]  # noqa: UP007 - a runtime value
+class EditApplied(Event, tag="edit_applied"):
+    """A tool wrote new content. `writer` names the tool (writer tracking)."""
 
-EVENT_TYPES: tuple[type[Event], ...] = (DaemonStarted, DaemonStopped, FileRead)
+    path: str
+    writer: str
+    before_sha256: str
+    after_sha256: str
+    size: int
+    lines_before: int
+    line_count: int
+    operations: list[dict[str, Any]] = []
+    auto_corrections: list[str] = []
+    safety_check: str = "clean"  # "clean" | "overridden" (skip_safety_check with warnings)
+    safety_warnings: list[str] = []
+
+    def summary(self) -> str:
+        n = len(self.operations)
+        delta = self.line_count - self.lines_before
+        return (
+            f"{self.writer} {self.path}: {n} operation{'s' * (n != 1)}, "
+            f"{self.lines_before} -> {self.line_count} lines ({delta:+d})"
+            + (" [safety check overridden]" if self.safety_check == "overridden" else "")
+        )
+
+
+class EditRejected(Event, tag="edit_rejected"):
+    """A write tool refused a request; the file was not changed."""
+
+    path: str
+    writer: str
+    sha256: str | None  # the content the request was checked against, if it was read
+    code: str
+    message: str
+    details: dict[str, Any] = {}
+    operations: list[dict[str, Any]] = []
+
+    def summary(self) -> str:
+        return f"{self.writer} {self.path} rejected: {self.code}"
+
+
+class OutsideChangeRecorded(Event, tag="outside_change"):
+    """Someone other than the daemon changed a known file (seen on the next access)."""
+
+    path: str
+    change: str  # "created" | "modified" | "deleted" | "moved"
+    old_sha256: str | None
+    new_sha256: str | None
+    size: int | None = None
+    line_count: int | None = None
+    moved_to: str | None = None
+
+    def summary(self) -> str:
+        old = (self.old_sha256 or "-")[:12]
+        new = (self.new_sha256 or "-")[:12]
+        return f"outside change: {self.path} {self.change} ({old} -> {new})"
+
+
+AnyEvent = Union[  # noqa: UP007 - a runtime value
+    DaemonStarted, DaemonStopped, FileRead, EditApplied, EditRejected, OutsideChangeRecorded
+]
 
 
 class Record(msgspec.Struct, kw_only=True, frozen=True):

@@ -8,7 +8,7 @@ that names it instead of being silently ignored.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Union
 
 import msgspec
 from msgspec import Meta
@@ -149,12 +149,130 @@ class ReadManyFilesResult(Result):
     files: list[ReadManyItem]
 
 
+# --- editing ------------------------------------------------------------------------
+
+# An anchor as read_file shows it: 4-16 hex digits, optionally with the `LINE#`
+# prefix and the quality mark copied from a rendered row (`12#a1b2c3`, `3#b8c2a5~`).
+Anchor = Annotated[str, Meta(pattern=r"^\s*(\d+#)?[0-9a-fA-F]{4,16}[~?]?\s*$")]
+
+
+class Op(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="op"):
+    """Base of the six anchored operations, tagged by `op`."""
+
+
+class ReplaceLine(Op, tag="replace_line"):
+    hash: Anchor
+    content: str
+    occurrence: PositiveInt | None = None
+    line: PositiveInt | None = None
+
+
+class InsertAfter(Op, tag="insert_after"):
+    hash: Anchor
+    content: str
+    occurrence: PositiveInt | None = None
+    line: PositiveInt | None = None
+
+
+class InsertBefore(Op, tag="insert_before"):
+    hash: Anchor
+    content: str
+    occurrence: PositiveInt | None = None
+    line: PositiveInt | None = None
+
+
+class DeleteLine(Op, tag="delete_line"):
+    hash: Anchor
+    occurrence: PositiveInt | None = None
+    line: PositiveInt | None = None
+
+
+class ReplaceRange(Op, tag="replace_range"):
+    start_hash: Anchor
+    end_hash: Anchor
+    content: str
+
+
+class DeleteRange(Op, tag="delete_range"):
+    start_hash: Anchor
+    end_hash: Anchor
+
+
+Operation = Union[  # noqa: UP007 - a runtime value
+    ReplaceLine, InsertAfter, InsertBefore, DeleteLine, ReplaceRange, DeleteRange
+]
+SINGLE_ANCHOR_OPS = ("replace_line", "insert_after", "insert_before", "delete_line")
+RANGE_OPS = ("replace_range", "delete_range")
+
+
+class EditParams(Params, kw_only=True):
+    """`path` is required (`file_path` is its deprecated alias); operations apply atomically."""
+
+    path: str | None = None
+    file_path: str | None = None
+    operations: Annotated[list[Operation], Meta(min_length=1)]
+    skip_safety_check: bool = False
+
+
+class AutoCorrection(Result):
+    type: str
+    detail: str
+
+
+class EditDetails(Result):
+    writer_type: str
+    baseline_continuity: str  # "clean" | "mixed"
+    anchors_valid_through: int
+    must_refresh_from_line: int
+
+
+class EditResult(Result):
+    """An applied edit. `diff` shows the changed region with new anchors."""
+
+    message: str
+    file_path: str
+    version: int
+    sha256: str
+    lines_before: int
+    lines_after: int
+    net_change: int
+    anchors_valid_through: int
+    must_refresh_from_line: int
+    diff: str
+    changed_lines: list[AnchoredLine]
+    auto_corrections: list[AutoCorrection]
+    safety_check: str  # "clean" | "skipped" | "overridden"
+    details: EditDetails
+
+
+def explain_validation(method: str, message: str) -> str | None:
+    """A hint for the validation errors agents make most, e.g. mixing op fields."""
+    if "matching regex" in message and "hash`" in message:
+        return (
+            "an anchor is 4-16 hex digits as read_file(hashes: true) shows it: a1b2c3 or 12#a1b2c3"
+        )
+    if method != "edit" or "unknown field" not in message:
+        return None
+    if "`start_hash`" in message or "`end_hash`" in message:
+        return (
+            "replace_line / delete_line / insert_after / insert_before take `hash` "
+            "(one anchor); only replace_range / delete_range take start_hash + end_hash"
+        )
+    if "`hash`" in message or "`occurrence`" in message or "`line`" in message:
+        return (
+            "replace_range / delete_range take start_hash + end_hash; `hash`, "
+            "`occurrence` and `line` belong to the single-anchor operations"
+        )
+    return None
+
+
 TOOL_PARAMS: dict[str, type[Params]] = {
     "ping": PingParams,
     "status": StatusParams,
     "log": LogParams,
     "read_file": ReadFileParams,
     "read_many_files": ReadManyFilesParams,
+    "edit": EditParams,
 }
 
 TOOL_RESULTS: dict[str, type[Result]] = {
@@ -163,4 +281,5 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "log": LogResult,
     "read_file": ReadFileResult,
     "read_many_files": ReadManyFilesResult,
+    "edit": EditResult,
 }

@@ -90,6 +90,6 @@ def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
 
 def registry() -> dict[str, Handler]:
     """Every handler, importing the modules that register them."""
-    from daemon.handlers import meta, read  # noqa: F401 - imported for registration
+    from daemon.handlers import edit, meta, read  # noqa: F401 - imported for registration
 
     return HANDLERS

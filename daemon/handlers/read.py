@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass
 
 from daemon.handlers import Context, Outcome, handles
+from daemon.handlers.observe import outside_change
 from daemon.text.anchors import anchor_lines, render_rows
 from daemon.text.lines import Document, parse
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
-from schemas.events import FileRead
+from schemas.events import AnyEvent, FileRead
 from schemas.tools import (
     AnchoredLine,
     ReadFileParams,
@@ -39,10 +40,10 @@ class LineWindow:
 
 @dataclass(frozen=True)
 class ServedRead:
-    """One file's read: the reply, the event that records it, and its blob."""
+    """One file's read: the reply, the events that record it, and its blob."""
 
     result: ReadFileResult
-    event: FileRead
+    events: list[AnyEvent]  # an outside change noticed on the way, then the read
     blob: tuple[str, bytes]
 
 
@@ -109,12 +110,14 @@ def _clamp(window: LineWindow, line_count: int) -> tuple[int, int, bool]:
 
 
 def serve_read(
-    ctx: Context, path: str, window: LineWindow, hashes: bool, version: int
+    ctx: Context, path: str, window: LineWindow, hashes: bool, first_seq: int
 ) -> ServedRead:
-    """Read one file and build its reply and event; `version` is the event's seq."""
+    """Read one file and build its reply and events; the first event gets `first_seq`."""
     snap = ctx.workspace.read(path)
     doc = parse(snap.text)
     start, end, truncated = _clamp(window, doc.line_count)
+    noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
+    version = first_seq + len(noticed)  # the read's own event comes last
     whole = start == 1 and end == doc.line_count
     event = FileRead(
         path=snap.path,
@@ -127,7 +130,7 @@ def serve_read(
     result = _result(snap, doc, start, end, truncated, version)
     if hashes:
         _add_anchors(result, doc, start, end)
-    return ServedRead(result, event, (snap.sha256, snap.data))
+    return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 
 def _result(
@@ -170,7 +173,7 @@ def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
     served = serve_read(ctx, path, window_of(params), params.hashes, ctx.next_seq)
     return Outcome(
         served.result,
-        events=[served.event],
+        events=served.events,
         blobs=_new_blobs(ctx, [served]),
         warnings=warnings,
     )
@@ -184,7 +187,8 @@ def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
     served: list[ServedRead] = []
     for path in params.paths:
         try:
-            read = serve_read(ctx, path, window, params.hashes, ctx.next_seq + len(served))
+            first_seq = ctx.next_seq + sum(len(r.events) for r in served)
+            read = serve_read(ctx, path, window, params.hashes, first_seq)
         except ToolError as e:
             items.append(ReadManyItem(file_path=path, ok=False, error=e.to_wire()))
             continue
@@ -192,7 +196,7 @@ def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
         items.append(ReadManyItem(file_path=read.result.file_path, ok=True, result=read.result))
     return Outcome(
         ReadManyFilesResult(files=items),
-        events=[r.event for r in served],
+        events=[e for r in served for e in r.events],
         blobs=_new_blobs(ctx, served),
     )
 

@@ -181,6 +181,10 @@ class AnchorIndex:
         digests = self._hashes if table == "line" else self._contexts
         return tuple(n for n, d in enumerate(digests, start=1) if d.startswith(prefix))
 
+    def line_matches(self, anchor: str) -> tuple[int, ...]:
+        """Lines whose *line* hash starts with ``anchor``: what an occurrence counts."""
+        return self._lookup("line", anchor.lower())
+
     def match(self, anchor: str) -> Match:
         """Resolve a 4..16 hex-digit anchor following the module's resolution rules.
 

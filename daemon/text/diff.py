@@ -1,0 +1,80 @@
+"""A localized diff of an edit, with each line's new anchor. Pure.
+
+The edit reply shows only the changed region with a few lines of context, so
+an agent can keep editing from the new anchors without re-reading the file.
+difflib does the alignment; the common prefix and suffix are trimmed first so
+the cost follows the size of the change, not of the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from daemon.text.anchors import LineAnchor
+
+CONTEXT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedRegion:
+    """Where two versions differ: 0-based [start, old_end) and [start, new_end)."""
+
+    start: int
+    old_end: int
+    new_end: int
+
+    @property
+    def empty(self) -> bool:
+        return self.old_end == self.start and self.new_end == self.start
+
+
+def changed_region(old: Sequence[str], new: Sequence[str]) -> ChangedRegion:
+    """Trim the common prefix and suffix."""
+    limit = min(len(old), len(new))
+    start = 0
+    while start < limit and old[start] == new[start]:
+        start += 1
+    tail = 0
+    while tail < limit - start and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return ChangedRegion(start, len(old) - tail, len(new) - tail)
+
+
+def _row(anchor: LineAnchor, body: str, sign: str) -> str:
+    mark = "~" if anchor.quality == "low" else ("?" if not anchor.unique else "")
+    return f"{sign}{anchor.line}#{anchor.anchor}{mark}|{body}"
+
+
+def anchored_diff(
+    old: Sequence[str], new: Sequence[str], new_anchors: Sequence[LineAnchor]
+) -> tuple[str, list[int]]:
+    """Unified-style hunks: context and added rows carry new anchors; removed rows
+    carry their old line number. Also returns the 1-based new lines added."""
+    region = changed_region(old, new)
+    if region.empty:
+        return "", []
+    lo = max(0, region.start - CONTEXT)
+    old_hi = min(len(old), region.old_end + CONTEXT)
+    new_hi = min(len(new), region.new_end + CONTEXT)
+    matcher = difflib.SequenceMatcher(None, old[lo:old_hi], new[lo:new_hi], autojunk=False)
+    rows: list[str] = []
+    added: list[int] = []
+    for group in matcher.get_grouped_opcodes(CONTEXT):
+        rows.append(_hunk_header(group, lo))
+        for tag, i1, i2, j1, j2 in group:
+            for i in range(lo + i1, lo + i2) if tag in ("replace", "delete") else ():
+                rows.append(f"-{i + 1}|{old[i]}")
+            for j in range(lo + j1, lo + j2):
+                sign = " " if tag == "equal" else "+"
+                rows.append(_row(new_anchors[j], new[j], sign))
+                if sign == "+":
+                    added.append(j + 1)
+    return "\n".join(rows), added
+
+
+def _hunk_header(group: list[tuple[str, int, int, int, int]], lo: int) -> str:
+    i1, i2 = group[0][1], group[-1][2]
+    j1, j2 = group[0][3], group[-1][4]
+    return f"@@ -{lo + i1 + 1},{i2 - i1} +{lo + j1 + 1},{j2 - j1} @@"

@@ -1,0 +1,337 @@
+"""Planning and applying a batch of anchored edit operations. Pure: no I/O, no clock.
+
+A batch is resolved completely against one snapshot before anything changes:
+every anchor of every operation climbs the ladder (6-hex line hash -> 8-hex
+-> context hash -> `occurrence`) in the same `AnchorIndex`. Any problem
+rejects the whole batch, and the error lists every problem found, so an agent
+fixes them all in one turn. Each operation becomes a `Splice` addressed by
+its position in the initial snapshot; splices may not overlap, and apply in
+position order (ties in batch order), so later operations never see the
+results of earlier ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from daemon.text.anchors import AnchorIndex, LineAnchor
+from daemon.text.lines import Document, parse
+from schemas.errors import ErrorCode, ToolError
+from schemas.tools import (
+    DeleteLine,
+    DeleteRange,
+    InsertAfter,
+    InsertBefore,
+    Operation,
+    ReplaceLine,
+    ReplaceRange,
+)
+
+NEIGHBOURS_EACH_SIDE = 3
+PREVIEW_CHARS = 80
+_ANCHOR = re.compile(r"^\s*(?:(\d+)#)?([0-9a-fA-F]{4,16})[~?]?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Splice:
+    """Replace original lines [start, end) (0-based) with `new_lines`.
+
+    `start == end` is an insertion before original index `start`. `targets`
+    are the 1-based lines the operation's anchors named (for inserts: the
+    anchor line), which stale-anchor checks treat as lines the agent relied on.
+    """
+
+    index: int  # the operation's position in the batch
+    op: str
+    start: int
+    end: int
+    new_lines: tuple[str, ...]
+    targets: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class EditPlan:
+    splices: tuple[Splice, ...]  # in application order
+    auto_corrections: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Planner:
+    """Resolves one batch; collects every problem instead of stopping at the first."""
+
+    index: AnchorIndex
+    anchors: Sequence[LineAnchor]
+    lines: Sequence[str]
+    problems: list[ToolError] = field(default_factory=list)
+    corrections: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_anchor(raw: str) -> tuple[str, int | None]:
+    """`"12#A1B2C3~"` -> `("a1b2c3", 12)`: the hex, and the advisory line if one was copied."""
+    found = _ANCHOR.match(raw)
+    if not found:
+        raise ToolError(ErrorCode.INVALID_PARAMS, f"{raw!r} is not an anchor (4-16 hex digits)")
+    return found.group(2).lower(), int(found.group(1)) if found.group(1) else None
+
+
+def content_lines(content: str) -> tuple[str, ...]:
+    """The lines of an operation's content; "" is one empty line, a final newline adds none."""
+    return parse(content).lines or ("",)
+
+
+def plan_edit(
+    lines: Sequence[str],
+    operations: Sequence[Operation],
+    index: AnchorIndex | None = None,
+    anchors: Sequence[LineAnchor] | None = None,
+) -> EditPlan:
+    """Resolve every operation against `lines`; raise one ToolError listing all problems.
+
+    Pass the `index` and its `anchors()` when the caller has them already.
+    """
+    index = index or AnchorIndex(lines)
+    planner = _Planner(index, anchors if anchors is not None else index.anchors(), lines)
+    splices = [s for i, op in enumerate(operations) if (s := _splice(planner, i, op))]
+    if planner.problems:
+        raise _combined(planner.problems)
+    ordered = sorted(splices, key=lambda s: (s.start, s.end, s.index))
+    _refuse_overlaps(ordered)
+    return EditPlan(tuple(ordered), tuple(planner.corrections), tuple(planner.warnings))
+
+
+def _splice(planner: _Planner, i: int, op: Operation) -> Splice | None:
+    try:
+        if isinstance(op, (ReplaceRange, DeleteRange)):
+            return _range_splice(planner, i, op)
+        return _single_splice(planner, i, op)
+    except ToolError as problem:
+        problem.details.setdefault("operation", i + 1)
+        problem.details.setdefault("op", _op_name(op))
+        planner.problems.append(problem)
+        return None
+
+
+def _op_name(op: Operation) -> str:
+    return str(type(op).__struct_config__.tag)
+
+
+def _single_splice(
+    planner: _Planner, i: int, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
+) -> Splice:
+    line = _resolve_single(planner, i, op)
+    _refuse_low_entropy(planner, op, line)
+    zero = line - 1
+    if isinstance(op, ReplaceLine):
+        return Splice(i, "replace_line", zero, line, content_lines(op.content), (line,))
+    if isinstance(op, DeleteLine):
+        return Splice(i, "delete_line", zero, line, (), (line,))
+    if isinstance(op, InsertAfter):
+        return Splice(i, "insert_after", line, line, content_lines(op.content), (line,))
+    return Splice(i, "insert_before", zero, zero, content_lines(op.content), (line,))
+
+
+def _resolve_single(
+    planner: _Planner, i: int, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
+) -> int:
+    """The ladder for one anchor; `occurrence` picks among several line-level matches."""
+    anchor, copied_line = parse_anchor(op.hash)
+    advisory = op.line or copied_line
+    match = planner.index.match(anchor)
+    if match.level == "none":
+        raise _stale(anchor, "hash")
+    by_line = planner.index.line_matches(anchor)
+    candidates = by_line if op.occurrence is not None and len(by_line) > 1 else match.candidates
+    if op.occurrence is None:
+        if len(candidates) == 1:
+            return candidates[0]
+        raise _ambiguous(planner, ErrorCode.ANCHOR_AMBIGUOUS, anchor, "hash", candidates)
+    if op.occurrence > len(candidates):
+        raise _stale(
+            anchor,
+            "hash",
+            f"occurrence {op.occurrence} asked for, but anchor {anchor} matches only "
+            f"{len(candidates)} line(s) of the current file",
+        )
+    chosen = candidates[op.occurrence - 1]
+    if advisory is not None and advisory != chosen:
+        planner.warnings.append(
+            f"operation {i + 1}: occurrence {op.occurrence} of {anchor} is line {chosen}, "
+            f"not the advisory line {advisory}; the occurrence was used"
+        )
+    return chosen
+
+
+def _resolve_endpoint(planner: _Planner, raw: str, which: str) -> int:
+    anchor, _ = parse_anchor(raw)
+    match = planner.index.match(anchor)
+    if match.level == "none":
+        raise _stale(anchor, which)
+    if len(match.candidates) > 1:
+        raise _ambiguous(
+            planner, ErrorCode.ANCHOR_CONTEXT_AMBIGUOUS, anchor, which, match.candidates
+        )
+    return match.candidates[0]
+
+
+def _range_splice(planner: _Planner, i: int, op: ReplaceRange | DeleteRange) -> Splice:
+    start, end = _range_endpoints(planner, op)
+    new = content_lines(op.content) if isinstance(op, ReplaceRange) else ()
+    return Splice(i, _op_name(op), start - 1, end, new, tuple(range(start, end + 1)))
+
+
+def _range_endpoints(planner: _Planner, op: ReplaceRange | DeleteRange) -> tuple[int, int]:
+    """Both endpoints (every problem reported); a reversed range is swapped and reported."""
+    resolved: dict[str, int] = {}
+    errors: list[ToolError] = []
+    for which, raw in (("start_hash", op.start_hash), ("end_hash", op.end_hash)):
+        try:
+            resolved[which] = _resolve_endpoint(planner, raw, which)
+        except ToolError as e:
+            errors.append(e)
+    if errors:
+        planner.problems.extend(errors[1:])
+        raise errors[0]
+    start, end = resolved["start_hash"], resolved["end_hash"]
+    if start == end:
+        raise ToolError(
+            ErrorCode.INVALID_RANGE_ORDER,
+            f"start_hash and end_hash both resolve to line {start}: the range is a no-op "
+            "(start equals end); use replace_line or delete_line for one line",
+            {"line": start},
+        )
+    if start > end:
+        planner.corrections.append(
+            (
+                "range_order_swapped",
+                f"start_line ({start}) was after end_line ({end}). Swapped automatically.",
+            )
+        )
+        start, end = end, start
+    return start, end
+
+
+def _refuse_low_entropy(planner: _Planner, op: Operation, line: int) -> None:
+    anchor = planner.anchors[line - 1]
+    if anchor.quality != "low":
+        return
+    raise ToolError(
+        ErrorCode.ANCHOR_LOW_ENTROPY,
+        f"line {line} ({_preview(planner.lines[line - 1])!r}) is a low-entropy line and "
+        f"cannot be the target of {_op_name(op)}; anchor on a distinctive neighbour, or "
+        "wrap it in a replace_range",
+        {
+            "line": line,
+            "content": planner.lines[line - 1],
+            "neighbor_anchors": neighbor_anchors(planner.anchors, line),
+        },
+    )
+
+
+def neighbor_anchors(anchors: Sequence[LineAnchor], line: int) -> list[str]:
+    """Up to 3 high-quality, unique anchors before `line` and 3 after, as `LINE#ANCHOR`."""
+    good = [a for a in anchors if a.quality == "high" and a.unique]
+    before = [a for a in good if a.line < line][-NEIGHBOURS_EACH_SIDE:]
+    after = [a for a in good if a.line > line][:NEIGHBOURS_EACH_SIDE]
+    return [f"{a.line}#{a.anchor}" for a in (*before, *after)]
+
+
+def _stale(anchor: str, field_name: str, message: str | None = None) -> ToolError:
+    return ToolError(
+        ErrorCode.ANCHOR_STALE,
+        message or f"anchor {anchor} ({field_name}) matches no line of the current file",
+        {"anchor": anchor, "field": field_name},
+        "re-read_file",
+    )
+
+
+def _ambiguous(
+    planner: _Planner, code: ErrorCode, anchor: str, field_name: str, lines: Sequence[int]
+) -> ToolError:
+    what = (
+        "add occurrence (1-indexed) and line"
+        if code is ErrorCode.ANCHOR_AMBIGUOUS
+        else ("use a unique boundary anchor")
+    )
+    return ToolError(
+        code,
+        f"anchor {anchor} ({field_name}) matches {len(lines)} lines "
+        f"({', '.join(map(str, lines))}); {what}",
+        {
+            "anchor": anchor,
+            "field": field_name,
+            "candidates": [{"line": n, "preview": _preview(planner.lines[n - 1])} for n in lines],
+        },
+    )
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _combined(problems: list[ToolError]) -> ToolError:
+    """The first problem's code and message; details list every problem."""
+    first = problems[0]
+    if len(problems) == 1:
+        return first
+    listed = [{"code": p.code.value, "message": p.message, **p.details} for p in problems]
+    return ToolError(
+        first.code,
+        f"{first.message} (and {len(problems) - 1} more problem(s); see details.problems)",
+        {**first.details, "problems": listed},
+        first.suggested_action,
+    )
+
+
+def _refuse_overlaps(ordered: Sequence[Splice]) -> None:
+    """Two operations may not touch the same original line (inserts at a gap are fine)."""
+    reach: Splice | None = None  # the splice that extends furthest so far
+    for b in ordered:
+        a = reach
+        if a is not None and b.start < a.end:
+            line = b.start + 1
+            raise ToolError(
+                ErrorCode.OVERLAPPING_OPERATIONS,
+                f"operations {a.index + 1} ({a.op}) and {b.index + 1} ({b.op}) both touch "
+                f"line {line}; merge them into one operation",
+                {"operations": [a.index + 1, b.index + 1], "line": line},
+            )
+        if reach is None or b.end > reach.end:
+            reach = b
+
+
+def apply_plan(doc: Document, plan: EditPlan) -> Document:
+    """The edited document; endings, BOM and the final-newline state are kept."""
+    bodies: list[str] = []
+    endings: list[str] = []
+    position = 0
+    for splice in plan.splices:
+        bodies.extend(doc.lines[position : splice.start])
+        endings.extend(doc.endings[position : splice.start])
+        ending = _ending_for(doc, splice)
+        bodies.extend(splice.new_lines)
+        endings.extend(ending for _ in splice.new_lines)
+        position = max(position, splice.end)
+    bodies.extend(doc.lines[position:])
+    endings.extend(doc.endings[position:])
+    return Document(tuple(bodies), _settle_endings(endings, doc), doc.bom)
+
+
+def _ending_for(doc: Document, splice: Splice) -> str:
+    """Replacements keep the replaced line's ending; insertions take the file's own."""
+    if splice.end > splice.start and doc.endings[splice.end - 1]:
+        return doc.endings[splice.end - 1]
+    return doc.dominant_ending
+
+
+def _settle_endings(endings: list[str], doc: Document) -> tuple[str, ...]:
+    """Every line but the last ends; the last ends exactly when the original's did."""
+    if not endings:
+        return ()
+    settled = [e or doc.dominant_ending for e in endings[:-1]]
+    last = endings[-1] or doc.dominant_ending
+    settled.append(last if doc.final_newline else "")
+    return tuple(settled)
