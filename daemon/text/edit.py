@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from daemon.text.anchors import AnchorIndex, LineAnchor
+from daemon.text.anchors import AnchorIndex, LineAnchor, classify_quality
 from daemon.text.lines import Document, parse
 from schemas.errors import ErrorCode, ToolError
 from schemas.tools import (
@@ -123,7 +123,7 @@ def _single_splice(
     planner: _Planner, i: int, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
 ) -> Splice:
     line = _resolve_single(planner, i, op)
-    _refuse_low_entropy(planner, op, line)
+    _refuse_low_entropy(planner, op, line, _picked_deliberately(planner, op))
     zero = line - 1
     if isinstance(op, ReplaceLine):
         return Splice(i, "replace_line", zero, line, content_lines(op.content), (line,))
@@ -148,7 +148,7 @@ def _resolve_single(
     if op.occurrence is None:
         if len(candidates) == 1:
             return candidates[0]
-        raise _ambiguous(planner, ErrorCode.ANCHOR_AMBIGUOUS, anchor, "hash", candidates)
+        raise _ambiguous(planner, _ambiguity_code(planner, candidates), anchor, "hash", candidates)
     if op.occurrence > len(candidates):
         raise _stale(
             anchor,
@@ -163,6 +163,16 @@ def _resolve_single(
             f"not the advisory line {advisory}; the occurrence was used"
         )
     return chosen
+
+
+def _ambiguity_code(planner: _Planner, candidates: Sequence[int]) -> ErrorCode:
+    """Identical at every level (same line, same context) is `anchor_context_ambiguous`:
+    no anchor can tell them apart. Otherwise a context anchor could: `anchor_ambiguous`."""
+    contexts = {planner.anchors[n - 1].context for n in candidates}
+    hashes = {planner.anchors[n - 1].hash for n in candidates}
+    if len(contexts) == 1 and len(hashes) == 1:
+        return ErrorCode.ANCHOR_CONTEXT_AMBIGUOUS
+    return ErrorCode.ANCHOR_AMBIGUOUS
 
 
 def _resolve_endpoint(planner: _Planner, raw: str, which: str) -> int:
@@ -214,9 +224,23 @@ def _range_endpoints(planner: _Planner, op: ReplaceRange | DeleteRange) -> tuple
     return start, end
 
 
-def _refuse_low_entropy(planner: _Planner, op: Operation, line: int) -> None:
+def _picked_deliberately(
+    planner: _Planner, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
+) -> bool:
+    """An explicit occurrence, or a context anchor (which names the neighbours too)."""
+    if op.occurrence is not None:
+        return True
+    return planner.index.match(parse_anchor(op.hash)[0]).level == "context"
+
+
+def _refuse_low_entropy(planner: _Planner, op: Operation, line: int, deliberate: bool) -> None:
+    """Single-line ops may not target low lines. A line low only by repetition
+    (boilerplate) may still be targeted deliberately: by its context anchor or an
+    explicit occurrence. Blank and punctuation-only lines never may."""
     anchor = planner.anchors[line - 1]
     if anchor.quality != "low":
+        return
+    if deliberate and classify_quality(planner.lines[line - 1], 1) == "high":
         return
     raise ToolError(
         ErrorCode.ANCHOR_LOW_ENTROPY,
@@ -252,9 +276,9 @@ def _ambiguous(
     planner: _Planner, code: ErrorCode, anchor: str, field_name: str, lines: Sequence[int]
 ) -> ToolError:
     what = (
-        "add occurrence (1-indexed) and line"
-        if code is ErrorCode.ANCHOR_AMBIGUOUS
-        else ("use a unique boundary anchor")
+        "add occurrence (1-indexed) and line to pick one"
+        if field_name == "hash"
+        else "use a unique boundary anchor"
     )
     return ToolError(
         code,

@@ -60,6 +60,8 @@ def test_python_example_runs(workspace: Path):
         )
         assert done.returncode == 0, done.stderr
         assert "#" in done.stdout  # anchored rows were printed
+        assert "1 operation applied" in done.stdout
+        assert (workspace / "demo.txt").read_text() == "def greet():\n    return 'hello'\n"
     finally:
         stop_daemon(workspace)
 

@@ -1,0 +1,208 @@
+"""The tool descriptions and usage rules an agent reads before it calls a tool.
+
+An agent learns how to use `read_file` and `edit` only from text: what the
+rendered anchor rows mean, which operation fits which change, and what to do
+with each error. That text decides whether anchored editing works, so it
+lives here once instead of being paraphrased in every harness. The MCP server
+and the harnesses take `DESCRIPTIONS` for the tools and `TOOL_USE_RULES` for
+the system prompt.
+
+The spec's "System prompt SHALL ..." passages (anchor freshness, anchor
+selection, the operation-selection matrix, multi-file order, parameter notes)
+and the anchor-hash identity disclaimer are kept close to verbatim;
+`tests/unit/test_guidance.py` checks each one, and that every operation,
+edit error code and read_file parameter is mentioned. One deliberate change:
+the daemon still accepts `file_path` with a warning during the transition,
+so the parameter notes say so rather than claim it is rejected already.
+"""
+
+from __future__ import annotations
+
+from schemas.tools import DEFAULT_MAX_LINES
+
+ANCHOR_HASH_IDENTITY_DISCLAIMER = (
+    "In read_file output the line number is advisory (snapshot position) only, and the hash "
+    "is the authoritative identity for edit operations."
+)
+
+ANCHOR_FRESHNESS_RULE = (
+    "Anchor freshness: After reading a file with read_file(hashes: true), apply edits to that "
+    "file in the same response turn or the immediate next turn. Do not read file A, then read "
+    "file B, then later edit file A — the anchors from A will be stale and cause cross-version "
+    "conflicts. Process one file completely (read → edit) before reading anchors for another "
+    "file."
+)
+
+ANCHOR_SELECTION_GUIDANCE = (
+    "Anchor selection guidance: Prefer lines with unique, distinctive content as anchors. "
+    "Avoid anchoring on empty lines, closing braces (}), or frequently repeated boilerplate "
+    "(e.g., position: fixed;, display: flex; in CSS, </div> in HTML). For files with "
+    "repetitive content, use replace_range with two unique boundary anchors instead of "
+    "replace_line — range operations enforce uniqueness on both endpoints and are rejected if "
+    "ambiguous. When a replace_line anchor matches multiple lines, use the occurrence field "
+    "(1-indexed) and line field (advisory line number) together to disambiguate."
+)
+
+OPERATION_SELECTION_MATRIX = """\
+Operation selection:
+
+| Situation | Recommended Operation |
+|---|---|
+| Change a single line with unique content | replace_line |
+| Change a contiguous block of lines | replace_range |
+| Insert new content between two existing lines | insert_after / insert_before |
+| Remove a single unique line | delete_line |
+| Remove a contiguous block of lines | delete_range |
+| Target line is repetitive (empty line, }, boilerplate) | replace_range wrapping it with unique neighbor anchors |
+| Several separate changes in one file | one edit call with several operations |
+| Target line is marked ? (an identical line with identical neighbors) | replace_line with occurrence + line |"""  # noqa: E501 - a markdown table row is one line
+
+MULTI_FILE_EDITING_RULE = (
+    "Multi-file editing: When modifying multiple files, complete all operations on one file "
+    "before moving to the next. Batch operations targeting the same file into a single edit "
+    "call where possible (all operations in one call are atomic against the same snapshot). "
+    "Avoid interleaving reads and edits across different files — read A → edit A → read B → "
+    "edit B, not read A → read B → edit A → edit B."
+)
+
+PARAMETER_NOTES = """\
+Parameter notes:
+- Use path to specify the file; file_path is deprecated (accepted for now with a warning) \
+and will be rejected.
+- replace_line / delete_line / insert_after / insert_before use hash (single anchor).
+- replace_range / delete_range use start_hash + end_hash (two anchors).
+- Mixing these (e.g., start_hash on a replace_line) causes validation failure."""
+
+READ_FILE_DESCRIPTION = f"""\
+Read a text file of the workspace. Every read is recorded as your snapshot of the file: the \
+anchors it shows are what edit checks your operations against.
+
+Parameters:
+- path: the file, relative to the workspace root (or absolute inside it). file_path is a \
+deprecated alias of path: it still works but earns a warning, and path wins when both are \
+given.
+- hashes: true to get line anchors for edit (default false). Read with hashes: true before \
+you edit.
+- range: which lines, 1-based and inclusive: "A-B", "A-" (A to the end) or "A" (one line). \
+Or use offset (first line, 1-based) and limit (number of lines) instead; not both.
+- max_lines: the most lines served in one read (default {DEFAULT_MAX_LINES}). When a read \
+is cut short, truncated is true and end_line is the last line served; read on from \
+end_line + 1.
+
+Returns file_path, version (higher is newer, across all agents), sha256 (of the whole file \
+on disk, even for a partial read), line_count, content (the served lines with their line \
+endings), start_line, end_line, truncated, eol, bom, final_newline and size.
+
+With hashes: true it also returns lines (line, hash, quality, text, kind, unique for each \
+line) and rendered, one row per line in the form LINE#ANCHOR|text:
+
+    1#a5ac1e|def foo():
+    2#f5d78c|    return 1
+    3#b8c2a5~|}}
+
+LINE is the 1-based line number; it is advisory only (the position in this snapshot). \
+ANCHOR is a short content hash of the line and is what edit uses to find it. The text after \
+the first | is the line exactly as in the file; it is not part of the anchor. Anchors are \
+computed over the whole file, so a partial read shows the same anchors as a full one.
+- A ~ after the anchor marks a low-quality line: blank, a bracket or punctuation line such \
+as }}, or boilerplate repeated 3 or more times. Do not use it as the anchor of a single-line \
+operation; anchor on a distinctive neighbor or wrap it in a replace_range. (A boilerplate \
+line that is marked ~ only because it repeats can still be targeted by the context anchor \
+read_file shows for it, or with occurrence + line; blank and bracket lines never can.)
+- A ? after the anchor marks a line that no anchor identifies uniquely (an identical line \
+with identical neighbors elsewhere in the file). An operation on it needs occurrence \
+(1-indexed, counting the lines that share the anchor from the top) and line."""
+
+EDIT_DESCRIPTION = f"""\
+Edit one text file by content-hash anchors taken from read_file(hashes: true), where each \
+row reads LINE#ANCHOR|text. {ANCHOR_HASH_IDENTITY_DISCLAIMER} If an anchor no longer matches \
+the file, the edit is rejected; it is never applied to whatever now sits at that line number.
+
+Call with path, operations (a list of one or more) and optionally skip_safety_check \
+(default false), e.g.
+{{"path": "src/app.py", "operations": [
+  {{"op": "replace_line", "hash": "a1b2c3", "content": "    return x + 1"}},
+  {{"op": "insert_after", "hash": "12#d4e5f6", "content": "log(x)\\nlog(y)"}},
+  {{"op": "delete_range", "start_hash": "0f1e2d", "end_hash": "9a8b7c"}}]}}
+
+Operations (op picks one):
+- replace_line: hash, content, optional occurrence and line. Replaces the line with content.
+- insert_after: hash, content, optional occurrence and line. Inserts content after the line.
+- insert_before: hash, content, optional occurrence and line. Inserts content before the line.
+- delete_line: hash, optional occurrence and line. Deletes the line.
+- replace_range: start_hash, end_hash, content. Replaces the lines from start to end, \
+both included.
+- delete_range: start_hash, end_hash. Deletes the lines from start to end, both included.
+
+Anchors may be given as "a1b2c3" or copied whole as "12#a1b2c3" (a copied ~ or ? is \
+ignored; a copied line number counts as the advisory line). content is the new text only, \
+with no anchors or line numbers; separate lines with \\n; a final newline is optional and "" \
+is one empty line. The file keeps its line endings, BOM and final-newline state. Do not \
+repeat the anchor line itself in the content of insert_after or insert_before.
+
+{PARAMETER_NOTES}
+
+Batches: all operations of one call are atomic against one snapshot. Every anchor is \
+resolved before anything changes, and one bad anchor rejects the whole batch; nothing is \
+written, and the error lists every problem it found (details.problems when there are \
+several). Operations address the initial snapshot, not each other's results: take every \
+anchor from your read, and do not shift anything to allow for earlier operations in the \
+batch. Two operations that touch the same line are rejected as overlapping_operations; \
+merge them into one.
+
+{ANCHOR_FRESHNESS_RULE}
+
+{ANCHOR_SELECTION_GUIDANCE}
+
+{OPERATION_SELECTION_MATRIX}
+
+{MULTI_FILE_EDITING_RULE}
+
+On success the reply has message ("N operations applied"), version, sha256, lines_before, \
+lines_after, net_change, anchors_valid_through and must_refresh_from_line: your earlier \
+anchors are still good for lines up to anchors_valid_through; from must_refresh_from_line \
+on, use the new anchors or re-read. diff shows the changed region as LINE#ANCHOR|text rows \
+with the new anchors, and changed_lines lists the new lines with theirs; you can keep \
+editing with those without re-reading. auto_corrections and warnings report anything \
+adjusted, such as a reversed range that was swapped (range_order_swapped) or an occurrence \
+that disagreed with line (the occurrence wins).
+
+Errors (error.code, then what to do); the file is unchanged after any error:
+- anchor_stale: an anchor matches no line of the current file, usually because the file \
+changed since you read it. Re-read the file (or use the delta the error gives, if any) and \
+retry with fresh anchors.
+- anchor_ambiguous: a hash matches several lines. Add occurrence (1-indexed) and line; \
+details.candidates lists the lines.
+- anchor_context_ambiguous: the anchor matches identical lines with identical neighbors. \
+For a range endpoint, choose a unique boundary (a distinctive line nearby, widening the \
+range); for a single-line operation, add occurrence and line.
+- anchor_low_entropy: the target is a blank, bracket or boilerplate line. Use one of \
+details.neighbor_anchors, or a replace_range around it.
+- invalid_range_order: start_hash and end_hash resolve to the same line. Use replace_line \
+or delete_line.
+- overlapping_operations: two operations touch the same line. Merge them.
+- safety_check_failed: the edit looked like a mistake and was not written, e.g. its first \
+or last new line repeats the line next to the edit, or it changes the bracket balance. Read \
+details.safety_warnings and fix the operations. Pass skip_safety_check: true only when you \
+are sure the edit is what you intend.
+- invalid_params: a field is missing, misspelt or belongs to another op; the message names \
+it."""
+
+TOOL_USE_RULES = f"""\
+## Tool Use Rules
+
+Edit files with edit, using anchors from read_file(hashes: true). \
+{ANCHOR_HASH_IDENTITY_DISCLAIMER}
+
+{ANCHOR_FRESHNESS_RULE}
+
+{MULTI_FILE_EDITING_RULE}
+
+{ANCHOR_SELECTION_GUIDANCE}
+
+{OPERATION_SELECTION_MATRIX}"""
+
+DESCRIPTIONS: dict[str, str] = {
+    "read_file": READ_FILE_DESCRIPTION,
+    "edit": EDIT_DESCRIPTION,
+}
