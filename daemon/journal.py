@@ -185,6 +185,7 @@ class Journal:
         self,
         *,
         after_seq: int = 0,
+        until_seq: int | None = None,
         path: str | None = None,
         agent: str | None = None,
         kind: str | None = None,
@@ -193,6 +194,9 @@ class Journal:
     ) -> Iterator[Record]:
         """Committed events in seq order (or newest first), filtered by path/agent/kind."""
         where, args = ["seq > ?"], [after_seq]
+        if until_seq is not None:
+            where.append("seq <= ?")
+            args.append(until_seq)
         for column, value in (("path", path), ("agent", agent), ("kind", kind)):
             if value is not None:
                 where.append(f"{column} = ?")

@@ -76,7 +76,9 @@ class State:
             self._apply_write(record, event)
         elif isinstance(event, OutsideChangeRecorded):
             self._apply_outside(record, event)
-        elif not isinstance(event, (DaemonStarted, DaemonStopped, EditRejected)):
+        elif isinstance(event, EditRejected):
+            self._apply_rejection(record, event)
+        elif not isinstance(event, (DaemonStarted, DaemonStopped)):
             raise TypeError(f"state does not know how to apply {event.kind}")
         self.last_seq = record.seq
         self.event_count += 1
@@ -98,6 +100,14 @@ class State:
             key = (record.agent, event.path)
             self.snapshots[key] = Snapshot(
                 record.agent, event.path, record.seq, event.after_sha256, None
+            )
+
+    def _apply_rejection(self, record: Record, event: EditRejected) -> None:
+        """A rejection that showed the agent the current content (a delta) is a read."""
+        if record.agent is not None and event.shown_sha256 is not None:
+            key = (record.agent, event.path)
+            self.snapshots[key] = Snapshot(
+                record.agent, event.path, record.seq, event.shown_sha256, None
             )
 
     def _apply_outside(self, record: Record, event: OutsideChangeRecorded) -> None:

@@ -26,6 +26,16 @@ class Event(msgspec.Struct, tag_field="kind", kw_only=True, omit_defaults=True):
         """One human line for `log`, `watch` and the daemon's terminal."""
         return self.kind
 
+    @property
+    def content_sha256(self) -> str | None:
+        """The file content this event establishes or observed, if any."""
+        return None
+
+    @property
+    def changes_content(self) -> bool:
+        """Whether the file's content after this event may differ from before it."""
+        return False
+
 
 class DaemonStarted(Event, tag="daemon_started"):
     pid: int
@@ -54,6 +64,11 @@ class FileRead(Event, tag="file_read"):
     line_count: int
     lines: tuple[int, int] | None = None
     hashes: bool = False
+    since_version: int | None = None  # a delta read: only what changed since this version
+
+    @property
+    def content_sha256(self) -> str | None:
+        return self.sha256
 
     def summary(self) -> str:
         seen = "all" if self.lines is None else f"lines {self.lines[0]}-{self.lines[1]}"
@@ -75,6 +90,14 @@ class EditApplied(Event, tag="edit_applied"):
     safety_check: str = "clean"  # "clean" | "overridden" (skip_safety_check with warnings)
     safety_warnings: list[str] = []
 
+    @property
+    def content_sha256(self) -> str | None:
+        return self.after_sha256
+
+    @property
+    def changes_content(self) -> bool:
+        return True
+
     def summary(self) -> str:
         n = len(self.operations)
         delta = self.line_count - self.lines_before
@@ -95,6 +118,12 @@ class EditRejected(Event, tag="edit_rejected"):
     message: str
     details: dict[str, Any] = {}
     operations: list[dict[str, Any]] = []
+    # set when the error showed the agent the current content (a delta): its snapshot advances
+    shown_sha256: str | None = None
+
+    @property
+    def content_sha256(self) -> str | None:
+        return self.sha256
 
     def summary(self) -> str:
         return f"{self.writer} {self.path} rejected: {self.code}"
@@ -110,6 +139,14 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
     size: int | None = None
     line_count: int | None = None
     moved_to: str | None = None
+
+    @property
+    def content_sha256(self) -> str | None:
+        return self.new_sha256
+
+    @property
+    def changes_content(self) -> bool:
+        return True
 
     def summary(self) -> str:
         old = (self.old_sha256 or "-")[:12]

@@ -243,6 +243,9 @@ class EditResult(Result):
     auto_corrections: list[AutoCorrection]
     safety_check: str  # "clean" | "skipped" | "overridden"
     details: EditDetails
+    # set when the agent's anchors were resolved in an older snapshot and carried forward
+    rebased_from_version: int | None = None
+    rebased_over: list[dict[str, Any]] = []
 
 
 def explain_validation(method: str, message: str) -> str | None:

@@ -16,6 +16,7 @@ import msgspec
 from daemon.handlers import Context, Outcome, Write, handles
 from daemon.handlers.observe import outside_change
 from daemon.handlers.read import chosen_path
+from daemon.handlers.staleness import Base, agent_base, plan_rebased, stale_error, with_delta
 from daemon.text.anchors import AnchorIndex, LineAnchor, anchor_lines
 from daemon.text.diff import anchored_diff, changed_region
 from daemon.text.edit import EditPlan, apply_plan, plan_edit
@@ -56,15 +57,39 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
     )
     index = AnchorIndex(doc.lines)
     old_anchors = index.anchors()
+    base = agent_base(ctx, snap, list(req.noticed))
     try:
-        plan = plan_edit(doc.lines, params.operations, index, old_anchors)
+        plan = _plan(req, base, index, old_anchors)
     except ToolError as e:
+        if base is not None:
+            e = with_delta(e, base, doc, old_anchors, _current_version(req))
         return _rejected(req, _explain_stale(req, e))
     new_doc = apply_plan(doc, plan)
     findings = check_edit(doc.lines, plan.splices, brackets_matter(snap.path))
     if findings and not params.skip_safety_check:
         return _rejected(req, _unsafe(findings))
-    return _applied(req, plan, new_doc, old_anchors, findings)
+    return _applied(req, plan, new_doc, old_anchors, findings, base)
+
+
+def _plan(
+    req: _Request, base: Base | None, index: AnchorIndex, anchors: list[LineAnchor]
+) -> EditPlan:
+    """In the current content when the agent saw it (or never saw the file); otherwise
+    in the agent's snapshot, carried forward — or stale, naming who changed what."""
+    if base is None:
+        return plan_edit(req.doc.lines, req.params.operations, index, anchors)
+    plan, broken = plan_rebased(base, req.doc, req.params.operations)
+    if broken:
+        raise stale_error(req.ctx, base, req.doc, anchors, broken, _current_version(req))
+    return plan
+
+
+def _current_version(req: _Request) -> int:
+    """The version of the content on disk: a just-noticed change gets the next seq."""
+    known = req.ctx.state.files.get(req.snap.path)
+    if req.noticed or known is None:
+        return req.ctx.next_seq
+    return known.version
 
 
 def _refuse_binary_content(params: EditParams) -> None:
@@ -82,6 +107,7 @@ def _applied(
     new_doc: Document,
     old_anchors: list[LineAnchor],
     findings: list[SafetyWarning],
+    base: Base | None,
 ) -> Outcome:
     data = render(new_doc).encode("utf-8", "surrogatepass")
     after_sha = hashlib.sha256(data).hexdigest()
@@ -123,6 +149,8 @@ def _applied(
             anchors_valid_through=valid_through,
             must_refresh_from_line=valid_through + 1,
         ),
+        rebased_from_version=base.version if base else None,
+        rebased_over=[c.describe() for c in base.changes] if base else [],
     )
     warnings = [*req.warnings, *plan.warnings]
     if findings:
@@ -220,6 +248,7 @@ def _rejected(req: _Request, error: ToolError) -> Outcome:
         message=error.message,
         details=error.details,
         operations=req.operations,
+        shown_sha256=req.snap.sha256 if "delta" in error.details else None,
     )
     events: list[AnyEvent] = [*req.noticed, event]
     blobs = {} if req.ctx.journal.has_blob(req.snap.sha256) else {req.snap.sha256: req.snap.data}

@@ -1,0 +1,62 @@
+"""What happened to a file since a version: the journal queries behind stale anchors.
+
+Reads the journal (events and blobs) for one path; changes nothing. The pure
+line mapping lives in `daemon.text.rebase`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from daemon.handlers import Context
+from daemon.text.lines import Document, parse
+from schemas.events import AnyEvent
+
+
+@dataclass(frozen=True)
+class ContentChange:
+    """One event that changed a file's content, and the content it left."""
+
+    seq: int
+    ts: int | None  # None: about to be recorded by this very request
+    agent: str | None
+    kind: str
+    sha256: str | None
+
+    def describe(self) -> dict[str, object]:
+        return {"seq": self.seq, "agent": self.agent, "kind": self.kind, "ts": self.ts}
+
+
+def changes_since(
+    ctx: Context, path: str, version: int, pending: list[AnyEvent] | None = None
+) -> list[ContentChange]:
+    """Content-changing events on `path` after `version`, plus ones this request is
+    about to record (`pending`, e.g. an outside change just noticed)."""
+    changes = [
+        ContentChange(r.seq, r.ts, r.agent, r.kind, r.event.content_sha256)
+        for r in ctx.journal.records(path=path, after_seq=version)
+        if r.event.changes_content
+    ]
+    for offset, event in enumerate(pending or []):
+        if event.changes_content:
+            seq = ctx.next_seq + offset
+            changes.append(ContentChange(seq, None, None, event.kind, event.content_sha256))
+    return changes
+
+
+def content_at(ctx: Context, path: str, version: int) -> str | None:
+    """The sha256 of `path` as of journal seq `version` (the last event that saw it)."""
+    for record in ctx.journal.records(path=path, until_seq=version, newest_first=True):
+        if record.event.content_sha256 is not None:
+            return record.event.content_sha256
+    return None
+
+
+def document(
+    ctx: Context, sha256: str | None, extra: dict[str, bytes] | None = None
+) -> Document | None:
+    """The stored content with that hash, parsed; None when it was never stored."""
+    if sha256 is None:
+        return None
+    data = (extra or {}).get(sha256) or ctx.journal.blob(sha256)
+    return parse(data.decode("utf-8", "surrogatepass")) if data is not None else None

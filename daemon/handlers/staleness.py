@@ -1,0 +1,150 @@
+"""Resolving an agent's anchors in the snapshot it saw, and explaining when they are stale.
+
+The state says which content each agent last saw. An edit's anchors are
+planned against that content, then carried to the current content through
+`daemon.text.rebase`. When lines an operation relies on changed since, the
+error names the events that changed them (`details.conflicts`) and carries
+the changes with fresh anchors (`details.delta`), so the agent can retry
+without re-reading the whole file; having been shown the delta, the agent's
+snapshot advances to the current content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from daemon.handlers import Context
+from daemon.handlers.history import ContentChange, changes_since, document
+from daemon.text.anchors import LineAnchor
+from daemon.text.diff import anchored_diff
+from daemon.text.edit import EditPlan, plan_edit
+from daemon.text.lines import Document
+from daemon.text.rebase import BrokenSpan, first_breaks, line_map, map_plan
+from daemon.workspace import FileSnapshot
+from schemas.errors import ErrorCode, ToolError
+from schemas.events import AnyEvent
+from schemas.tools import Operation
+
+
+@dataclass(frozen=True)
+class Base:
+    """The older content an agent's anchors refer to, and what changed it since."""
+
+    version: int
+    sha256: str
+    doc: Document
+    changes: list[ContentChange]
+    current: dict[str, bytes]  # the content on disk now, which may not be stored yet
+
+
+def agent_base(ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent]) -> Base | None:
+    """The agent's snapshot when it differs from the current content (and is stored)."""
+    seen = ctx.state.snapshots.get((ctx.agent, snap.path))
+    if seen is None or seen.sha256 == snap.sha256:
+        return None
+    doc = document(ctx, seen.sha256)
+    if doc is None:
+        return None
+    changes = changes_since(ctx, snap.path, seen.version, noticed)
+    return Base(seen.version, seen.sha256, doc, changes, {snap.sha256: snap.data})
+
+
+def plan_rebased(
+    base: Base, current: Document, operations: Sequence[Operation]
+) -> tuple[EditPlan, list[BrokenSpan]]:
+    """Plan in the snapshot, then carry the plan to the current content."""
+    plan = plan_edit(base.doc.lines, operations)
+    return map_plan(plan, line_map(base.doc.lines, current.lines))
+
+
+def stale_error(
+    ctx: Context,
+    base: Base,
+    current: Document,
+    anchors: Sequence[LineAnchor],
+    broken: Sequence[BrokenSpan],
+    current_version: int,
+) -> ToolError:
+    """`anchor_stale` naming every event that changed a line the edit relied on."""
+    conflicts = _conflicts(ctx, base, broken)
+    first = broken[0]
+    who = ", ".join(
+        f"{c['agent'] or 'an outside writer'} ({c['kind']}, seq {c['seq']})" for c in conflicts
+    )
+    lines = ", ".join(map(str, first.lines[:5])) + ("…" if len(first.lines) > 5 else "")
+    message = (
+        f"the file has changed since you read it (version {base.version}): "
+        f"operation {first.operation} ({first.op}) relies on line(s) {lines}, which changed"
+        + (f" — by {who}" if who else "")
+        + "; details.delta has the changes with fresh anchors"
+    )
+    details = {
+        "stale": [{"operation": b.operation, "op": b.op, "lines": list(b.lines)} for b in broken],
+        "conflicts": conflicts,
+        "delta": delta(base, current, anchors, current_version),
+    }
+    return ToolError(ErrorCode.ANCHOR_STALE, message, details)
+
+
+def with_delta(
+    error: ToolError,
+    base: Base,
+    current: Document,
+    anchors: Sequence[LineAnchor],
+    current_version: int,
+) -> ToolError:
+    """An anchor unknown even in the agent's snapshot: still hand over what changed."""
+    if error.code is ErrorCode.ANCHOR_STALE and "delta" not in error.details:
+        error.details["delta"] = delta(base, current, anchors, current_version)
+        error.message += (
+            f"; the file changed since you read version {base.version}: see details.delta"
+        )
+    return error
+
+
+def delta(
+    base: Base, current: Document, anchors: Sequence[LineAnchor], current_version: int
+) -> dict[str, object]:
+    """The changed hunks from the agent's snapshot to now, with fresh anchors."""
+    diff, added = anchored_diff(base.doc.lines, current.lines, anchors)
+    return {
+        "from_version": base.version,
+        "to_version": current_version,
+        "diff": diff,
+        "changed_lines": [
+            {
+                "line": n,
+                "hash": anchors[n - 1].anchor,
+                "quality": anchors[n - 1].quality,
+                "text": current.lines[n - 1],
+            }
+            for n in added
+        ],
+        "line_count": current.line_count,
+    }
+
+
+def _conflicts(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:
+    """Which recorded change broke each span (all changes, when no single one did)."""
+    steps, kept = _versions(ctx, base)
+    breaks = first_breaks(base.doc.lines, steps, [b.lines for b in broken])
+    named: dict[int, dict[str, object]] = {}
+    for span, k in zip(broken, breaks, strict=True):
+        culprits = [kept[k]] if k is not None else kept
+        for change in culprits:
+            entry = named.setdefault(change.seq, {**change.describe(), "lines": []})
+            entry["lines"] = sorted({*entry["lines"], *span.lines})  # type: ignore[misc]
+    return [named[seq] for seq in sorted(named)]
+
+
+def _versions(ctx: Context, base: Base) -> tuple[list[Sequence[str]], list[ContentChange]]:
+    """The successive contents, skipping changes whose content was never stored."""
+    steps: list[Sequence[str]] = []
+    kept: list[ContentChange] = []
+    for change in base.changes:
+        doc = document(ctx, change.sha256, base.current)
+        if doc is not None:
+            steps.append(doc.lines)
+            kept.append(change)
+    return steps, kept

@@ -1,0 +1,108 @@
+"""Mapping an edit planned on an agent's snapshot forward to the current content. Pure.
+
+The journal knows which version of a file each agent last saw. Its anchors are
+resolved in *that* version, then carried to the current content through a
+line-level diff: a line nobody changed maps to its new position; a changed or
+deleted line maps to nothing. An operation applies only when every line it
+relies on maps — and, for a range, maps to a contiguous block, so a line
+someone else inserted inside the range is never silently overwritten. This is
+the only relocation there is: never by hash alone, always through the diff,
+failing closed when the map breaks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from daemon.text.diff import changed_region
+from daemon.text.edit import EditPlan, Splice
+
+LineMap = list[int | None]  # old 0-based index -> new 0-based index, or None if gone
+
+
+def line_map(old: Sequence[str], new: Sequence[str]) -> LineMap:
+    """Where each old line is in `new`; unchanged prefix and suffix cost nothing to align."""
+    region = changed_region(old, new)
+    mapping: LineMap = [None] * len(old)
+    for i in range(region.start):
+        mapping[i] = i
+    shift = len(new) - len(old)
+    for i in range(region.old_end, len(old)):
+        mapping[i] = i + shift
+    middle_old = old[region.start : region.old_end]
+    middle_new = new[region.start : region.new_end]
+    matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            mapping[region.start + block.a + k] = region.start + block.b + k
+    return mapping
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenSpan:
+    """Lines an operation relied on that did not survive into the current content."""
+
+    operation: int  # 1-based position in the batch
+    op: str
+    lines: tuple[int, ...]  # 1-based lines of the snapshot
+
+
+def span_survives(mapping: LineMap, lines: Sequence[int]) -> bool:
+    """Every 1-based snapshot line maps, and consecutive lines stay consecutive."""
+    positions = [mapping[n - 1] for n in lines]
+    if any(p is None for p in positions):
+        return False
+    return all(b == a + 1 for a, b in itertools.pairwise(positions))  # type: ignore[operator]
+
+
+def map_plan(plan: EditPlan, mapping: LineMap) -> tuple[EditPlan, list[BrokenSpan]]:
+    """The plan in current coordinates, or the spans that broke (then the plan is unusable)."""
+    broken = [
+        BrokenSpan(s.index + 1, s.op, s.targets)
+        for s in plan.splices
+        if not span_survives(mapping, s.targets)
+    ]
+    if broken:
+        return plan, broken
+    moved = tuple(_moved(s, mapping) for s in plan.splices)
+    ordered = tuple(sorted(moved, key=lambda s: (s.start, s.end, s.index)))
+    return replace(plan, splices=ordered), []
+
+
+def _moved(splice: Splice, mapping: LineMap) -> Splice:
+    """Carry one splice over; its targets survived, so their positions exist."""
+    if splice.end > splice.start:  # replaces or deletes lines start..end-1
+        first, last = mapping[splice.start], mapping[splice.end - 1]
+        assert first is not None and last is not None
+        return replace(splice, start=first, end=last + 1)
+    anchor = splice.targets[0]  # an insertion beside its anchor line
+    position = mapping[anchor - 1]
+    assert position is not None
+    at = position + 1 if splice.op == "insert_after" else position
+    return replace(splice, start=at, end=at)
+
+
+def first_breaks(
+    base: Sequence[str], steps: Sequence[Sequence[str]], spans: Sequence[Sequence[int]]
+) -> list[int | None]:
+    """For each span of 1-based `base` lines, the index of the step (version) that broke it.
+
+    `steps` are the successive contents after `base`. None: no single step broke
+    the span (only their combination did).
+    """
+    alive: dict[int, list[int]] = {i: list(span) for i, span in enumerate(spans)}
+    breaks: list[int | None] = [None] * len(spans)
+    previous = base
+    for k, lines in enumerate(steps):
+        mapping = line_map(previous, lines)
+        for i, positions in list(alive.items()):
+            if span_survives(mapping, positions):
+                alive[i] = [mapping[p - 1] + 1 for p in positions]  # type: ignore[operator]
+            else:
+                breaks[i] = k
+                del alive[i]
+        previous = lines
+    return breaks
