@@ -21,9 +21,11 @@ import zmq
 
 from client.connection import live_endpoint, start_daemon, workspace_root
 from client.errors import DaemonUnavailable, RequestError, RequestTimeout
+from client.subscription import Subscription
 from schemas.errors import ErrorCode
 from schemas.tools import (
     TOOL_RESULTS,
+    AgentStatusResult,
     EditResult,
     LogResult,
     Op,
@@ -35,7 +37,7 @@ from schemas.tools import (
 )
 from schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
-__all__ = ["Client", "DaemonUnavailable", "RequestError", "RequestTimeout"]
+__all__ = ["Client", "DaemonUnavailable", "RequestError", "RequestTimeout", "Subscription"]
 
 R = TypeVar("R", bound=Result)
 _PARAMS_ENCODER = msgspec.msgpack.Encoder()
@@ -151,11 +153,12 @@ class Client:
         offset: int | None = None,
         limit: int | None = None,
         max_lines: int | None = None,
+        since_version: int | None = None,
     ) -> ReadFileResult:
+        """A versioned read; with `since_version`, only what changed since (a delta)."""
         params = {"path": path, "hashes": hashes, "range": range, "offset": offset}
-        return self._typed(
-            "read_file", {**params, "limit": limit, "max_lines": max_lines}, ReadFileResult
-        )
+        more = {"limit": limit, "max_lines": max_lines, "since_version": since_version}
+        return self._typed("read_file", {**params, **more}, ReadFileResult)
 
     def read_many_files(
         self, paths: list[str], *, hashes: bool = False, max_lines: int | None = None
@@ -174,6 +177,19 @@ class Client:
         ops = [msgspec.to_builtins(op) for op in operations]
         params = {"path": path, "operations": ops, "skip_safety_check": skip_safety_check}
         return self._typed("edit", params, EditResult)
+
+    def agent_status(self, agent: str | None = None) -> AgentStatusResult:
+        """Every file `agent` (default: this client's) has seen, and what changed since."""
+        return self._typed("agent_status", {"agent": agent}, AgentStatusResult)
+
+    def subscribe(self, paths: Sequence[str] | None = None) -> Subscription:
+        """Committed events as they happen (all, or only those about `paths`)."""
+        endpoint = live_endpoint(self.root)
+        if endpoint is None or not endpoint.events:
+            raise DaemonUnavailable.local(
+                ErrorCode.DAEMON_UNAVAILABLE, f"no daemon publishes events for {self.root}"
+            )
+        return Subscription(self._zmq, endpoint.events, paths)
 
     # --- lifecycle ------------------------------------------------------------------------
 

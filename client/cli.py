@@ -106,11 +106,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_read(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        result = client.read_file(args.path, hashes=args.hashes, range=args.range)
+        result = client.read_file(
+            args.path, hashes=args.hashes, range=args.range, since_version=args.since
+        )
     if args.json:
         _print_json(result)
         return EXIT_OK
-    body = result.rendered if args.hashes else result.content.rstrip("\r\n")
+    if result.since_version is not None:
+        body = "(unchanged)" if result.unchanged else (result.delta or result.content)
+    else:
+        body = result.rendered if args.hashes else result.content.rstrip("\r\n")
     print(body)
     shown = f"lines {result.start_line}-{result.end_line} of {result.line_count}"
     more = ", truncated" if result.truncated else ""
@@ -164,6 +169,35 @@ def cmd_log(args: argparse.Namespace) -> int:
     for entry in result.events:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.ts / 1000))
         print(f"{entry.seq:>6}  {when}  {entry.agent or '-':<16} {entry.kind:<16} {entry.summary}")
+    return EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Print committed events as they happen, until Ctrl-C (or --count / --timeout)."""
+    with _client(args) as client, client.subscribe(args.paths or None) as subscription:
+        for n, event in enumerate(subscription.events(args.idle_timeout), start=1):
+            if args.json:
+                sys.stdout.write(_JSON.encode(event).decode() + "\n")
+            else:
+                print(f"{event.seq:>6}  {event.agent or '-':<16} {event.kind:<16} {event.summary}")
+            sys.stdout.flush()
+            if args.count and n >= args.count:
+                break
+    return EXIT_OK
+
+
+def cmd_agent_status(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        result = client.agent_status(args.of)
+    if args.json:
+        _print_json(result)
+        return EXIT_OK
+    print(f"{result.agent}: {len(result.files)} files seen, {result.stale_files} stale")
+    for seen in result.files:
+        state = "current" if seen.current else f"STALE ({len(seen.changed_since)} changes since)"
+        print(f"  {seen.path}  saw version {seen.version_seen}  {state}")
+        for change in seen.changed_since:
+            print(f"      seq {change['seq']} {change['kind']} by {change['agent'] or 'outside'}")
     return EXIT_OK
 
 
@@ -221,6 +255,7 @@ def _add_tools(sub: Any) -> None:
     read.add_argument("path")
     read.add_argument("--hashes", action="store_true", help="show LINE#ANCHOR rows")
     read.add_argument("--range", help="START-END, 1-based, inclusive")
+    read.add_argument("--since", type=int, help="only what changed since this version")
     read.add_argument("--json", action="store_true")
     read.set_defaults(run=cmd_read)
     edit = sub.add_parser("edit", help="apply anchored operations (JSON) to a file")
@@ -235,6 +270,18 @@ def _add_tools(sub: Any) -> None:
     log.add_argument("--limit", type=int, default=50)
     log.add_argument("--json", action="store_true")
     log.set_defaults(run=cmd_log)
+    watch = sub.add_parser("watch", help="print committed events live (all, or for PATHs)")
+    watch.add_argument("paths", nargs="*", metavar="PATH")
+    watch.add_argument("--count", type=int, default=0, help="exit after N events")
+    watch.add_argument(
+        "--idle-timeout", type=float, default=None, help="exit after S seconds without events"
+    )
+    watch.add_argument("--json", action="store_true", help="one JSON object per line")
+    watch.set_defaults(run=cmd_watch)
+    agent = sub.add_parser("agent-status", help="files an agent has seen, and which are stale")
+    agent.add_argument("of", nargs="?", metavar="AGENT", help="default: --agent")
+    agent.add_argument("--json", action="store_true")
+    agent.set_defaults(run=cmd_agent_status)
     call = sub.add_parser("call", help="any method: params JSON on stdin, envelope JSON out")
     call.add_argument("method")
     call.set_defaults(run=cmd_call)

@@ -88,6 +88,10 @@ Or use offset (first line, 1-based) and limit (number of lines) instead; not bot
 - max_lines: the most lines served in one read (default {DEFAULT_MAX_LINES}). When a read \
 is cut short, truncated is true and end_line is the last line served; read on from \
 end_line + 1.
+- since_version: a version you read before. Returns only what changed since then: \
+unchanged: true when nothing did, otherwise delta (the changed hunks, new lines shown as \
+LINE#ANCHOR with fresh anchors) and lines (the changed lines). Cheaper than a full re-read \
+after someone else edited the file; afterwards your anchors for the whole file are current.
 
 Returns file_path, version (higher is newer, across all agents), sha256 (of the whole file \
 on disk, even for a partial read), line_count, content (the served lines with their line \
@@ -167,10 +171,18 @@ editing with those without re-reading. auto_corrections and warnings report anyt
 adjusted, such as a reversed range that was swapped (range_order_swapped) or an occurrence \
 that disagreed with line (the occurrence wins).
 
+Other agents may edit the same file. Your anchors are resolved in the version you last \
+read (or last wrote) and carried to the current file: an edit whose lines nobody else \
+changed still applies (the reply says rebased_from_version), while an edit that relies on a \
+line someone changed — or on a range someone inserted into — is refused, never applied to \
+the wrong line.
+
 Errors (error.code, then what to do); the file is unchanged after any error:
-- anchor_stale: an anchor matches no line of the current file, usually because the file \
-changed since you read it. Re-read the file (or use the delta the error gives, if any) and \
-retry with fresh anchors.
+- anchor_stale: a line your operation relies on changed since you read the file (or the \
+anchor matches nothing). details.conflicts names who changed it (seq, agent, kind; agent \
+null for a change made outside the daemon) and details.delta holds what changed with fresh \
+anchors: retry with those anchors in the same turn, no re-read needed. Without a delta, \
+re-read the file.
 - anchor_ambiguous: a hash matches several lines. Add occurrence (1-indexed) and line; \
 details.candidates lists the lines.
 - anchor_context_ambiguous: the anchor matches identical lines with identical neighbors. \

@@ -86,17 +86,18 @@ def write_endpoint(state_dir: Path, endpoint: Endpoint) -> None:
     os.replace(tmp, state_dir / ENDPOINT_FILE)
 
 
-def make_endpoint(workspace: Path, socket: str, version: str) -> Endpoint:
+def make_endpoint(workspace: Path, socket: str, events: str, version: str) -> Endpoint:
     return Endpoint(
         pid=os.getpid(),
         workspace=str(workspace),
         socket=socket,
+        events=events,
         version=version,
         protocol=PROTOCOL_VERSION,
     )
 
 
-def remove_run_files(state_dir: Path, sock: Path) -> None:
+def remove_run_files(state_dir: Path, *sockets: Path) -> None:
     """On clean shutdown: clients then know at once that nobody serves."""
-    for path in (state_dir / ENDPOINT_FILE, state_dir / PID_FILE, sock):
+    for path in (state_dir / ENDPOINT_FILE, state_dir / PID_FILE, *sockets):
         path.unlink(missing_ok=True)

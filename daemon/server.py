@@ -29,6 +29,7 @@ import zmq
 
 from daemon.handlers import Context, DaemonInfo, Handler, Outcome, registry
 from daemon.journal import Journal
+from daemon.publisher import Publisher
 from daemon.runfiles import (
     acquire_lock,
     ensure_private_dir,
@@ -75,11 +76,13 @@ class Server:
         self.handlers: dict[str, Handler] = registry()
         self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
         self.sock_path = socket_path(self.state_dir)
+        self.events_path = self.sock_path.with_name(self.sock_path.stem + "-events.sock")
         self.address = f"ipc://{self.sock_path}"
         self.info = DaemonInfo(
             pid=os.getpid(),
             version=VERSION,
             socket=self.address,
+            events_socket=f"ipc://{self.events_path}",
             log_path=str(self.state_dir / LOG_FILE),
             started_monotonic=time.monotonic(),
         )
@@ -87,14 +90,17 @@ class Server:
         self._zmq = zmq.Context()
         self.router = self._zmq.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.LINGER, 1000)
+        self.publisher: Publisher | None = None
 
     # --- lifecycle ------------------------------------------------------------------
 
     def serve_forever(self, on_ready: Callable[[], None] = lambda: None) -> None:
         """Bind, announce, loop until a signal asks to stop, then shut down cleanly."""
         self._install_signal_handlers()
-        self.sock_path.unlink(missing_ok=True)  # stale: we hold the lock, nobody serves it
+        for stale in (self.sock_path, self.events_path):  # we hold the lock: nobody serves them
+            stale.unlink(missing_ok=True)
         self.router.bind(self.address)
+        self.publisher = Publisher(self._zmq, self.info.events_socket)
         self._record_now(
             None,
             DaemonStarted(
@@ -104,7 +110,10 @@ class Server:
                 socket=self.address,
             ),
         )
-        write_endpoint(self.state_dir, make_endpoint(self.workspace.root, self.address, VERSION))
+        write_endpoint(
+            self.state_dir,
+            make_endpoint(self.workspace.root, self.address, self.info.events_socket, VERSION),
+        )
         log.info("serving %s on %s (pid %d)", self.workspace.root, self.address, self.info.pid)
         on_ready()
         try:
@@ -125,9 +134,11 @@ class Server:
     def _shutdown(self) -> None:
         reason = self._stopping or "loop ended"
         self.router.close()
-        self._zmq.term()
         self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
-        remove_run_files(self.state_dir, self.sock_path)
+        if self.publisher is not None:
+            self.publisher.close()
+        self._zmq.term()
+        remove_run_files(self.state_dir, self.sock_path, self.events_path)
         self.journal.close()
         os.close(self._lock_fd)
         log.info("stopped (%s)", reason)
@@ -152,8 +163,12 @@ class Server:
             self._flush(batch)
 
     def _commit(self) -> None:
-        for record in self.journal.commit():
+        """Make staged events durable, then tell the terminal, the log and subscribers."""
+        records = self.journal.commit()
+        for record in records:
             log.info("%d %s %s", record.seq, record.agent or "-", record.event.summary())
+        if self.publisher is not None:
+            self.publisher.publish(records)
 
     def _flush(self, batch: _Batch) -> None:
         """Commit staged events, then reply: a reply never outruns its commit."""
@@ -287,8 +302,7 @@ class Server:
     def _record_now(self, agent: str | None, event: Any) -> Record:
         record = self.journal.stage(agent, event)
         self.state.apply(record)
-        self.journal.commit()
-        log.info("%d %s %s", record.seq, agent or "-", event.summary())
+        self._commit()
         return record
 
 

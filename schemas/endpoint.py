@@ -25,6 +25,7 @@ class Endpoint(msgspec.Struct, kw_only=True):
     socket: str  # a ZeroMQ address, e.g. ipc:///ws/.editjournal/daemon.sock
     version: str
     protocol: int
+    events: str = ""  # the PUB socket's address: every committed event
 
 
 ENDPOINT_ENCODER = msgspec.json.Encoder()

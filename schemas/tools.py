@@ -59,6 +59,7 @@ class StatusResult(Result):
     journal_path: str
     journal_bytes: int
     socket: str
+    events_socket: str  # PUB: every committed event, topic = path + NUL
     log_path: str
 
 
@@ -99,6 +100,7 @@ class ReadFileParams(Params):
     offset: PositiveInt | None = None
     limit: PositiveInt | None = None
     max_lines: PositiveInt = DEFAULT_MAX_LINES
+    since_version: NonNegativeInt | None = None  # only what changed since this version
 
 
 class AnchoredLine(Result):
@@ -128,6 +130,34 @@ class ReadFileResult(Result):
     size: int
     lines: list[AnchoredLine] | None = None
     rendered: str | None = None
+    # delta reads (since_version): content is "", `delta` holds the changed hunks with
+    # fresh anchors, `lines` the changed lines; `unchanged` says nothing changed
+    since_version: int | None = None
+    unchanged: bool | None = None
+    delta: str | None = None
+
+
+class AgentStatusParams(Params):
+    agent: str | None = None  # default: the calling agent
+
+
+class FileSeen(Result):
+    """One file an agent has seen: the version it saw and what changed since."""
+
+    path: str
+    version_seen: int
+    sha256_seen: str
+    lines_seen: tuple[int, int] | None
+    current: bool
+    current_version: int | None
+    current_sha256: str | None  # None: the file was deleted
+    changed_since: list[dict[str, Any]]
+
+
+class AgentStatusResult(Result):
+    agent: str
+    files: list[FileSeen]
+    stale_files: int
 
 
 class ReadManyFilesParams(Params):
@@ -276,6 +306,7 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "read_file": ReadFileParams,
     "read_many_files": ReadManyFilesParams,
     "edit": EditParams,
+    "agent_status": AgentStatusParams,
 }
 
 TOOL_RESULTS: dict[str, type[Result]] = {
@@ -285,4 +316,5 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "read_file": ReadFileResult,
     "read_many_files": ReadManyFilesResult,
     "edit": EditResult,
+    "agent_status": AgentStatusResult,
 }

@@ -52,5 +52,11 @@ class PublishedEvent(msgspec.Struct, kw_only=True):
     summary: str
 
 
+def event_topic(path: str | None) -> bytes:
+    """The PUB topic of an event: its path then NUL (just NUL for no path), so a
+    subscription to one path's topic is an exact match, and `b""` is everything."""
+    return (path or "").encode() + b"\x00"
+
+
 REQUEST_ENCODER = msgspec.msgpack.Encoder()
 RESPONSE_DECODER = msgspec.msgpack.Decoder(Response)

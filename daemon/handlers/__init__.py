@@ -30,6 +30,7 @@ class DaemonInfo:
     pid: int
     version: str
     socket: str
+    events_socket: str
     log_path: str
     started_monotonic: float
 
@@ -90,6 +91,6 @@ def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
 
 def registry() -> dict[str, Handler]:
     """Every handler, importing the modules that register them."""
-    from daemon.handlers import edit, meta, read  # noqa: F401 - imported for registration
+    from daemon.handlers import agents, edit, meta, read  # noqa: F401 - registration
 
     return HANDLERS

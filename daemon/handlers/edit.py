@@ -15,7 +15,7 @@ import msgspec
 
 from daemon.handlers import Context, Outcome, Write, handles
 from daemon.handlers.observe import outside_change
-from daemon.handlers.read import chosen_path
+from daemon.handlers.read import anchored, chosen_path
 from daemon.handlers.staleness import Base, agent_base, plan_rebased, stale_error, with_delta
 from daemon.text.anchors import AnchorIndex, LineAnchor, anchor_lines
 from daemon.text.diff import anchored_diff, changed_region
@@ -25,7 +25,7 @@ from daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
 from schemas.events import AnyEvent, EditApplied, EditRejected, OutsideChangeRecorded
-from schemas.tools import AnchoredLine, AutoCorrection, EditDetails, EditParams, EditResult
+from schemas.tools import AutoCorrection, EditDetails, EditParams, EditResult
 
 WRITER = "edit"
 
@@ -140,7 +140,7 @@ def _applied(
         anchors_valid_through=valid_through,
         must_refresh_from_line=valid_through + 1,
         diff=diff,
-        changed_lines=[_anchored(new_anchors[n - 1], new_doc.lines[n - 1]) for n in added],
+        changed_lines=[anchored(new_anchors[n - 1], new_doc.lines[n - 1]) for n in added],
         auto_corrections=[AutoCorrection(type=t, detail=d) for t, d in plan.auto_corrections],
         safety_check=safety,
         details=EditDetails(
@@ -177,17 +177,6 @@ def _anchors_valid_through(
         if old_anchors[i].anchor != new_anchors[i].anchor:
             return i
     return first_change
-
-
-def _anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
-    return AnchoredLine(
-        line=anchor.line,
-        hash=anchor.anchor,
-        quality=anchor.quality,
-        text=text,
-        kind=anchor.kind,
-        unique=anchor.unique,
-    )
 
 
 def _continuity(req: _Request) -> str:

@@ -40,6 +40,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             journal_path=str(ctx.journal.path),
             journal_bytes=ctx.journal.size_bytes(),
             socket=ctx.info.socket,
+            events_socket=ctx.info.events_socket,
             log_path=ctx.info.log_path,
         )
     )

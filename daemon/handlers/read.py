@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass
 
 from daemon.handlers import Context, Outcome, handles
+from daemon.handlers.history import content_at, document
 from daemon.handlers.observe import outside_change
-from daemon.text.anchors import anchor_lines, render_rows
+from daemon.text.anchors import LineAnchor, anchor_lines, render_rows
+from daemon.text.diff import anchored_diff
 from daemon.text.lines import Document, parse
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
@@ -154,29 +156,79 @@ def _result(
     )
 
 
+def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
+    """One line as the wire shows it: number, anchor, quality, text."""
+    return AnchoredLine(
+        line=anchor.line,
+        hash=anchor.anchor,
+        quality=anchor.quality,
+        text=text,
+        kind=anchor.kind,
+        unique=anchor.unique,
+    )
+
+
 def _add_anchors(result: ReadFileResult, doc: Document, start: int, end: int) -> None:
     """Anchors are computed over the whole file (uniqueness is file-wide), then cut."""
     anchors = anchor_lines(doc.lines)[start - 1 : end]
     bodies = doc.lines[start - 1 : end]
-    result.lines = [
-        AnchoredLine(
-            line=a.line, hash=a.anchor, quality=a.quality, text=body, kind=a.kind, unique=a.unique
-        )
-        for a, body in zip(anchors, bodies, strict=True)
-    ]
+    result.lines = [anchored(a, body) for a, body in zip(anchors, bodies, strict=True)]
     result.rendered = render_rows(anchors, bodies)
 
 
 @handles("read_file")
 def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
-    served = serve_read(ctx, path, window_of(params), params.hashes, ctx.next_seq)
+    if params.since_version is not None:
+        window_of(params)  # still refuses range together with offset/limit
+        if params.range is not None or params.offset is not None or params.limit is not None:
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                "since_version reads the whole file's changes; drop range/offset/limit"
+                " - at `$.params.since_version`",
+            )
+        served = serve_delta(ctx, path, params.since_version, warnings)
+    else:
+        served = serve_read(ctx, path, window_of(params), params.hashes, ctx.next_seq)
     return Outcome(
         served.result,
         events=served.events,
         blobs=_new_blobs(ctx, [served]),
         warnings=warnings,
     )
+
+
+def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> ServedRead:
+    """Only what changed since version `since`, with fresh anchors; the agent's
+    snapshot then advances to the current content, as after a full read."""
+    snap = ctx.workspace.read(path)
+    doc = parse(snap.text)
+    noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
+    version = ctx.next_seq + len(noticed)
+    event = FileRead(
+        path=snap.path,
+        sha256=snap.sha256,
+        size=snap.size,
+        line_count=doc.line_count,
+        hashes=True,
+        since_version=since,
+    )
+    result = _result(snap, doc, 1, doc.line_count, False, version)
+    result.since_version, result.content = since, ""
+    old_sha = content_at(ctx, snap.path, since)
+    old = document(ctx, old_sha, {snap.sha256: snap.data})
+    if old_sha == snap.sha256:
+        result.unchanged = True
+    elif old is None:
+        warnings.append(f"no content of {snap.path} was recorded at version {since}: whole file")
+        result.content = "".join(a + b for a, b in zip(doc.lines, doc.endings, strict=True))
+        _add_anchors(result, doc, 1, doc.line_count)
+    else:
+        anchors = anchor_lines(doc.lines)
+        result.unchanged = False
+        result.delta, added = anchored_diff(old.lines, doc.lines, anchors)
+        result.lines = [anchored(anchors[n - 1], doc.lines[n - 1]) for n in added]
+    return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 
 @handles("read_many_files")

@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from daemon.handlers import Context
 from daemon.handlers.history import ContentChange, changes_since, document
+from daemon.handlers.read import anchored
 from daemon.text.anchors import LineAnchor
 from daemon.text.diff import anchored_diff
 from daemon.text.edit import EditPlan, plan_edit
@@ -113,13 +116,7 @@ def delta(
         "to_version": current_version,
         "diff": diff,
         "changed_lines": [
-            {
-                "line": n,
-                "hash": anchors[n - 1].anchor,
-                "quality": anchors[n - 1].quality,
-                "text": current.lines[n - 1],
-            }
-            for n in added
+            msgspec.to_builtins(anchored(anchors[n - 1], current.lines[n - 1])) for n in added
         ],
         "line_count": current.line_count,
     }

@@ -188,12 +188,14 @@ def _resolve_endpoint(planner: _Planner, raw: str, which: str) -> int:
 
 
 def _range_splice(planner: _Planner, i: int, op: ReplaceRange | DeleteRange) -> Splice:
-    start, end = _range_endpoints(planner, op)
+    start, end = _range_endpoints(planner, i, op)
     new = content_lines(op.content) if isinstance(op, ReplaceRange) else ()
     return Splice(i, _op_name(op), start - 1, end, new, tuple(range(start, end + 1)))
 
 
-def _range_endpoints(planner: _Planner, op: ReplaceRange | DeleteRange) -> tuple[int, int]:
+def _range_endpoints(
+    planner: _Planner, index: int, op: ReplaceRange | DeleteRange
+) -> tuple[int, int]:
     """Both endpoints (every problem reported); a reversed range is swapped and reported."""
     resolved: dict[str, int] = {}
     errors: list[ToolError] = []
@@ -202,9 +204,12 @@ def _range_endpoints(planner: _Planner, op: ReplaceRange | DeleteRange) -> tuple
             resolved[which] = _resolve_endpoint(planner, raw, which)
         except ToolError as e:
             errors.append(e)
-    if errors:
-        planner.problems.extend(errors[1:])
-        raise errors[0]
+    if errors:  # report both endpoints, in order, each naming its operation
+        for error in errors:
+            error.details.setdefault("operation", index + 1)
+            error.details.setdefault("op", _op_name(op))
+        planner.problems.extend(errors[:-1])
+        raise errors[-1]
     start, end = resolved["start_hash"], resolved["end_hash"]
     if start == end:
         raise ToolError(

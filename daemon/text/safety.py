@@ -24,7 +24,7 @@ from daemon.text.edit import Splice
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".adoc", ".org", ".tex")
 _WORD = re.compile(r"\w\W*\w")  # at least two word characters
-_STRING = re.compile(r'"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`')
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\\n])*`')  # one line at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,7 @@ def _bracket_balance(lines: Sequence[str], splices: Sequence[Splice]) -> list[Sa
 
 
 def _balance(lines: Sequence[str]) -> dict[str, int]:
-    """Opens minus closes per bracket kind, ignoring double-quoted and backtick strings."""
-    text = _STRING.sub("", "\n".join(lines))
+    """Opens minus closes per bracket kind, ignoring double-quoted and backtick strings
+    (line by line: a stray quote must not swallow the brackets of the lines after it)."""
+    text = "\n".join(_STRING.sub("", line) for line in lines)
     return {o: text.count(o) - text.count(c) for o, c in PAIRS.items()}

@@ -737,14 +737,6 @@ def test_several_problems_carry_the_first_code_and_list_every_problem() -> None:
 
 
 def test_a_range_with_both_endpoints_stale_reports_start_first_with_its_operation() -> None:
-    # SOURCE BUG: _range_endpoints (daemon/text/edit.py) does
-    # `planner.problems.extend(errors[1:]); raise errors[0]`, so when both endpoints
-    # fail, the end_hash problem is appended to planner.problems BEFORE the start_hash
-    # problem (which _splice appends after catching it), and only the raised start_hash
-    # error gets `operation`/`op` via setdefault. Result: the combined error's code,
-    # message and details come from end_hash instead of start_hash (the first problem),
-    # and details.problems' end_hash entry has no "operation" or "op" to say which
-    # operation of the batch it belongs to.
     lines = values(4)
     error = rejection(lines, [DeleteRange(start_hash="abcdef", end_hash="fedcba")])
     assert error.code is ErrorCode.ANCHOR_STALE

@@ -1,0 +1,34 @@
+"""`agent_status`: what an agent has seen, and what changed since — for an agent
+whose own context was compacted and must learn which of its knowledge is stale."""
+
+from __future__ import annotations
+
+from daemon.handlers import Context, Outcome, handles
+from daemon.handlers.history import changes_since
+from schemas.tools import AgentStatusParams, AgentStatusResult, FileSeen
+
+
+@handles("agent_status")
+def agent_status(ctx: Context, params: AgentStatusParams) -> Outcome:
+    agent = params.agent or ctx.agent
+    files: list[FileSeen] = []
+    for (who, path), seen in sorted(ctx.state.snapshots.items()):
+        if who != agent:
+            continue
+        known = ctx.state.files.get(path)
+        current_sha = known.sha256 if known else None
+        changes = [] if current_sha == seen.sha256 else changes_since(ctx, path, seen.version)
+        files.append(
+            FileSeen(
+                path=path,
+                version_seen=seen.version,
+                sha256_seen=seen.sha256,
+                lines_seen=seen.lines,
+                current=current_sha == seen.sha256,
+                current_version=known.version if known else None,
+                current_sha256=current_sha,
+                changed_since=[c.describe() for c in changes],
+            )
+        )
+    stale = sum(not f.current for f in files)
+    return Outcome(AgentStatusResult(agent=agent, files=files, stale_files=stale))

@@ -1,0 +1,46 @@
+"""The PUB socket: every committed event, broadcast so agents learn of changes without polling.
+
+Frames: `[topic, msgpack(PublishedEvent)]`. The topic is the event's path
+followed by a NUL byte (just the NUL for events about no file), so a
+subscriber to `b"src/app.py\\0"` gets exactly that file's events and a
+subscriber to `b""` gets everything. Publishing never blocks the daemon: PUB
+drops messages for subscribers that do not keep up (their high-water mark),
+and the journal stays the place to catch up from (`log --after-seq`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+import zmq
+
+from schemas.events import Record
+from schemas.wire import PublishedEvent, event_topic
+
+_ENCODER = msgspec.msgpack.Encoder()
+
+
+class Publisher:
+    """Owned by the daemon's one thread, like everything else that writes."""
+
+    def __init__(self, context: zmq.Context[zmq.Socket[bytes]], address: str) -> None:
+        self.address = address
+        self.socket = context.socket(zmq.PUB)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.bind(address)
+
+    def publish(self, records: Iterable[Record]) -> None:
+        for record in records:
+            event = PublishedEvent(
+                seq=record.seq,
+                ts=record.ts,
+                kind=record.kind,
+                agent=record.agent,
+                path=record.path,
+                summary=record.event.summary(),
+            )
+            self.socket.send_multipart([event_topic(record.path), _ENCODER.encode(event)])
+
+    def close(self) -> None:
+        self.socket.close()

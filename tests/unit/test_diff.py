@@ -1,0 +1,144 @@
+"""Tests for daemon.text.diff: the changed region and the anchored diff of an edit."""
+
+from __future__ import annotations
+
+from daemon.text.anchors import anchor_lines
+from daemon.text.diff import ChangedRegion, anchored_diff, changed_region
+
+
+def values(count: int, start: int = 1) -> list[str]:
+    return [f"value_{n} = {n}" for n in range(start, start + count)]
+
+
+def diff(old: list[str], new: list[str]) -> tuple[str, list[int]]:
+    return anchored_diff(old, new, anchor_lines(new))
+
+
+# --- changed_region ---------------------------------------------------------------------
+
+
+def test_changed_region_trims_common_prefix_and_suffix() -> None:
+    old = ["a", "b", "c", "d", "e"]
+    new = ["a", "b", "X", "Y", "d", "e"]
+    assert changed_region(old, new) == ChangedRegion(start=2, old_end=3, new_end=4)
+
+
+def test_changed_region_of_identical_sequences_is_empty() -> None:
+    region = changed_region(["a", "b"], ["a", "b"])
+    assert region.empty
+    assert region == ChangedRegion(2, 2, 2)
+
+
+def test_changed_region_of_a_pure_insertion_removes_nothing() -> None:
+    region = changed_region(["a", "b"], ["a", "new", "b"])
+    assert region == ChangedRegion(1, 1, 2)
+    assert not region.empty
+
+
+def test_changed_region_of_a_pure_deletion_adds_nothing() -> None:
+    assert changed_region(["a", "b", "c"], ["a", "c"]) == ChangedRegion(1, 2, 1)
+
+
+def test_changed_region_prefix_and_suffix_do_not_overlap_on_repeats() -> None:
+    # "a a" -> "a a a": the prefix takes two, so the suffix may take none of them again.
+    assert changed_region(["a", "a"], ["a", "a", "a"]) == ChangedRegion(2, 2, 3)
+    assert changed_region(["a", "a", "a"], ["a"]) == ChangedRegion(1, 3, 1)
+
+
+def test_changed_region_handles_empty_sides() -> None:
+    assert changed_region([], ["a"]) == ChangedRegion(0, 0, 1)
+    assert changed_region(["a"], []) == ChangedRegion(0, 1, 0)
+
+
+# --- anchored_diff --------------------------------------------------------------------------
+
+
+def test_unchanged_text_gives_an_empty_diff() -> None:
+    assert diff(values(5), values(5)) == ("", [])
+
+
+def test_replaced_line_shows_context_with_new_anchors_removed_and_added_rows() -> None:
+    old = values(10)
+    new = [*old[:4], "changed = 5", *old[5:]]
+    a = anchor_lines(new)
+    text, added = diff(old, new)
+    assert text.splitlines() == [
+        "@@ -2,7 +2,7 @@",
+        *(f" {n}#{a[n - 1].anchor}|{new[n - 1]}" for n in (2, 3, 4)),
+        "-5|value_5 = 5",
+        f"+5#{a[4].anchor}|changed = 5",
+        *(f" {n}#{a[n - 1].anchor}|{new[n - 1]}" for n in (6, 7, 8)),
+    ]
+    assert added == [5]
+
+
+def test_insertion_rows_carry_their_new_line_numbers() -> None:
+    old = values(8)
+    new = [*old[:4], "inserted_a()", "inserted_b()", *old[4:]]
+    a = anchor_lines(new)
+    text, added = diff(old, new)
+    rows = text.splitlines()
+    assert rows[0] == "@@ -2,6 +2,8 @@"
+    assert f"+5#{a[4].anchor}|inserted_a()" in rows
+    assert f"+6#{a[5].anchor}|inserted_b()" in rows
+    assert not any(row.startswith("-") for row in rows)
+    assert f" 7#{a[6].anchor}|value_5 = 5" in rows  # context after: new numbering
+    assert added == [5, 6]
+
+
+def test_deletion_rows_carry_their_old_line_numbers() -> None:
+    old = values(8)
+    new = [*old[:2], *old[5:]]
+    text, added = diff(old, new)
+    rows = text.splitlines()
+    assert [r for r in rows if r.startswith("-")] == [
+        "-3|value_3 = 3",
+        "-4|value_4 = 4",
+        "-5|value_5 = 5",
+    ]
+    a = anchor_lines(new)
+    assert rows[0] == "@@ -1,8 +1,5 @@"
+    assert f" 3#{a[2].anchor}|value_6 = 6" in rows
+    assert added == []
+
+
+def test_change_at_the_top_has_no_context_before() -> None:
+    old = values(6)
+    new = ["first = 0", *old[1:]]
+    text, _ = diff(old, new)
+    rows = text.splitlines()
+    assert rows[:3] == ["@@ -1,4 +1,4 @@", "-1|value_1 = 1", rows[2]]
+    assert rows[2].startswith("+1#")
+
+
+def test_far_apart_changes_get_separate_hunks() -> None:
+    old = values(30)
+    new = list(old)
+    new[2] = "early = 3"
+    new[26] = "late = 27"
+    text, added = diff(old, new)
+    headers = [row for row in text.splitlines() if row.startswith("@@")]
+    assert headers == ["@@ -1,6 +1,6 @@", "@@ -24,7 +24,7 @@"]
+    assert added == [3, 27]
+
+
+def test_low_quality_and_non_unique_rows_are_marked() -> None:
+    old = ["fn a() {", "    one();", "}", "fn b() {", "    two();", "}"]
+    new = ["fn a() {", "    one();", "", "}", "fn b() {", "    two();", "}"]
+    a = anchor_lines(new)
+    text, added = diff(old, new)
+    rows = text.splitlines()
+    assert f"+3#{a[2].anchor}~|" in rows
+    assert f" 4#{a[3].anchor}~|}}" in rows
+    assert f" 1#{a[0].anchor}|fn a() {{" in rows
+    assert added == [3]
+
+
+def test_non_unique_rows_are_marked_with_a_question_mark() -> None:
+    twin = ["before = 1", "twin = 2", "after = 3"]
+    old = [*twin, "middle = 0", *twin]
+    new = [*twin, "middle = changed", *twin]
+    a = anchor_lines(new)
+    assert not a[1].unique
+    text, _ = diff(old, new)
+    assert f" 2#{a[1].anchor}?|twin = 2" in text.splitlines()
