@@ -294,7 +294,8 @@ class Server:
         """Stage the outcome's events and fold them into state, in one order."""
         records = []
         for event in outcome.events:
-            record = self.journal.stage(agent, event, outcome.blobs)
+            who = agent if event.caused_by_agent else None
+            record = self.journal.stage(who, event, outcome.blobs)
             self.state.apply(record)
             records.append(record)
         return records

@@ -8,7 +8,7 @@ never reordered or retyped in place.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 import msgspec
 
@@ -17,6 +17,8 @@ class Event(msgspec.Struct, tag_field="kind", kw_only=True, omit_defaults=True):
     """Base of every journal event. `path` is set for events about one file."""
 
     path: str | None = None
+    # False for facts no agent caused (an outside change noticed during its request)
+    caused_by_agent: ClassVar[bool] = True
 
     @property
     def kind(self) -> str:
@@ -131,6 +133,8 @@ class EditRejected(Event, tag="edit_rejected"):
 
 class OutsideChangeRecorded(Event, tag="outside_change"):
     """Someone other than the daemon changed a known file (seen on the next access)."""
+
+    caused_by_agent: ClassVar[bool] = False
 
     path: str
     change: str  # "created" | "modified" | "deleted" | "moved"

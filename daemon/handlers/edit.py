@@ -16,7 +16,15 @@ import msgspec
 from daemon.handlers import Context, Outcome, Write, handles
 from daemon.handlers.observe import outside_change
 from daemon.handlers.read import anchored, chosen_path
-from daemon.handlers.staleness import Base, agent_base, plan_rebased, stale_error, with_delta
+from daemon.handlers.staleness import (
+    Base,
+    agent_base,
+    explain_from,
+    last_read_base,
+    plan_rebased,
+    stale_error,
+    with_delta,
+)
 from daemon.text.anchors import AnchorIndex, LineAnchor, anchor_lines
 from daemon.text.diff import anchored_diff, changed_region
 from daemon.text.edit import EditPlan, apply_plan, plan_edit
@@ -61,9 +69,7 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
     try:
         plan = _plan(req, base, index, old_anchors)
     except ToolError as e:
-        if base is not None:
-            e = with_delta(e, base, doc, old_anchors, _current_version(req))
-        return _rejected(req, _explain_stale(req, e))
+        return _rejected(req, _explain(req, e, base, old_anchors))
     new_doc = apply_plan(doc, plan)
     findings = check_edit(doc.lines, plan.splices, brackets_matter(snap.path))
     if findings and not params.skip_safety_check:
@@ -82,6 +88,25 @@ def _plan(
     if broken:
         raise stale_error(req.ctx, base, req.doc, anchors, broken, _current_version(req))
     return plan
+
+
+def _explain(
+    req: _Request, error: ToolError, base: Base | None, anchors: list[LineAnchor]
+) -> ToolError:
+    """Make an `anchor_stale` as useful as the journal allows: name who changed the
+    lines (through the agent's last read if need be) and hand over the delta."""
+    if error.code is not ErrorCode.ANCHOR_STALE or "conflicts" in error.details:
+        return error
+    version = _current_version(req)
+    last_read = last_read_base(req.ctx, req.snap, list(req.noticed), base)
+    if last_read is not None:
+        ops = req.params.operations
+        explained = explain_from(req.ctx, last_read, req.doc, anchors, ops, version)
+        if explained is not None:
+            return explained
+    if base is not None:
+        return with_delta(error, base, req.doc, anchors, version)
+    return _explain_stale(req, error)
 
 
 def _current_version(req: _Request) -> int:

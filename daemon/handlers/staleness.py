@@ -46,11 +46,37 @@ def agent_base(ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent]) -> Bas
     seen = ctx.state.snapshots.get((ctx.agent, snap.path))
     if seen is None or seen.sha256 == snap.sha256:
         return None
-    doc = document(ctx, seen.sha256)
-    if doc is None:
+    return _base(ctx, snap, noticed, seen.version, seen.sha256)
+
+
+def last_read_base(
+    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], snapshot: Base | None
+) -> Base | None:
+    """The content of the agent's last *read*, when it is older than its snapshot.
+
+    After an agent's own write its snapshot is the written content, which may
+    already hold other agents' changes it never saw. An anchor it still holds
+    from its last read is then unknown in the snapshot; resolving it in that
+    read explains the staleness (who changed the line) instead of a bare
+    "not found". Used to explain refusals only, never to apply an edit.
+    """
+    reads = ctx.journal.records(
+        path=snap.path, agent=ctx.agent, kind="file_read", newest_first=True, limit=1
+    )
+    read = next(iter(reads), None)
+    if read is None or read.event.content_sha256 in (snap.sha256, snapshot and snapshot.sha256):
         return None
-    changes = changes_since(ctx, snap.path, seen.version, noticed)
-    return Base(seen.version, seen.sha256, doc, changes, {snap.sha256: snap.data})
+    return _base(ctx, snap, noticed, read.seq, read.event.content_sha256)
+
+
+def _base(
+    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], version: int, sha256: str | None
+) -> Base | None:
+    doc = document(ctx, sha256)
+    if doc is None or sha256 is None:
+        return None
+    changes = changes_since(ctx, snap.path, version, noticed)
+    return Base(version, sha256, doc, changes, {snap.sha256: snap.data})
 
 
 def plan_rebased(
@@ -88,6 +114,24 @@ def stale_error(
         "delta": delta(base, current, anchors, current_version),
     }
     return ToolError(ErrorCode.ANCHOR_STALE, message, details)
+
+
+def explain_from(
+    ctx: Context,
+    base: Base,
+    current: Document,
+    anchors: Sequence[LineAnchor],
+    operations: Sequence[Operation],
+    current_version: int,
+) -> ToolError | None:
+    """An `anchor_stale` with conflicts and delta, if `base` explains the stale anchors."""
+    try:
+        _plan, broken = plan_rebased(base, current, operations)
+    except ToolError:
+        return None
+    if not broken:
+        return None
+    return stale_error(ctx, base, current, anchors, broken, current_version)
 
 
 def with_delta(

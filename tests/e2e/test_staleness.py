@@ -118,8 +118,10 @@ def test_outside_writer_follows_the_same_rules(daemon: RunningDaemon):
     assert [c["kind"] for c in result.rebased_over] == ["outside_change"]
     assert [c["agent"] for c in result.rebased_over] == [None]
     error = rejected(a, "shared.py", [{"op": "delete_line", "hash": seen[2]}])
-    # A's snapshot is now its own edit, which already contained the outside change:
-    assert error.code == "anchor_stale" and "delta" not in error.details
+    # A's snapshot is now its own edit (which holds the outside change); its last read
+    # still explains who changed line 2:
+    [conflict] = error.details["conflicts"]
+    assert (conflict["kind"], conflict["agent"], conflict["lines"]) == ("outside_change", None, [2])
     seen = anchors_of(a, "shared.py")
     target.write_text(target.read_text().replace("state + 3\n", "state + 300\n"))
     error = rejected(a, "shared.py", [{"op": "delete_line", "hash": seen[8]}])
@@ -138,3 +140,68 @@ def test_rejections_and_rebases_fold_to_the_live_state(daemon: RunningDaemon):
     state = fold(daemon.journal().records())
     assert state.digest() == a.status().state_digest
     assert daemon.journal().blob(state.files["shared.py"].sha256) == target.read_bytes()
+
+
+def test_read_since_version_returns_only_the_changes(daemon: RunningDaemon):
+    target, a, b = setup(daemon)
+    first = a.read_file("shared.py")
+    assert a.read_file("shared.py", since_version=first.version).unchanged is True
+    seen_by_b = anchors_of(b, "shared.py")
+    b.edit("shared.py", [{"op": "replace_line", "hash": seen_by_b[8], "content": "    return 8"}])
+    delta = a.read_file("shared.py", since_version=first.version)
+    assert delta.unchanged is False and delta.content == ""
+    assert [(row.line, row.text) for row in delta.lines] == [(8, "    return 8")]
+    assert "-8|    return state + 3" in delta.delta and f"+8#{delta.lines[0].hash}|" in delta.delta
+    assert daemon.journal().blob(delta.sha256) == target.read_bytes()
+    # A's snapshot advanced: the fresh anchor works without a rebase
+    result = a.edit("shared.py", [{"op": "delete_line", "hash": delta.lines[0].hash}])
+    assert result.rebased_from_version is None
+    assert "    return 8\n" not in target.read_text()
+
+
+def test_read_since_an_unknown_version_returns_the_whole_file_with_a_warning(
+    daemon: RunningDaemon,
+):
+    _, a, _ = setup(daemon)
+    response = a.call("read_file", {"path": "shared.py", "since_version": 1})
+    assert response.ok and response.result["content"] == FILE
+    assert any("no content" in w for w in response.warnings)
+
+
+def test_agent_status_says_which_files_went_stale_and_why(daemon: RunningDaemon):
+    _, a, b = setup(daemon)
+    (daemon.root / "other.py").write_text("x = 1\ny = 2\n")
+    a.read_file("shared.py")
+    a.read_file("other.py", range="1-1")
+    seen_by_b = anchors_of(b, "shared.py")
+    done = b.edit("shared.py", [{"op": "delete_line", "hash": seen_by_b[2]}])
+    status = a.agent_status()
+    assert status.agent == "agent-a" and status.stale_files == 1
+    by_path = {f.path: f for f in status.files}
+    assert by_path["other.py"].current and by_path["other.py"].lines_seen == (1, 1)
+    shared = by_path["shared.py"]
+    assert not shared.current
+    assert [(c["seq"], c["agent"], c["kind"]) for c in shared.changed_since] == [
+        (done.version, "agent-b", "edit_applied")
+    ]
+    assert b.agent_status("agent-a").stale_files == 1  # anyone may ask about anyone
+    assert b.agent_status().stale_files == 0
+
+
+def test_subscribers_learn_of_changes_without_polling(daemon: RunningDaemon):
+    _, a, b = setup(daemon)
+    (daemon.root / "elsewhere.txt").write_text("noise\n")
+    with a.subscribe(["shared.py"]) as events:
+        events.wait_ready(lambda: b.read_file("shared.py"))
+        b.read_file("elsewhere.txt")  # another path: filtered out
+        seen_by_b = anchors_of(b, "shared.py")
+        done = b.edit("shared.py", [{"op": "delete_line", "hash": seen_by_b[2]}])
+        received = []
+        while (event := events.next_event(10)) is not None:
+            received.append(event)
+            if event.kind == "edit_applied":
+                break
+    assert {e.path for e in received} == {"shared.py"}
+    edit = received[-1]
+    assert (edit.seq, edit.agent, edit.kind) == (done.version, "agent-b", "edit_applied")
+    assert "1 operation" in edit.summary
