@@ -39,6 +39,7 @@ from daemon.runfiles import (
     write_endpoint,
 )
 from daemon.state import State, fold
+from daemon.textcache import TextCache
 from daemon.workspace import PreparedWrite, Workspace
 from schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from schemas.errors import ErrorCode, ToolError
@@ -91,6 +92,7 @@ class Server:
         self.router = self._zmq.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.LINGER, 1000)
         self.publisher: Publisher | None = None
+        self.cache = TextCache()
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -275,7 +277,9 @@ class Server:
             raise ToolError(ErrorCode.INVALID_PARAMS, message, details) from e
 
     def _run(self, handler: Handler, request: Request, params: Any) -> Outcome:
-        ctx = Context(request.agent, self.state, self.workspace, self.journal, self.info)
+        ctx = Context(
+            request.agent, self.state, self.workspace, self.journal, self.info, self.cache
+        )
         try:
             return handler(ctx, params)
         except ToolError as e:

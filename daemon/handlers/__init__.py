@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from daemon.journal import Journal
 from daemon.state import State
+from daemon.textcache import TextCache
 from daemon.workspace import Workspace
 from schemas.errors import ToolError
 from schemas.events import AnyEvent
@@ -64,6 +65,7 @@ class Context:
     workspace: Workspace
     journal: Journal
     info: DaemonInfo
+    cache: TextCache  # parsed contents by hash: derived data, never a source of truth
 
     @property
     def next_seq(self) -> int:

@@ -25,10 +25,10 @@ from daemon.handlers.staleness import (
     stale_error,
     with_delta,
 )
-from daemon.text.anchors import AnchorIndex, LineAnchor, anchor_lines
+from daemon.text.anchors import AnchorIndex, LineAnchor
 from daemon.text.diff import anchored_diff, changed_region
 from daemon.text.edit import EditPlan, apply_plan, plan_edit
-from daemon.text.lines import Document, parse, render
+from daemon.text.lines import Document, render
 from daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
@@ -59,12 +59,12 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
     _refuse_binary_content(params)
     snap = ctx.workspace.read(path)
-    doc = parse(snap.text)
+    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    doc = parsed.doc
     req = _Request(
         ctx, params, snap, doc, outside_change(ctx.state, snap, doc.line_count), warnings
     )
-    index = AnchorIndex(doc.lines)
-    old_anchors = index.anchors()
+    index, old_anchors = parsed.index, parsed.anchors
     base = agent_base(ctx, snap, list(req.noticed))
     try:
         plan = _plan(req, base, index, old_anchors)
@@ -136,7 +136,7 @@ def _applied(
 ) -> Outcome:
     data = render(new_doc).encode("utf-8", "surrogatepass")
     after_sha = hashlib.sha256(data).hexdigest()
-    new_anchors = anchor_lines(new_doc.lines)
+    new_anchors = req.ctx.cache.put(after_sha, new_doc).anchors
     diff, added = anchored_diff(req.doc.lines, new_doc.lines, new_anchors)
     valid_through = _anchors_valid_through(req.doc, new_doc, old_anchors, new_anchors)
     safety = "overridden" if findings else ("skipped" if req.params.skip_safety_check else "clean")

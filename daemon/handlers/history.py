@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from daemon.handlers import Context
-from daemon.text.lines import Document, parse
+from daemon.textcache import Parsed
 from schemas.events import AnyEvent
 
 
@@ -54,9 +54,11 @@ def content_at(ctx: Context, path: str, version: int) -> str | None:
 
 def document(
     ctx: Context, sha256: str | None, extra: dict[str, bytes] | None = None
-) -> Document | None:
+) -> Parsed | None:
     """The stored content with that hash, parsed; None when it was never stored."""
     if sha256 is None:
         return None
     data = (extra or {}).get(sha256) or ctx.journal.blob(sha256)
-    return parse(data.decode("utf-8", "surrogatepass")) if data is not None else None
+    if data is None:
+        return None
+    return ctx.cache.parsed(sha256, lambda: data.decode("utf-8", "surrogatepass"))

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from daemon.handlers import Context, Outcome, handles
 from daemon.handlers.history import content_at, document
 from daemon.handlers.observe import outside_change
-from daemon.text.anchors import LineAnchor, anchor_lines, render_rows
+from daemon.text.anchors import LineAnchor, render_rows
 from daemon.text.diff import anchored_diff
-from daemon.text.lines import Document, parse
+from daemon.text.lines import Document
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
 from schemas.events import AnyEvent, FileRead
@@ -116,7 +116,8 @@ def serve_read(
 ) -> ServedRead:
     """Read one file and build its reply and events; the first event gets `first_seq`."""
     snap = ctx.workspace.read(path)
-    doc = parse(snap.text)
+    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    doc = parsed.doc
     start, end, truncated = _clamp(window, doc.line_count)
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = first_seq + len(noticed)  # the read's own event comes last
@@ -131,7 +132,7 @@ def serve_read(
     )
     result = _result(snap, doc, start, end, truncated, version)
     if hashes:
-        _add_anchors(result, doc, start, end)
+        _add_anchors(result, doc, parsed.anchors, start, end)
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 
@@ -168,9 +169,11 @@ def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
     )
 
 
-def _add_anchors(result: ReadFileResult, doc: Document, start: int, end: int) -> None:
+def _add_anchors(
+    result: ReadFileResult, doc: Document, all_anchors: list[LineAnchor], start: int, end: int
+) -> None:
     """Anchors are computed over the whole file (uniqueness is file-wide), then cut."""
-    anchors = anchor_lines(doc.lines)[start - 1 : end]
+    anchors = all_anchors[start - 1 : end]
     bodies = doc.lines[start - 1 : end]
     result.lines = [anchored(a, body) for a, body in zip(anchors, bodies, strict=True)]
     result.rendered = render_rows(anchors, bodies)
@@ -202,7 +205,8 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
     """Only what changed since version `since`, with fresh anchors; the agent's
     snapshot then advances to the current content, as after a full read."""
     snap = ctx.workspace.read(path)
-    doc = parse(snap.text)
+    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    doc = parsed.doc
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = ctx.next_seq + len(noticed)
     event = FileRead(
@@ -222,11 +226,11 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
     elif old is None:
         warnings.append(f"no content of {snap.path} was recorded at version {since}: whole file")
         result.content = "".join(a + b for a, b in zip(doc.lines, doc.endings, strict=True))
-        _add_anchors(result, doc, 1, doc.line_count)
+        _add_anchors(result, doc, parsed.anchors, 1, doc.line_count)
     else:
-        anchors = anchor_lines(doc.lines)
+        anchors = parsed.anchors
         result.unchanged = False
-        result.delta, added = anchored_diff(old.lines, doc.lines, anchors)
+        result.delta, added = anchored_diff(old.doc.lines, doc.lines, anchors)
         result.lines = [anchored(anchors[n - 1], doc.lines[n - 1]) for n in added]
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 

@@ -24,6 +24,7 @@ from daemon.text.diff import anchored_diff
 from daemon.text.edit import EditPlan, plan_edit
 from daemon.text.lines import Document
 from daemon.text.rebase import BrokenSpan, first_breaks, line_map, map_plan
+from daemon.textcache import Parsed
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
 from schemas.events import AnyEvent
@@ -36,9 +37,13 @@ class Base:
 
     version: int
     sha256: str
-    doc: Document
+    parsed: Parsed
     changes: list[ContentChange]
     current: dict[str, bytes]  # the content on disk now, which may not be stored yet
+
+    @property
+    def doc(self) -> Document:
+        return self.parsed.doc
 
 
 def agent_base(ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent]) -> Base | None:
@@ -72,18 +77,18 @@ def last_read_base(
 def _base(
     ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], version: int, sha256: str | None
 ) -> Base | None:
-    doc = document(ctx, sha256)
-    if doc is None or sha256 is None:
+    parsed = document(ctx, sha256)
+    if parsed is None or sha256 is None:
         return None
     changes = changes_since(ctx, snap.path, version, noticed)
-    return Base(version, sha256, doc, changes, {snap.sha256: snap.data})
+    return Base(version, sha256, parsed, changes, {snap.sha256: snap.data})
 
 
 def plan_rebased(
     base: Base, current: Document, operations: Sequence[Operation]
 ) -> tuple[EditPlan, list[BrokenSpan]]:
     """Plan in the snapshot, then carry the plan to the current content."""
-    plan = plan_edit(base.doc.lines, operations)
+    plan = plan_edit(base.doc.lines, operations, base.parsed.index, base.parsed.anchors)
     return map_plan(plan, line_map(base.doc.lines, current.lines))
 
 
@@ -184,8 +189,8 @@ def _versions(ctx: Context, base: Base) -> tuple[list[Sequence[str]], list[Conte
     steps: list[Sequence[str]] = []
     kept: list[ContentChange] = []
     for change in base.changes:
-        doc = document(ctx, change.sha256, base.current)
-        if doc is not None:
-            steps.append(doc.lines)
+        parsed = document(ctx, change.sha256, base.current)
+        if parsed is not None:
+            steps.append(parsed.doc.lines)
             kept.append(change)
     return steps, kept

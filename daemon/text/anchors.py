@@ -70,7 +70,7 @@ MatchLevel = Literal["line", "context", "none"]
 
 PREFIX_LENGTHS = (6, 8, 16)
 _HEX_RE = re.compile(r"[0-9a-f]{4,16}")
-_WORD_RE = re.compile(r"\w")
+_TWO_WORD_CHARS = re.compile(r"\w\W*\w")
 
 
 def _xxh3_hex(text: str) -> str:
@@ -97,7 +97,7 @@ def classify_quality(body: str, repeats: int) -> Quality:
 
     ``repeats`` is how many lines of the file have the same stripped body.
     """
-    if _is_blank(body) or len(_WORD_RE.findall(body)) < 2 or repeats >= 3:
+    if repeats >= 3 or not _TWO_WORD_CHARS.search(body):  # blank lines have none either
         return "low"
     return "high"
 
@@ -120,12 +120,33 @@ def _neighbours(lines: Sequence[str]) -> list[tuple[str, str]]:
     return list(zip(prevs, nexts, strict=True))
 
 
-def _prefix_index(hashes: Sequence[str], length: int) -> dict[str, tuple[int, ...]]:
+def _prefix_index(hashes: Sequence[str], length: int) -> dict[str, list[int]]:
     """Map each ``length``-digit prefix to the ascending 1-based lines having it."""
     index: dict[str, list[int]] = {}
     for number, digest in enumerate(hashes, start=1):
-        index.setdefault(digest[:length], []).append(number)
-    return {prefix: tuple(numbers) for prefix, numbers in index.items()}
+        prefix = digest[:length]
+        found = index.get(prefix)
+        if found is None:
+            index[prefix] = [number]
+        else:
+            found.append(number)
+    return index
+
+
+class _LazyTables(dict[int, dict[str, list[int]]]):
+    """Prefix tables by length, each built on first use: most files never need
+    the 8- or 16-digit ones, and most lines are settled by the 6-digit table."""
+
+    def __init__(self, hashes: Sequence[str]) -> None:
+        super().__init__()
+        self._hashes = hashes
+
+    def __missing__(self, length: int) -> dict[str, list[int]]:
+        table = self[length] = _prefix_index(self._hashes, length)
+        return table
+
+    def get(self, length: int, default: object = None) -> dict[str, list[int]] | None:  # type: ignore[override]
+        return self[length] if length in PREFIX_LENGTHS else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +180,9 @@ class AnchorIndex:
             context_hash(prev, body, nxt)
             for body, (prev, nxt) in zip(self._bodies, _neighbours(self._bodies), strict=True)
         ]
-        self._line_prefixes = {n: _prefix_index(self._hashes, n) for n in PREFIX_LENGTHS}
-        self._context_prefixes = {n: _prefix_index(self._contexts, n) for n in PREFIX_LENGTHS}
+        self._copies = Counter(self._hashes)
+        self._line_prefixes = _LazyTables(self._hashes)
+        self._context_prefixes = _LazyTables(self._contexts)
 
     @property
     def hashes(self) -> tuple[str, ...]:
@@ -177,7 +199,7 @@ class AnchorIndex:
         tables = self._line_prefixes if table == "line" else self._context_prefixes
         by_length = tables.get(len(prefix))
         if by_length is not None:
-            return by_length.get(prefix, ())
+            return tuple(by_length.get(prefix, ()))
         digests = self._hashes if table == "line" else self._contexts
         return tuple(n for n, d in enumerate(digests, start=1) if d.startswith(prefix))
 
@@ -208,9 +230,10 @@ class AnchorIndex:
     def _choose(self, number: int) -> tuple[str, AnchorKind, bool]:
         """Shortest (anchor, kind, unique) for 1-based line ``number``; see module doc."""
         digest, context = self._hashes[number - 1], self._contexts[number - 1]
-        for n in PREFIX_LENGTHS:
-            if len(self._line_prefixes[n][digest[:n]]) == 1:
-                return digest[:n], "line", True
+        if self._copies[digest] == 1:  # identical twins can never be told apart by line hash
+            for n in PREFIX_LENGTHS:
+                if len(self._line_prefixes[n][digest[:n]]) == 1:
+                    return digest[:n], "line", True
         for n in PREFIX_LENGTHS:
             candidate = context[:n]
             if (
