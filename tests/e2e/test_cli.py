@@ -12,6 +12,8 @@ from pathlib import Path
 from client.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
 
+CLI = [sys.executable, "-m", "client.cli"]
+
 
 def cli(root: Path, *args: str, stdin: str | None = None, agent: str = "cli-test"):
     env = {**os.environ, "EDITJOURNAL_AGENT": agent}
@@ -126,3 +128,35 @@ def test_serve_runs_in_the_foreground_and_logs_to_the_terminal(workspace: Path):
     assert proc.returncode == 0
     assert "serving" in err and "daemon_stopped" not in err  # human lines, not kinds
     assert "stopped (SIGINT)" in err
+
+
+def test_watch_prints_events_live(daemon: RunningDaemon):
+    (daemon.root / "w.txt").write_text("watched\n")
+    proc = subprocess.Popen(
+        [*CLI, "--workspace", str(daemon.root), "watch", "w.txt", "--count", "1", "--json"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    reader = daemon.client("reader")
+    try:
+        wait_until(lambda: reader.read_file("w.txt") and proc.poll() is not None, 20, "an event")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    event = json.loads(proc.stdout.read().splitlines()[0])
+    assert event["kind"] == "file_read" and event["path"] == "w.txt"
+    assert event["agent"] == "reader"
+
+
+def test_agent_status_and_read_since(daemon: RunningDaemon):
+    target = daemon.root / "s.txt"
+    target.write_text("one line\nanother line\n")
+    first = json.loads(cli(daemon.root, "read", "s.txt", "--json", agent="alice").stdout)
+    target.write_text("one line\nchanged line\n")
+    daemon.client("bob").read_file("s.txt")  # notices the outside change
+    status = cli(daemon.root, "agent-status", "alice")
+    assert status.returncode == 0
+    assert "1 stale" in status.stdout and "outside_change by outside" in status.stdout
+    since = cli(daemon.root, "read", "s.txt", "--since", str(first["version"]), agent="alice")
+    assert "-2|another line" in since.stdout and "|changed line" in since.stdout
+    assert "0 stale" in cli(daemon.root, "agent-status", "alice").stdout
