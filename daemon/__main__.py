@@ -30,6 +30,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
+    parser.add_argument("--no-watch", action="store_true", help="do not watch for outside changes")
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="gitignore-style pattern the watcher ignores (repeatable)",
+    )
     return parser.parse_args(argv)
 
 
@@ -42,7 +50,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
     workspace = Workspace(args.workspace, max_file_size=args.max_file_size)
     configure_logging(ensure_private_dir(workspace.state_dir), args.log_stderr)
     try:
-        server = Server(workspace)
+        server = Server(workspace, watch=not args.no_watch, ignore=args.ignore)
     except (AlreadyServed, JournalError) as e:
         print(f"editjournal: {e}", file=sys.stderr)
         code = EXIT_ALREADY_SERVED if isinstance(e, AlreadyServed) else EXIT_FAILED

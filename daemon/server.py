@@ -13,6 +13,7 @@ mistyped params — never a crash and never a silent drop.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -29,6 +30,7 @@ import zmq
 
 from daemon.handlers import Context, DaemonInfo, Handler, Outcome, registry
 from daemon.journal import Journal
+from daemon.outside import Observation
 from daemon.publisher import Publisher
 from daemon.runfiles import (
     acquire_lock,
@@ -40,6 +42,7 @@ from daemon.runfiles import (
 )
 from daemon.state import State, fold
 from daemon.textcache import TextCache
+from daemon.watching import Watching
 from daemon.workspace import PreparedWrite, Workspace
 from schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from schemas.errors import ErrorCode, ToolError
@@ -68,7 +71,9 @@ class _Batch:
 class Server:
     """One workspace's daemon."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(
+        self, workspace: Workspace, watch: bool = True, ignore: list[str] | None = None
+    ) -> None:
         self.workspace = workspace
         self.state_dir = ensure_private_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
@@ -86,12 +91,15 @@ class Server:
             events_socket=f"ipc://{self.events_path}",
             log_path=str(self.state_dir / LOG_FILE),
             started_monotonic=time.monotonic(),
+            watch_health=self._watch_health,
         )
         self._stopping: str | None = None
         self._zmq = zmq.Context()
         self.router = self._zmq.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.LINGER, 1000)
         self.publisher: Publisher | None = None
+        self.watching: Watching | None = None
+        self._watch, self._ignore = watch, list(ignore or [])
         self.cache = TextCache()
 
     # --- lifecycle ------------------------------------------------------------------
@@ -112,6 +120,11 @@ class Server:
                 socket=self.address,
             ),
         )
+        if self._watch:
+            self.watching = Watching(self.workspace, self._zmq, self._ignore)
+            self.watching.start()  # first, so nothing slips between the check and the watch
+            self.watching.at_startup(self.state, self._record_outside)
+            self._commit()
         write_endpoint(
             self.state_dir,
             make_endpoint(self.workspace.root, self.address, self.info.events_socket, VERSION),
@@ -122,6 +135,11 @@ class Server:
             self._loop()
         finally:
             self._shutdown()
+
+    def _watch_health(self) -> dict[str, Any]:
+        if self.watching is None:
+            return {"state": "disabled"}
+        return dataclasses.asdict(self.watching.health)
 
     def request_stop(self, reason: str) -> None:
         self._stopping = reason
@@ -136,6 +154,8 @@ class Server:
     def _shutdown(self) -> None:
         reason = self._stopping or "loop ended"
         self.router.close()
+        if self.watching is not None:
+            self.watching.stop()
         self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
         if self.publisher is not None:
             self.publisher.close()
@@ -150,8 +170,13 @@ class Server:
     def _loop(self) -> None:
         poller = zmq.Poller()
         poller.register(self.router, zmq.POLLIN)
+        if self.watching is not None:
+            poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
-            if not poller.poll(POLL_MS):
+            ready = dict(poller.poll(POLL_MS))
+            if self.watching is not None:
+                self._watch_tick(self.watching, ready)
+            if self.router not in ready:
                 continue
             batch = _Batch()
             for _ in range(MAX_BATCH):
@@ -163,6 +188,18 @@ class Server:
                     self._flush(batch)
                     batch = _Batch()
             self._flush(batch)
+
+    def _watch_tick(self, watching: Watching, ready: dict[Any, int]) -> None:
+        """Outside changes first, so requests in the same turn see them."""
+        if watching.socket in ready:
+            watching.drain(self.state, self._record_outside)
+        watching.check(self.state, self._record_outside)
+        self._commit()
+
+    def _record_outside(self, observation: Observation) -> None:
+        """Stage and apply at once: the next path is compared with the state this left."""
+        for event in observation.events:
+            self.state.apply(self.journal.stage(None, event, observation.blobs))
 
     def _commit(self) -> None:
         """Make staged events durable, then tell the terminal, the log and subscribers."""

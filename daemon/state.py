@@ -38,6 +38,7 @@ class FileInfo:
     line_count: int
     last_seq: int  # seq of the latest event about this file
     writers: tuple[str, ...] = ()  # every writer that ever changed it: "edit", "outside", ...
+    tracked: bool = True  # an agent read or wrote it: its contents are kept in the journal
 
     @property
     def baseline_continuity(self) -> str:
@@ -111,6 +112,7 @@ class State:
             )
 
     def _apply_outside(self, record: Record, event: OutsideChangeRecorded) -> None:
+        known = self.files.get(event.path)
         self._observe_content(
             record.seq,
             event.path,
@@ -118,6 +120,7 @@ class State:
             event.size or 0,
             event.line_count or 0,
             "outside",
+            tracked=known.tracked if known else event.content_stored,
         )
 
     def _observe_content(
@@ -128,6 +131,7 @@ class State:
         size: int,
         lines: int,
         writer: str | None = None,
+        tracked: bool = True,
     ) -> None:
         """A new content hash starts a new version; the same one keeps the old version."""
         known = self.files.get(path)
@@ -135,7 +139,7 @@ class State:
         writers = known.writers if known else ()
         if writer is not None and writer not in writers:
             writers = tuple(sorted((*writers, writer)))
-        self.files[path] = FileInfo(path, sha256, version, size, lines, seq, writers)
+        self.files[path] = FileInfo(path, sha256, version, size, lines, seq, writers, tracked)
 
     def agents(self) -> set[str]:
         return {agent for agent, _ in self.snapshots}

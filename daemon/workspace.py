@@ -57,6 +57,18 @@ class FileSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a file is now, whatever it holds (see `Workspace.fingerprint`)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    data: bytes
+    text: str | None  # None: binary, not UTF-8, or over the size limit
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedWrite:
     """A fully written, fsynced temp file waiting to be renamed over its target."""
 
@@ -201,6 +213,31 @@ class Workspace:
             return None
         except OSError as exc:
             raise _translate(exc, rel) from exc
+
+    def fingerprint(self, path: str) -> Fingerprint | None:
+        """Size, mtime and SHA-256 of whatever regular file is there now, text or not.
+
+        For the watcher, which must compare contents it may not serve: None when
+        the path is missing, not a regular file, or no longer confined. `text` is
+        the decoded content when the file is text within the size limit.
+        """
+        try:
+            rel = self.relative(path)
+            info = os.stat(self.root / rel)
+        except (ToolError, OSError):
+            return None
+        if not stat_mod.S_ISREG(info.st_mode):
+            return None
+        try:
+            with open(self.root / rel, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        text: str | None = None
+        if len(data) <= self.max_file_size:
+            with contextlib.suppress(ToolError):
+                text = _decode(data, rel)
+        return Fingerprint(rel, len(data), info.st_mtime_ns, _sha256(data), data, text)
 
     def _check_size(self, size: int, rel: str) -> None:
         if size > self.max_file_size:

@@ -143,6 +143,9 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
     size: int | None = None
     line_count: int | None = None
     moved_to: str | None = None
+    # False for files no agent has read: path, size and hash only, no blob, so a
+    # big workspace's churn does not fill the journal
+    content_stored: bool = True
 
     @property
     def content_sha256(self) -> str | None:
@@ -155,7 +158,8 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
     def summary(self) -> str:
         old = (self.old_sha256 or "-")[:12]
         new = (self.new_sha256 or "-")[:12]
-        return f"outside change: {self.path} {self.change} ({old} -> {new})"
+        to = f" to {self.moved_to}" if self.moved_to else ""
+        return f"outside change: {self.path} {self.change}{to} ({old} -> {new})"
 
 
 AnyEvent = Union[  # noqa: UP007 - a runtime value

@@ -61,6 +61,7 @@ class StatusResult(Result):
     socket: str
     events_socket: str  # PUB: every committed event, topic = path + NUL
     log_path: str
+    watcher: dict[str, Any] = {}  # state, paths_checked, outside_changes, rescans, ...
 
 
 class LogParams(Params):

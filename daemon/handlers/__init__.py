@@ -34,6 +34,7 @@ class DaemonInfo:
     events_socket: str
     log_path: str
     started_monotonic: float
+    watch_health: Callable[[], dict[str, Any]] = lambda: {"state": "disabled"}
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             socket=ctx.info.socket,
             events_socket=ctx.info.events_socket,
             log_path=ctx.info.log_path,
+            watcher=ctx.info.watch_health(),
         )
     )
 

@@ -1,0 +1,137 @@
+"""Turning "something happened at this path" into `outside_change` events.
+
+Runs on the daemon's one thread, fed by the watcher's messages, by the
+start-up check and by rescans. It decides by content hash, never by timing:
+a path whose bytes hash to what the state already holds produced no event —
+which is how the daemon's own writes, however slow the file system, never
+show up as outside changes. Files an agent has read or written (tracked) get
+their new content stored as a blob; other files get lightweight events (path,
+change, size, hash) so a big workspace's churn does not fill the journal.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from daemon.ignore import Ignorer
+from daemon.state import State
+from daemon.text.lines import parse
+from daemon.workspace import Fingerprint, Workspace
+from schemas.events import OutsideChangeRecorded
+
+
+@dataclass
+class Observation:
+    """Events to record and the blobs they refer to."""
+
+    events: list[OutsideChangeRecorded] = field(default_factory=list)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+
+    def extend(self, other: Observation) -> None:
+        self.events.extend(other.events)
+        self.blobs.update(other.blobs)
+
+
+class OutsideObserver:
+    """Compares the workspace with the state; owned by the daemon's thread."""
+
+    def __init__(self, workspace: Workspace, ignorer: Ignorer) -> None:
+        self.workspace = workspace
+        self.ignorer = ignorer
+        # (size, mtime_ns) when a path was last hashed: a rescan skips what did not move
+        self.stat_cache: dict[str, tuple[int, int]] = {}
+
+    def observe(self, state: State, rel: str, tracked_hint: bool = False) -> Observation:
+        """One path: created, modified or deleted, if its content differs from the state's."""
+        known = state.files.get(rel)
+        found = self._fingerprint(rel)
+        if found is None:
+            if known is None or known.sha256 is None:
+                return Observation()
+            return Observation([_gone(rel, known.sha256, known.tracked)])
+        if known is not None and known.sha256 == found.sha256:
+            return Observation()
+        tracked = known.tracked if known is not None else tracked_hint
+        return _changed(rel, known.sha256 if known else None, found, tracked)
+
+    def observe_move(self, state: State, src: str, dest: str) -> Observation:
+        """A rename: the source is `moved` (if it was known); the destination is observed
+        and inherits tracking, so an agent's file keeps its history under its new name."""
+        known = state.files.get(src)
+        result = Observation()
+        if known is not None and known.sha256 is not None and self._fingerprint(src) is None:
+            result.events.append(_gone(src, known.sha256, known.tracked, moved_to=dest))
+        if not self.ignorer.ignored(dest):
+            result.extend(self.observe(state, dest, tracked_hint=bool(known and known.tracked)))
+        return result
+
+    def changed_below(self, state: State, below: str = "") -> list[str]:
+        """Paths under `below` that may have changed: every file whose size or mtime
+        differs from the last look (or was never looked at), and every known file that
+        is gone. For rescans after lost events, and for directories created or moved."""
+        candidates: list[str] = []
+        present: set[str] = set()
+        for rel, size, mtime_ns in self._walk(below):
+            present.add(rel)
+            if rel not in state.files or self.stat_cache.get(rel) != (size, mtime_ns):
+                candidates.append(rel)
+        prefix = below.rstrip("/") + "/" if below else ""
+        for rel, info in sorted(state.files.items()):
+            if rel.startswith(prefix) and rel not in present and info.sha256 is not None:
+                candidates.append(rel)
+        return candidates
+
+    def _fingerprint(self, rel: str) -> Fingerprint | None:
+        found = self.workspace.fingerprint(rel)
+        if found is None:
+            self.stat_cache.pop(rel, None)
+        else:
+            self.stat_cache[rel] = (found.size, found.mtime_ns)
+        return found
+
+    def _walk(self, below: str) -> list[tuple[str, int, int]]:
+        """(path, size, mtime_ns) of every regular, not-ignored file under `below`."""
+        found: list[tuple[str, int, int]] = []
+        top = self.workspace.root / below
+        for directory, subdirs, files in os.walk(top):
+            base = os.path.relpath(directory, self.workspace.root)
+            base = "" if base == "." else base + "/"
+            subdirs[:] = [d for d in subdirs if not self.ignorer.ignored(base + d, is_dir=True)]
+            for name in files:
+                rel = base + name
+                if self.ignorer.ignored(rel):
+                    continue
+                try:
+                    info = os.stat(os.path.join(directory, name))
+                except OSError:
+                    continue
+                found.append((rel, info.st_size, info.st_mtime_ns))
+        return found
+
+
+def _gone(
+    rel: str, old_sha: str, tracked: bool, moved_to: str | None = None
+) -> OutsideChangeRecorded:
+    return OutsideChangeRecorded(
+        path=rel,
+        change="moved" if moved_to else "deleted",
+        old_sha256=old_sha,
+        new_sha256=None,
+        moved_to=moved_to,
+        content_stored=tracked,
+    )
+
+
+def _changed(rel: str, old_sha: str | None, found: Fingerprint, tracked: bool) -> Observation:
+    store = tracked and found.text is not None
+    event = OutsideChangeRecorded(
+        path=rel,
+        change="modified" if old_sha is not None else "created",
+        old_sha256=old_sha,
+        new_sha256=found.sha256,
+        size=found.size,
+        line_count=parse(found.text).line_count if found.text is not None else None,
+        content_stored=store,
+    )
+    return Observation([event], {found.sha256: found.data} if store else {})
