@@ -190,6 +190,8 @@ class Watcher:
         ):
             return
         key = f"{src}\0{change.moved_to or ''}"
+        if change.moved_to is not None:
+            pending.pop(f"{src}\0", None)  # the move accounts for the source path
         entry = pending.get(key)
         if entry is None:
             pending[key] = _Pending(now, now, change)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 import msgspec
 
 from daemon.handlers import Context, Outcome, handles
+from schemas.events import AnyEvent
 from schemas.tools import (
     LogEntry,
     LogParams,
@@ -68,9 +70,14 @@ def log(ctx: Context, params: LogParams) -> Outcome:
             path=r.path,
             summary=r.event.summary(),
             hash=r.hash,
-            body=msgspec.to_builtins(r.event),
+            body=_body(r.event),
         )
         for r in records
     ]
     entries.reverse()
     return Outcome(LogResult(events=entries, last_seq=ctx.state.last_seq))
+
+
+def _body(event: AnyEvent) -> dict[str, Any]:
+    """Every field, defaults included (the journal omits them to stay small)."""
+    return {"kind": event.kind, **msgspec.to_builtins(msgspec.structs.asdict(event))}

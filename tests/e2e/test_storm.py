@@ -57,6 +57,7 @@ def test_concurrency_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp
     assert report.ok, report
     state = fold(journal.records())
     assert journal.blob(state.files["shared.txt"].sha256) == target.read_bytes()
-    assert not list(journal.records(kind="outside_change"))
+    outside = [r.event.change for r in journal.records(kind="outside_change")]
+    assert outside in ([], ["created"])  # the test's own creation of the file, nothing else
     applied = list(journal.records(kind="edit_applied"))
     assert sorted(a["seq"] for a in acked) == [r.seq for r in applied]

@@ -1,0 +1,234 @@
+"""Outside changes: a real watchdog observer, real files, a real daemon.
+
+Each test waits on the journal with a bounded poll. To know the watcher has
+handled everything up to a point, a test writes a *sentinel* file afterwards
+and waits for its event: inotify delivers in order, and the debouncer flushes
+the earlier paths no later than the sentinel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from client import Client
+from daemon.state import fold
+from tests.conftest import RunningDaemon, start, wait_until
+from tests.e2e.edit_support import anchors_of
+
+_sentinels = iter(range(1_000_000))
+
+
+def outside(client: Client, path: str | None = None) -> list:
+    return [e for e in client.log(path=path, kind="outside_change", limit=10_000).events]
+
+
+def settle(client: Client, root: Path) -> None:
+    """Write a sentinel and wait until the watcher has recorded it."""
+    name = f"sentinel-{next(_sentinels)}.txt"
+    (root / name).write_text(name)
+    wait_until(lambda: outside(client, name), 20, f"the watcher to record {name}")
+
+
+def changes(client: Client, path: str, change: str) -> list:
+    return [e for e in outside(client, path) if e.body["change"] == change]
+
+
+def wait_for(client: Client, path: str, change: str) -> list:
+    return wait_until(lambda: changes(client, path, change), 20, f"{path} {change}")
+
+
+def test_modification_of_a_known_file_is_recorded_once_with_its_content(
+    daemon: RunningDaemon, client: Client
+):
+    target = daemon.root / "known.py"
+    target.write_text("alpha = 1\n")
+    client.read_file("known.py")
+    target.write_text("alpha = 2\n")
+    [event] = wait_for(client, "known.py", "modified")
+    assert event.agent is None
+    assert event.body["new_sha256"] == hashlib.sha256(b"alpha = 2\n").hexdigest()
+    assert daemon.journal().blob(event.body["new_sha256"]) == b"alpha = 2\n"
+    settle(client, daemon.root)
+    assert len(changes(client, "known.py", "modified")) == 1
+
+
+def test_creation_of_an_unknown_file_is_a_lightweight_event(daemon: RunningDaemon, client: Client):
+    (daemon.root / "fresh.bin").write_bytes(b"\x00\x01binary")
+    [event] = wait_for(client, "fresh.bin", "created")
+    body = event.body
+    assert body["change"] == "created" and body["size"] == 8
+    assert body["new_sha256"] == hashlib.sha256(b"\x00\x01binary").hexdigest()
+    assert body["content_stored"] is False
+    assert daemon.journal().blob(body["new_sha256"]) is None  # no content for unknown files
+
+
+def test_deletion_is_recorded_once(daemon: RunningDaemon, client: Client):
+    target = daemon.root / "doomed.txt"
+    target.write_text("bye\n")
+    client.read_file("doomed.txt")
+    target.unlink()
+    wait_for(client, "doomed.txt", "deleted")
+    settle(client, daemon.root)
+    assert len(changes(client, "doomed.txt", "deleted")) == 1
+
+
+def test_move_is_recorded_and_the_new_name_keeps_its_history(daemon: RunningDaemon, client: Client):
+    (daemon.root / "old.py").write_text("value = 1\n")
+    client.read_file("old.py")
+    os.rename(daemon.root / "old.py", daemon.root / "new.py")
+    [moved] = wait_for(client, "old.py", "moved")
+    assert moved.body["moved_to"] == "new.py"
+    [created] = wait_for(client, "new.py", "created")
+    assert created.body["content_stored"] is True  # tracked under its new name too
+    assert daemon.journal().blob(created.body["new_sha256"]) == b"value = 1\n"
+
+
+def test_atomic_save_is_one_modification_of_the_original(daemon: RunningDaemon, client: Client):
+    target = daemon.root / "doc.md"
+    target.write_text("# Title\n")
+    client.read_file("doc.md")
+    before = len(outside(client))
+    temp = daemon.root / ".doc.md.swp"
+    temp.write_text("# Title\n\nMore.\n")
+    os.replace(temp, target)  # how editors save
+    settle(client, daemon.root)
+    events = outside(client)[before:]
+    found = [(e.path, e.body["change"]) for e in events if not e.path.startswith("sentinel")]
+    assert found == [("doc.md", "modified")]
+
+
+def test_the_daemons_own_edits_never_look_like_outside_changes(
+    daemon: RunningDaemon, client: Client
+):
+    target = daemon.root / "busy.py"
+    target.write_text("".join(f"line_{n} = {n}\n" for n in range(50)))
+    rows = client.read_file("busy.py", hashes=True).lines
+    for n in range(500):
+        row = rows[n % 50]
+        result = client.edit(
+            "busy.py",
+            [{"op": "replace_line", "hash": row.hash, "content": f"line_{n % 50} = {n}  # edit"}],
+        )
+        rows[n % 50] = next(r for r in result.changed_lines)
+    settle(client, daemon.root)
+    assert not changes(client, "busy.py", "modified")
+
+
+def test_a_burst_of_5000_writes_loses_no_final_content(daemon: RunningDaemon, client: Client):
+    paths = [f"burst/f{i}.txt" for i in range(50)]
+    (daemon.root / "burst").mkdir()
+    for rel in paths:
+        (daemon.root / rel).write_text("start\n")
+        client.read_file(rel)
+    for n in range(5000):
+        (daemon.root / paths[n % 50]).write_text(f"write {n}\n")
+    expected = {rel: hashlib.sha256((daemon.root / rel).read_bytes()).hexdigest() for rel in paths}
+
+    def all_recorded() -> bool:
+        files = fold(daemon.journal().records()).files
+        return all(files[rel].sha256 == sha for rel, sha in expected.items())
+
+    wait_until(all_recorded, 60, "every final content to be journaled")
+    for rel, sha in expected.items():
+        assert daemon.journal().blob(sha) == (daemon.root / rel).read_bytes()
+
+
+def test_a_change_while_the_daemon_was_down_is_found_at_start_up(workspace: Path):
+    (workspace / "kept.txt").write_text("one\n")
+    (workspace / "gone.txt").write_text("two\n")
+    first = start(workspace)
+    reader = first.client()
+    reader.read_many_files(["kept.txt", "gone.txt"])
+    first.stop()
+    (workspace / "kept.txt").write_text("one, edited offline\n")
+    (workspace / "gone.txt").unlink()
+    second = start(workspace)
+    try:
+        client = second.client()
+        changes = {(e.path, e.body["change"]) for e in outside(client)}
+        assert {("kept.txt", "modified"), ("gone.txt", "deleted")} <= changes
+        started = next(e.seq for e in client.log(kind="daemon_started").events[-1:])
+        assert all(e.seq > started for e in outside(client) if e.body["change"] != "created")
+    finally:
+        second.stop()
+
+
+def test_ignored_paths_produce_nothing(workspace: Path):
+    (workspace / ".gitignore").write_text("*.log\nbuild/\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / ".gitignore").write_text("secret.txt\n")
+    running = start(workspace, "--ignore", "*.tmp")
+    try:
+        client = running.client()
+        (workspace / ".git").mkdir()
+        (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (workspace / "debug.log").write_text("noise\n")
+        (workspace / "build").mkdir()
+        (workspace / "build" / "out.o").write_bytes(b"\x7fELF")
+        (workspace / "sub" / "secret.txt").write_text("hidden\n")
+        (workspace / "scratch.tmp").write_text("temp\n")
+        (workspace / "sub" / "visible.txt").write_text("seen\n")
+        settle(client, workspace)
+        paths = {e.path for e in outside(client) if not e.path.startswith("sentinel")}
+        assert paths == {"sub/visible.txt"}
+        assert client.status().watcher["ignore"] == ["*.tmp"]
+    finally:
+        running.stop()
+
+
+def test_status_reports_the_watchers_health(daemon: RunningDaemon, client: Client):
+    settle(client, daemon.root)
+    watcher = client.status().watcher
+    assert watcher["state"] == "running"
+    assert watcher["paths_checked"] >= 1 and watcher["outside_changes"] >= 1
+
+
+def test_outside_changes_make_baseline_mixed_and_are_conflicts(
+    daemon: RunningDaemon, client: Client
+):
+    target = daemon.root / "m.py"
+    target.write_text("first = 1\nsecond = 2\nthird = 3\n")
+    seen = anchors_of(client, "m.py")
+    target.write_text("first = 1\nsecond = 22\nthird = 3\n")  # a person edits line 2
+    wait_for(client, "m.py", "modified")
+    result = client.edit("m.py", [{"op": "replace_line", "hash": seen[3], "content": "third = 33"}])
+    assert result.details.baseline_continuity == "mixed"
+    assert [(c["agent"], c["kind"]) for c in result.rebased_over] == [(None, "outside_change")]
+
+
+@pytest.fixture
+def tiny_inotify_queue():
+    """A real overflow: shrink the kernel's queue for inotify instances made meanwhile."""
+    knob = Path("/proc/sys/fs/inotify/max_queued_events")
+    try:
+        old = knob.read_text()
+        knob.write_text("64\n")
+    except OSError as e:
+        pytest.skip(f"cannot shrink the inotify queue here ({e.strerror}); run as root")
+    yield
+    knob.write_text(old)
+
+
+def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(
+    workspace: Path, tiny_inotify_queue: None
+):
+    running = start(workspace)
+    Path("/proc/sys/fs/inotify/max_queued_events").write_text("16384\n")  # only ours is tiny
+    try:
+        client = running.client()
+        running.proc.send_signal(signal.SIGSTOP)  # stall the daemon so the kernel queue fills
+        try:
+            for n in range(400):
+                (workspace / f"many-{n}.txt").write_text(f"file {n}\n")
+        finally:
+            running.proc.send_signal(signal.SIGCONT)
+        wait_until(lambda: client.status().watcher["rescans"] >= 1, 30, "a rescan")
+        wait_until(lambda: len({e.path for e in outside(client)}) >= 400, 30, "every file")
+        assert client.status().watcher["overflows"] >= 1
+    finally:
+        running.stop()
