@@ -57,6 +57,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     daemon_args = ["--workspace", str(root), "--log-stderr"]
     if args.max_file_size:
         daemon_args += ["--max-file-size", str(args.max_file_size)]
+    if args.no_watch:
+        daemon_args.append("--no-watch")
+    for pattern in args.ignore:
+        daemon_args += ["--ignore", pattern]
     os.execv(sys.executable, [sys.executable, "-m", "daemon", *daemon_args])
     return EXIT_ERROR  # not reached
 
@@ -242,6 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_lifecycle(sub: Any) -> None:
     serve = sub.add_parser("serve", help="run the daemon in the foreground")
     serve.add_argument("--max-file-size", type=int, default=None, help="bytes (default 8 MiB)")
+    serve.add_argument("--no-watch", action="store_true", help="do not watch for outside changes")
+    serve.add_argument(
+        "--ignore", action="append", default=[], metavar="PATTERN", help="extra ignore pattern"
+    )
     serve.set_defaults(run=cmd_serve)
     sub.add_parser("start", help="start a background daemon").set_defaults(run=cmd_start)
     sub.add_parser("stop", help="stop the workspace's daemon").set_defaults(run=cmd_stop)
