@@ -8,7 +8,7 @@ while the subscription is still being set up (the "slow joiner"): use
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 import zmq
@@ -45,11 +45,11 @@ class Subscription:
     def __iter__(self) -> Iterator[PublishedEvent]:
         return self.events()
 
-    def wait_ready(self, trigger: object, timeout: float = 10.0) -> PublishedEvent:
+    def wait_ready(self, trigger: Callable[[], object], timeout: float = 10.0) -> PublishedEvent:
         """Call `trigger()` until an event arrives: proof the subscription is live."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            trigger()  # type: ignore[operator]
+            trigger()
             event = self.next_event(0.05)
             if event is not None:
                 return event

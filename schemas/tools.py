@@ -191,31 +191,29 @@ class Op(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="op
     """Base of the six anchored operations, tagged by `op`."""
 
 
-class ReplaceLine(Op, tag="replace_line"):
+class SingleLineOp(Op):
+    """The four operations that name one line: by `hash`, with `occurrence` (1-indexed
+    among several matches) and an advisory `line` to disambiguate."""
+
     hash: Anchor
+    occurrence: PositiveInt | None = None
+    line: PositiveInt | None = None
+
+
+class ReplaceLine(SingleLineOp, tag="replace_line", kw_only=True):
     content: str
-    occurrence: PositiveInt | None = None
-    line: PositiveInt | None = None
 
 
-class InsertAfter(Op, tag="insert_after"):
-    hash: Anchor
+class InsertAfter(SingleLineOp, tag="insert_after", kw_only=True):
     content: str
-    occurrence: PositiveInt | None = None
-    line: PositiveInt | None = None
 
 
-class InsertBefore(Op, tag="insert_before"):
-    hash: Anchor
+class InsertBefore(SingleLineOp, tag="insert_before", kw_only=True):
     content: str
-    occurrence: PositiveInt | None = None
-    line: PositiveInt | None = None
 
 
-class DeleteLine(Op, tag="delete_line"):
-    hash: Anchor
-    occurrence: PositiveInt | None = None
-    line: PositiveInt | None = None
+class DeleteLine(SingleLineOp, tag="delete_line"):
+    pass
 
 
 class ReplaceRange(Op, tag="replace_range"):

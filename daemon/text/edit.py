@@ -23,10 +23,10 @@ from schemas.tools import (
     DeleteLine,
     DeleteRange,
     InsertAfter,
-    InsertBefore,
     Operation,
     ReplaceLine,
     ReplaceRange,
+    SingleLineOp,
 )
 
 NEIGHBOURS_EACH_SIDE = 3
@@ -119,9 +119,7 @@ def _op_name(op: Operation) -> str:
     return str(type(op).__struct_config__.tag)
 
 
-def _single_splice(
-    planner: _Planner, i: int, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
-) -> Splice:
+def _single_splice(planner: _Planner, i: int, op: SingleLineOp) -> Splice:
     line = _resolve_single(planner, i, op)
     _refuse_low_entropy(planner, op, line, _picked_deliberately(planner, op))
     zero = line - 1
@@ -134,9 +132,7 @@ def _single_splice(
     return Splice(i, "insert_before", zero, zero, content_lines(op.content), (line,))
 
 
-def _resolve_single(
-    planner: _Planner, i: int, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
-) -> int:
+def _resolve_single(planner: _Planner, i: int, op: SingleLineOp) -> int:
     """The ladder for one anchor; `occurrence` picks among several line-level matches."""
     anchor, copied_line = parse_anchor(op.hash)
     advisory = op.line or copied_line
@@ -229,9 +225,7 @@ def _range_endpoints(
     return start, end
 
 
-def _picked_deliberately(
-    planner: _Planner, op: ReplaceLine | InsertAfter | InsertBefore | DeleteLine
-) -> bool:
+def _picked_deliberately(planner: _Planner, op: SingleLineOp) -> bool:
     """An explicit occurrence, or a context anchor (which names the neighbours too)."""
     if op.occurrence is not None:
         return True
