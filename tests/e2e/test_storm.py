@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from daemon.state import fold
 from tests.conftest import RunningDaemon
 
@@ -14,8 +16,18 @@ AGENTS, EDITS, LINES = 8, 200, 2000
 
 
 def test_concurrency_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp_path: Path):
+    storm(daemon, tmp_path, AGENTS, EDITS, LINES)
+
+
+@pytest.mark.stress
+def test_heavy_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp_path: Path):
+    storm(daemon, tmp_path, agents=16, edits=500, lines=10_000)
+
+
+def storm(daemon: RunningDaemon, tmp_path: Path, agents: int, edits: int, lines: int) -> None:
+    """`agents` processes race `edits` anchored edits each on one `lines`-line file."""
     target = daemon.root / "shared.txt"
-    target.write_text("".join(f"orig {n} of the shared file\n" for n in range(1, LINES + 1)))
+    target.write_text("".join(f"orig {n} of the shared file\n" for n in range(1, lines + 1)))
     workers = [
         subprocess.Popen(
             [
@@ -24,28 +36,28 @@ def test_concurrency_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp
                 "tests.e2e.storm_worker",
                 str(daemon.root),
                 f"agent-{i}",
-                str(EDITS),
+                str(edits),
                 str(i),
                 str(tmp_path / f"report-{i}.json"),
             ],
             stderr=subprocess.PIPE,
         )
-        for i in range(AGENTS)
+        for i in range(agents)
     ]
     for worker in workers:
-        assert worker.wait(timeout=480) == 0, worker.stderr.read().decode()
-    reports = [json.loads((tmp_path / f"report-{i}.json").read_text()) for i in range(AGENTS)]
+        assert worker.wait(timeout=3600) == 0, worker.stderr.read().decode()
+    reports = [json.loads((tmp_path / f"report-{i}.json").read_text()) for i in range(agents)]
     final = target.read_text().splitlines()
     final_set = set(final)
 
     acked = [a for r in reports for a in r["acked"]]
     refused = [x for r in reports for x in r["refused"]]
-    assert len(acked) + len(refused) == AGENTS * EDITS
+    assert len(acked) + len(refused) == agents * edits
     assert acked, "no edit was acknowledged"
     # every acknowledged edit is in the final file, in place of the line it targeted
     assert all(a["new"] in final_set for a in acked)
     assert all(a["target"] not in final_set for a in acked)
-    assert len(final) == LINES
+    assert len(final) == lines
     # every rejection was a real conflict: the targeted original line had changed
     assert {x["code"] for x in refused} <= {"anchor_stale"}
     for x in refused:
