@@ -21,7 +21,7 @@ def test_concurrency_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp
 
 @pytest.mark.stress
 def test_heavy_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp_path: Path):
-    storm(daemon, tmp_path, agents=16, edits=500, lines=10_000)
+    storm(daemon, tmp_path, agents=16, edits=250, lines=5_000)
 
 
 def storm(daemon: RunningDaemon, tmp_path: Path, agents: int, edits: int, lines: int) -> None:
