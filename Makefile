@@ -27,6 +27,7 @@ bench: $(STAMP) ## benchmarks; figures go to stdout
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format .

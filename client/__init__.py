@@ -75,7 +75,7 @@ class Client:
         self.address = endpoint.socket
         self.daemon_pid = endpoint.pid
         self._ids = itertools.count(1)
-        self._zmq = zmq.Context.instance()
+        self._zmq: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._connect()
 
     def _connect(self) -> zmq.Socket[bytes]:

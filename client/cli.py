@@ -119,7 +119,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     if result.since_version is not None:
         body = "(unchanged)" if result.unchanged else (result.delta or result.content)
     else:
-        body = result.rendered if args.hashes else result.content.rstrip("\r\n")
+        body = (result.rendered or "") if args.hashes else result.content.rstrip("\r\n")
     print(body)
     shown = f"lines {result.start_line}-{result.end_line} of {result.line_count}"
     more = ", truncated" if result.truncated else ""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from schemas.errors import CATALOGUE, EditJournalError, ErrorCode
 from schemas.wire import Error
+
+E = TypeVar("E", bound="RequestError")
 
 
 class RequestError(EditJournalError):
@@ -35,7 +37,7 @@ class RequestError(EditJournalError):
         return cls(error.code, error.message, error.details, error.suggested_action, seq)
 
     @classmethod
-    def local(cls, code: ErrorCode, message: str, **details: Any) -> RequestError:
+    def local(cls: type[E], code: ErrorCode, message: str, **details: Any) -> E:
         """An error the client itself detected (no daemon, timeout)."""
         return cls(code.value, message, details, CATALOGUE[code].suggested_action)
 

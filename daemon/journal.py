@@ -130,7 +130,8 @@ class Journal:
     def _reload_tip(self) -> None:
         """Take the chain's tip from disk: at open, and after a failed commit."""
         row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self._last_seq, self._last_hash = row if row else (0, GENESIS_HASH)
+        self._last_seq: int = row[0] if row else 0
+        self._last_hash: str = row[1] if row else GENESIS_HASH
 
     # --- writing ----------------------------------------------------------------
 
@@ -193,7 +194,8 @@ class Journal:
         newest_first: bool = False,
     ) -> Iterator[Record]:
         """Committed events in seq order (or newest first), filtered by path/agent/kind."""
-        where, args = ["seq > ?"], [after_seq]
+        where: list[str] = ["seq > ?"]
+        args: list[object] = [after_seq]
         if until_seq is not None:
             where.append("seq <= ?")
             args.append(until_seq)

@@ -275,8 +275,8 @@ class Server:
             for write in outcome.writes:
                 prepared.append(self.workspace.prepare_write(write.path, write.data))
         except ToolError as e:
-            for write in prepared:
-                write.discard()
+            for done in prepared:
+                done.discard()
             return Outcome(error=e, warnings=outcome.warnings), []
         return outcome, prepared
 

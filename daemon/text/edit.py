@@ -23,6 +23,8 @@ from schemas.tools import (
     DeleteLine,
     DeleteRange,
     InsertAfter,
+    InsertBefore,
+    Op,
     Operation,
     ReplaceLine,
     ReplaceRange,
@@ -115,7 +117,7 @@ def _splice(planner: _Planner, i: int, op: Operation) -> Splice | None:
         return None
 
 
-def _op_name(op: Operation) -> str:
+def _op_name(op: Op) -> str:
     return str(type(op).__struct_config__.tag)
 
 
@@ -129,6 +131,7 @@ def _single_splice(planner: _Planner, i: int, op: SingleLineOp) -> Splice:
         return Splice(i, "delete_line", zero, line, (), (line,))
     if isinstance(op, InsertAfter):
         return Splice(i, "insert_after", line, line, content_lines(op.content), (line,))
+    assert isinstance(op, InsertBefore)
     return Splice(i, "insert_before", zero, zero, content_lines(op.content), (line,))
 
 
@@ -232,7 +235,7 @@ def _picked_deliberately(planner: _Planner, op: SingleLineOp) -> bool:
     return planner.index.match(parse_anchor(op.hash)[0]).level == "context"
 
 
-def _refuse_low_entropy(planner: _Planner, op: Operation, line: int, deliberate: bool) -> None:
+def _refuse_low_entropy(planner: _Planner, op: SingleLineOp, line: int, deliberate: bool) -> None:
     """Single-line ops may not target low lines. A line low only by repetition
     (boilerplate) may still be targeted deliberately: by its context anchor or an
     explicit occurrence. Blank and punctuation-only lines never may."""
