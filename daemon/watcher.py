@@ -124,7 +124,8 @@ class Watcher:
 
     def start(self) -> None:
         logging.getLogger(_WATCHDOG_LOGGER).addHandler(self._overflow)
-        self._debouncer.start()
+        if not self._debouncer.is_alive():
+            self._debouncer.start()
         self.start_observer()
 
     def start_observer(self) -> None:

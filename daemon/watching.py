@@ -35,6 +35,7 @@ class WatchHealth:
     overflows: int = 0
     observer_restarts: int = 0
     last_rescan_ms: float | None = None
+    error: str | None = None  # why watching failed (e.g. the inotify watch limit)
     ignore: list[str] = field(default_factory=list)
 
 
@@ -51,7 +52,16 @@ class Watching:
         self.watcher = Watcher(Path(workspace.root), context, ignore)
 
     def start(self) -> None:
-        self.watcher.start()
+        """Start watching; if the kernel refuses (watch limit), keep serving without it:
+        outside changes are then still noticed when a file is read or edited."""
+        try:
+            self.watcher.start()
+        except OSError as e:
+            log.error(
+                "cannot watch the workspace (%s); outside changes will be noticed only on access", e
+            )
+            self.health.state, self.health.error = "failed", str(e)
+            return
         self.health.state = "running"
 
     def stop(self) -> None:
@@ -83,7 +93,7 @@ class Watching:
             self.watcher.start_observer()
         except OSError as e:
             log.error("cannot restart the file watcher: %s", e)
-            self.health.state = "failed"
+            self.health.state, self.health.error = "failed", str(e)
         self._rescan(state, "observer restarted", record)
 
     def _handle(self, state: State, message: WatcherMessage, record: Record) -> None:

@@ -232,3 +232,36 @@ def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(
         assert client.status().watcher["overflows"] >= 1
     finally:
         running.stop()
+
+
+@pytest.fixture
+def no_inotify_watches():
+    """The kernel's per-user watch limit, exhausted for real."""
+    knob = Path("/proc/sys/fs/inotify/max_user_watches")
+    try:
+        old = knob.read_text()
+        knob.write_text("1\n")
+    except OSError as e:
+        pytest.skip(f"cannot lower the inotify watch limit here ({e.strerror}); run as root")
+    yield
+    knob.write_text(old)
+
+
+def test_a_workspace_that_cannot_be_watched_is_still_served(
+    workspace: Path, no_inotify_watches: None
+):
+    for n in range(5):
+        (workspace / f"dir{n}").mkdir()
+    running = start(workspace)
+    Path("/proc/sys/fs/inotify/max_user_watches").write_text("65536\n")
+    try:
+        client = running.client()
+        watcher = client.status().watcher
+        assert watcher["state"] == "failed" and watcher["error"]
+        (workspace / "f.txt").write_text("one\n")
+        client.read_file("f.txt")
+        (workspace / "f.txt").write_text("two\n")
+        assert client.read_file("f.txt").content == "two\n"  # noticed on access instead
+        assert changes(client, "f.txt", "modified")
+    finally:
+        running.stop()
