@@ -201,24 +201,23 @@ def test_outside_changes_make_baseline_mixed_and_are_conflicts(
     assert [(c["agent"], c["kind"]) for c in result.rebased_over] == [(None, "outside_change")]
 
 
-@pytest.fixture
-def tiny_inotify_queue():
-    """A real overflow: shrink the kernel's queue for inotify instances made meanwhile."""
-    knob = Path("/proc/sys/fs/inotify/max_queued_events")
+def start_under_kernel_limit(workspace: Path, knob: str, value: int) -> RunningDaemon:
+    """Start a daemon while an inotify limit is lowered for real, then restore the limit
+    at once: it is read when the daemon's inotify instance is made, so only ours is hit."""
+    path = Path("/proc/sys/fs/inotify") / knob
     try:
-        old = knob.read_text()
-        knob.write_text("64\n")
+        old = path.read_text()
+        path.write_text(f"{value}\n")
     except OSError as e:
-        pytest.skip(f"cannot shrink the inotify queue here ({e.strerror}); run as root")
-    yield
-    knob.write_text(old)
+        pytest.skip(f"cannot change {path} here ({e.strerror}); run as root")
+    try:
+        return start(workspace)
+    finally:
+        path.write_text(old)
 
 
-def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(
-    workspace: Path, tiny_inotify_queue: None
-):
-    running = start(workspace)
-    Path("/proc/sys/fs/inotify/max_queued_events").write_text("16384\n")  # only ours is tiny
+def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(workspace: Path):
+    running = start_under_kernel_limit(workspace, "max_queued_events", 64)
     try:
         client = running.client()
         running.proc.send_signal(signal.SIGSTOP)  # stall the daemon so the kernel queue fills
@@ -234,26 +233,10 @@ def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(
         running.stop()
 
 
-@pytest.fixture
-def no_inotify_watches():
-    """The kernel's per-user watch limit, exhausted for real."""
-    knob = Path("/proc/sys/fs/inotify/max_user_watches")
-    try:
-        old = knob.read_text()
-        knob.write_text("1\n")
-    except OSError as e:
-        pytest.skip(f"cannot lower the inotify watch limit here ({e.strerror}); run as root")
-    yield
-    knob.write_text(old)
-
-
-def test_a_workspace_that_cannot_be_watched_is_still_served(
-    workspace: Path, no_inotify_watches: None
-):
+def test_a_workspace_that_cannot_be_watched_is_still_served(workspace: Path):
     for n in range(5):
         (workspace / f"dir{n}").mkdir()
-    running = start(workspace)
-    Path("/proc/sys/fs/inotify/max_user_watches").write_text("65536\n")
+    running = start_under_kernel_limit(workspace, "max_user_watches", 1)
     try:
         client = running.client()
         watcher = client.status().watcher
