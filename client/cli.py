@@ -61,6 +61,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         daemon_args.append("--no-watch")
     for pattern in args.ignore:
         daemon_args += ["--ignore", pattern]
+    for option in ("poll_interval", "watch_retry"):
+        if getattr(args, option) is not None:
+            daemon_args += ["--" + option.replace("_", "-"), str(getattr(args, option))]
     os.execv(sys.executable, [sys.executable, "-m", "daemon", *daemon_args])
     return EXIT_ERROR  # not reached
 
@@ -249,6 +252,12 @@ def _add_lifecycle(sub: Any) -> None:
     serve.add_argument("--no-watch", action="store_true", help="do not watch for outside changes")
     serve.add_argument(
         "--ignore", action="append", default=[], metavar="PATTERN", help="extra ignore pattern"
+    )
+    serve.add_argument(
+        "--poll-interval", type=float, metavar="SECONDS", help="rescan interval while unwatched"
+    )
+    serve.add_argument(
+        "--watch-retry", type=float, metavar="SECONDS", help="retry watching this often"
     )
     serve.set_defaults(run=cmd_serve)
     sub.add_parser("start", help="start a background daemon").set_defaults(run=cmd_start)

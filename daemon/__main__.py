@@ -19,6 +19,7 @@ from collections.abc import Callable
 from daemon.journal import JournalError
 from daemon.runfiles import AlreadyServed, ensure_private_dir
 from daemon.server import Server, configure_logging
+from daemon.watching import WatchSettings
 from daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
 
 EXIT_FAILED, EXIT_ALREADY_SERVED = 1, 3
@@ -38,7 +39,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="PATTERN",
         help="gitignore-style pattern the watcher ignores (repeatable)",
     )
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        default=WatchSettings.poll_s,
+        metavar="SECONDS",
+        help="rescan interval while the kernel refuses to watch (default %(default)s)",
+    )
+    parser.add_argument(
+        "--watch-retry",
+        type=float,
+        default=WatchSettings.retry_s,
+        metavar="SECONDS",
+        help="how often to try watching again after a refusal (default %(default)s)",
+    )
     return parser.parse_args(argv)
+
+
+def watch_settings(args: argparse.Namespace) -> WatchSettings:
+    return WatchSettings(ignore=args.ignore, poll_s=args.poll_interval, retry_s=args.watch_retry)
 
 
 def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
@@ -50,7 +69,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
     workspace = Workspace(args.workspace, max_file_size=args.max_file_size)
     configure_logging(ensure_private_dir(workspace.state_dir), args.log_stderr)
     try:
-        server = Server(workspace, watch=not args.no_watch, ignore=args.ignore)
+        server = Server(workspace, watch=None if args.no_watch else watch_settings(args))
     except (AlreadyServed, JournalError) as e:
         print(f"editjournal: {e}", file=sys.stderr)
         code = EXIT_ALREADY_SERVED if isinstance(e, AlreadyServed) else EXIT_FAILED

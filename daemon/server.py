@@ -42,7 +42,7 @@ from daemon.runfiles import (
 )
 from daemon.state import State, fold
 from daemon.textcache import TextCache
-from daemon.watching import Watching
+from daemon.watching import Watching, WatchSettings
 from daemon.workspace import PreparedWrite, Workspace
 from schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from schemas.errors import ErrorCode, ToolError
@@ -71,9 +71,8 @@ class _Batch:
 class Server:
     """One workspace's daemon."""
 
-    def __init__(
-        self, workspace: Workspace, watch: bool = True, ignore: list[str] | None = None
-    ) -> None:
+    def __init__(self, workspace: Workspace, watch: WatchSettings | None = None) -> None:
+        """`watch=None`: outside changes are noticed only when a file is accessed."""
         self.workspace = workspace
         self.state_dir = ensure_private_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
@@ -99,7 +98,7 @@ class Server:
         self.router.setsockopt(zmq.LINGER, 1000)
         self.publisher: Publisher | None = None
         self.watching: Watching | None = None
-        self._watch, self._ignore = watch, list(ignore or [])
+        self._watch = watch
         self.cache = TextCache()
 
     # --- lifecycle ------------------------------------------------------------------
@@ -120,8 +119,8 @@ class Server:
                 socket=self.address,
             ),
         )
-        if self._watch:
-            self.watching = Watching(self.workspace, self._zmq, self._ignore)
+        if self._watch is not None:
+            self.watching = Watching(self.workspace, self._zmq, self._watch)
             self.watching.start()  # first, so nothing slips between the check and the watch
             self.watching.at_startup(self.state, self._record_outside)
             self._commit()

@@ -122,13 +122,16 @@ class Watcher:
         self._stop = threading.Event()
         self._debouncer = threading.Thread(target=self._debounce, name="debouncer", daemon=True)
 
-    def start(self) -> None:
+    def start_debouncer(self) -> None:
         logging.getLogger(_WATCHDOG_LOGGER).addHandler(self._overflow)
         if not self._debouncer.is_alive():
             self._debouncer.start()
-        self.start_observer()
 
-    def start_observer(self) -> None:
+    def restart_observer(self) -> None:
+        """A new observer in place of the old one (whose watches are released first, so
+        they do not count against the kernel's limit twice). Raises OSError when the
+        kernel refuses to watch the root; refused subdirectories pass silently."""
+        self._stop_observer()
         observer = Observer()
         observer.schedule(
             _Forwarder(self.inbox), str(self.root), recursive=True, event_filter=_FILTER
@@ -137,14 +140,18 @@ class Watcher:
         observer.start()
         self.observer = observer
 
+    def _stop_observer(self) -> None:
+        if self.observer is not None:
+            self.observer.stop()
+            self.observer.join(timeout=5)
+            self.observer = None
+
     def alive(self) -> bool:
         return self.observer is not None and self.observer.is_alive()
 
     def stop(self) -> None:
         logging.getLogger(_WATCHDOG_LOGGER).removeHandler(self._overflow)
-        if self.observer is not None:
-            self.observer.stop()
-            self.observer.join(timeout=5)
+        self._stop_observer()
         self._stop.set()
         self.inbox.put(("stop",))
         self._debouncer.join(timeout=5)

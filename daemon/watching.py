@@ -14,6 +14,7 @@ from pathlib import Path
 
 import zmq
 
+from daemon.coverage import unwatched_dirs
 from daemon.ignore import Ignorer
 from daemon.outside import Observation, OutsideObserver
 from daemon.state import State
@@ -22,47 +23,95 @@ from daemon.workspace import Workspace
 
 log = logging.getLogger("editjournal")
 Record = Callable[[Observation], None]  # stages and applies the events at once
+POLL_COST_FACTOR = 10  # the poll interval stretches so rescans take at most a tenth of the time
+UNWATCHED_EXAMPLES = 5
+_WATCH_LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    """How the daemon watches; from `python -m daemon` / `editjournal serve` options."""
+
+    ignore: list[str] = field(default_factory=list)  # gitignore-style extra patterns
+    poll_s: float = 2.0  # rescan interval while the watcher is degraded or failed
+    retry_s: float = 30.0  # how often to try watching again (the limit may be raised)
 
 
 @dataclass
 class WatchHealth:
     """What `status` says about watching; owned by the daemon's thread."""
 
-    state: str = "disabled"  # "running" | "disabled" | "failed"
+    state: str = "disabled"  # "running" | "degraded" | "failed" | "disabled"
     paths_checked: int = 0
     outside_changes: int = 0
     rescans: int = 0
     overflows: int = 0
     observer_restarts: int = 0
     last_rescan_ms: float | None = None
-    error: str | None = None  # why watching failed (e.g. the inotify watch limit)
+    error: str | None = None  # why watching is degraded or failed (e.g. the inotify limit)
+    unwatched_dirs: int = 0  # directories the kernel refused to watch
+    unwatched_examples: list[str] = field(default_factory=list)
+    poll_interval_s: float | None = None  # set while rescans stand in for the watcher
     ignore: list[str] = field(default_factory=list)
 
 
 class Watching:
     def __init__(
-        self, workspace: Workspace, context: zmq.Context[zmq.Socket[bytes]], ignore: list[str]
+        self,
+        workspace: Workspace,
+        context: zmq.Context[zmq.Socket[bytes]],
+        settings: WatchSettings,
     ) -> None:
         self.workspace = workspace
-        self.observer = OutsideObserver(workspace, Ignorer(workspace.root, ignore))
-        self.health = WatchHealth(ignore=list(ignore))
+        self.settings = settings
+        self.ignorer = Ignorer(workspace.root, settings.ignore)
+        self.observer = OutsideObserver(workspace, self.ignorer)
+        self.health = WatchHealth(ignore=list(settings.ignore))
         self.socket = context.socket(zmq.PULL)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.bind(ADDRESS)
-        self.watcher = Watcher(Path(workspace.root), context, ignore)
+        self.watcher = Watcher(Path(workspace.root), context, settings.ignore)
+        self._next_poll = 0.0
+        self._next_retry = 0.0
 
     def start(self) -> None:
-        """Start watching; if the kernel refuses (watch limit), keep serving without it:
-        outside changes are then still noticed when a file is read or edited."""
+        """Start watching. If the kernel refuses (the watch limit), keep serving: rescans
+        then stand in for the watcher, and watching is retried now and then."""
+        self.watcher.start_debouncer()
+        self._start_observer()
+
+    def _start_observer(self) -> None:
         try:
-            self.watcher.start()
+            self.watcher.restart_observer()
         except OSError as e:
-            log.error(
-                "cannot watch the workspace (%s); outside changes will be noticed only on access", e
-            )
-            self.health.state, self.health.error = "failed", str(e)
+            self._degrade("failed", f"cannot watch the workspace: {e}{_limit_hint()}")
             return
-        self.health.state = "running"
+        self._check_coverage("")
+
+    def _check_coverage(self, below: str) -> None:
+        """Degrade when the kernel watches fewer directories than the workspace has."""
+        missing = unwatched_dirs(Path(self.workspace.root), self.ignorer, below)
+        if not missing:
+            if below == "":
+                self.health.state, self.health.error = "running", None
+                self.health.unwatched_dirs, self.health.unwatched_examples = 0, []
+                self.health.poll_interval_s = None
+            return
+        shown = [d or "." for d in missing[:UNWATCHED_EXAMPLES]]
+        self._degrade(
+            "degraded",
+            f"{len(missing)} directories are not watched (e.g. {', '.join(shown)}){_limit_hint()}",
+        )
+        self.health.unwatched_dirs, self.health.unwatched_examples = len(missing), shown
+
+    def _degrade(self, state: str, error: str) -> None:
+        if self.health.error != error:
+            log.error("%s; rescanning every few seconds instead", error)
+        self.health.state, self.health.error = state, error
+        self.health.poll_interval_s = self.settings.poll_s
+        now = time.monotonic()
+        self._next_poll = now + self.settings.poll_s
+        self._next_retry = now + self.settings.retry_s
 
     def stop(self) -> None:
         self.watcher.stop()
@@ -84,22 +133,39 @@ class Watching:
             self._handle(state, message, record)
 
     def check(self, state: State, record: Record) -> None:
-        """A dead observer is restarted, and what it may have missed is rescanned."""
-        if self.health.state != "running" or self.watcher.alive():
+        """Called on every turn of the loop: restart a dead observer; while degraded,
+        rescan on a timer and retry watching (the limit may have been raised)."""
+        if self.health.state == "running" and not self.watcher.alive():
+            log.error("the file watcher stopped; restarting it and rescanning")
+            self.health.observer_restarts += 1
+            self._start_observer()
+            self._rescan(state, "observer restarted", record)
             return
-        log.error("the file watcher stopped; restarting it and rescanning")
-        self.health.observer_restarts += 1
-        try:
-            self.watcher.start_observer()
-        except OSError as e:
-            log.error("cannot restart the file watcher: %s", e)
-            self.health.state, self.health.error = "failed", str(e)
-        self._rescan(state, "observer restarted", record)
+        if self.health.state not in ("degraded", "failed"):
+            return
+        now = time.monotonic()
+        if now >= self._next_retry:  # a new observer: anything between the two is rescanned
+            self._start_observer()
+            self._next_retry, self._next_poll = now + self.settings.retry_s, now
+        if now >= self._next_poll:
+            resumed = self.health.state == "running"
+            self._rescan(state, "watching resumed" if resumed else "", record)
+            self._next_poll = time.monotonic() + self._poll_interval()
+
+    def _poll_interval(self) -> float:
+        """The configured interval, stretched on a big workspace where a rescan is slow."""
+        cost_s = (self.health.last_rescan_ms or 0) / 1000
+        interval = max(self.settings.poll_s, POLL_COST_FACTOR * cost_s)
+        if self.health.poll_interval_s is not None:
+            self.health.poll_interval_s = round(interval, 2)
+        return interval
 
     def _handle(self, state: State, message: WatcherMessage, record: Record) -> None:
         if message.rescan is not None:
             self.health.overflows += 1
             self._rescan(state, message.rescan, record)
+            if self.health.state == "running":  # watchdog re-adds its watches after overflow
+                self._check_coverage("")
             return
         observer = self.observer
         for change in message.changes:
@@ -107,13 +173,17 @@ class Watching:
             if change.scan:
                 for below in filter(None, (change.path, change.moved_to)):
                     self._each(state, observer.changed_below(state, below), record)
+                    if self.health.state == "running":  # did the new directory get its watch?
+                        self._check_coverage(below)
             elif change.moved_to:
                 self._record(record, observer.observe_move(state, change.path, change.moved_to))
             elif not observer.ignorer.ignored(change.path):
                 self._record(record, observer.observe(state, change.path))
 
     def _rescan(self, state: State, why: str, record: Record) -> None:
-        log.warning("rescanning the workspace: %s", why)
+        """Look at every file again; `why` is empty for the timed rescans of polling."""
+        if why:
+            log.warning("rescanning the workspace: %s", why)
         started = time.monotonic()
         self._each(state, self.observer.changed_below(state, ""), record)
         self.health.rescans += 1
@@ -127,3 +197,11 @@ class Watching:
         if observation.events:
             self.health.outside_changes += len(observation.events)
             record(observation)
+
+
+def _limit_hint() -> str:
+    try:
+        limit = _WATCH_LIMIT.read_text().strip()
+    except OSError:
+        return ""
+    return f" (inotify watch limit: fs.inotify.max_user_watches = {limit}; raise it with sysctl)"
