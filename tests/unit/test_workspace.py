@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -287,16 +288,48 @@ def test_read_too_large(root: Path) -> None:
     assert exc.details == {"path": "big.txt", "size": 11, "limit": 10}
 
 
+NOBODY = 65534
+
+
+def error_code_as_nobody(ws: Workspace, rel: str) -> str:
+    """`ws.read(rel)` in a forked child that has dropped root (root reads anything, so
+    a permission error only shows for an unprivileged reader); its error code, or "ok"."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = "crash"
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            ws.read(rel)
+            code = "ok"
+        except ToolError as e:
+            code = e.code.value
+        finally:
+            os.write(write_end, code.encode())
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        answer = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return answer
+
+
 @posix_only
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
-def test_read_permission_denied(ws: Workspace) -> None:
-    path = ws.root / "locked.txt"
-    path.write_bytes(b"x")
-    path.chmod(0)
-    try:
-        expect(ErrorCode.PERMISSION_DENIED, ws.read, "locked.txt")
-    finally:
-        path.chmod(0o644)
+def test_read_permission_denied() -> None:
+    # outside pytest's 0700 temp tree, so that the unprivileged child can reach it
+    with tempfile.TemporaryDirectory(prefix="editjournal-perm-") as top:
+        root = Path(top)
+        root.chmod(0o755)
+        ws = Workspace(root)
+        (root / "open.txt").write_bytes(b"x")
+        (root / "locked.txt").write_bytes(b"x")
+        (root / "locked.txt").chmod(0)
+        if os.geteuid() == 0:
+            assert error_code_as_nobody(ws, "open.txt") == "ok"  # the child can read at all
+            assert error_code_as_nobody(ws, "locked.txt") == ErrorCode.PERMISSION_DENIED.value
+        else:
+            expect(ErrorCode.PERMISSION_DENIED, ws.read, "locked.txt")
 
 
 def test_stat(ws: Workspace) -> None:
