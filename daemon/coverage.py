@@ -12,6 +12,7 @@ kernel's own list rather than watchdog's private state.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from daemon.ignore import Ignorer
@@ -59,20 +60,22 @@ def dir_id(path: str | Path) -> DirId | None:
     return dev, st.st_ino
 
 
-def unwatched_dirs(root: Path, ignorer: Ignorer, below: str = "") -> list[str] | None:
-    """Not-ignored directories at or under `below` that have no watch (workspace-relative,
-    "" for the root); None when the kernel cannot tell."""
+def unwatched_dirs(root: Path, ignorer: Ignorer, tops: Iterable[str] = ("",)) -> list[str] | None:
+    """Not-ignored directories at or under each of `tops` that have no watch
+    (workspace-relative, "" for the root); None when the kernel cannot tell.
+    The kernel's list is read once for all of them: it can hold a line per directory."""
     watched = watched_dirs()
     if watched is None:
         return None
     missing: list[str] = []
-    for directory, subdirs, _files in os.walk(root / below):
-        base = os.path.relpath(directory, root)
-        base = "" if base == "." else base
-        subdirs[:] = [
-            d for d in subdirs if not ignorer.ignored(f"{base}/{d}" if base else d, is_dir=True)
-        ]
-        found = dir_id(directory)
-        if found is not None and found not in watched:
-            missing.append(base)
+    for top in tops:
+        for directory, subdirs, _files in os.walk(root / top):
+            base = os.path.relpath(directory, root)
+            base = "" if base == "." else base
+            subdirs[:] = [
+                d for d in subdirs if not ignorer.ignored(f"{base}/{d}" if base else d, is_dir=True)
+            ]
+            found = dir_id(directory)
+            if found is not None and found not in watched:
+                missing.append(base)
     return missing

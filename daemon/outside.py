@@ -41,27 +41,43 @@ class OutsideObserver:
         self.ignorer = ignorer
         # (size, mtime_ns) when a path was last hashed: a rescan skips what did not move
         self.stat_cache: dict[str, tuple[int, int]] = {}
+        # files already there when watching began that the journal does not know, with
+        # their (size, mtime_ns): so a rescan does not call every one of them "created"
+        self.unseen: dict[str, tuple[int, int]] = {}
+
+    def note_unseen(self, state: State) -> None:
+        """Remember what the workspace holds beyond the journal's files, by stat only."""
+        self.unseen = {
+            rel: (size, mtime_ns)
+            for rel, size, mtime_ns in self._walk("")
+            if rel not in state.files
+        }
 
     def observe(self, state: State, rel: str, tracked_hint: bool = False) -> Observation:
         """One path: created, modified or deleted, if its content differs from the state's."""
         known = state.files.get(rel)
         found = self._fingerprint(rel)
+        existed = known is None and self.unseen.pop(rel, None) is not None
         if found is None:
-            if known is None or known.sha256 is None:
-                return Observation()
-            return Observation([_gone(rel, known.sha256, known.tracked)])
+            if known is not None and known.sha256 is not None:
+                return Observation([_gone(rel, known.sha256, known.tracked)])
+            return Observation([_gone(rel, None, False)] if existed else [])
         if known is not None and known.sha256 == found.sha256:
             return Observation()
         tracked = known.tracked if known is not None else tracked_hint
-        return _changed(rel, known.sha256 if known else None, found, tracked)
+        old_sha = known.sha256 if known else None
+        return _changed(rel, old_sha, found, tracked, existed=existed or old_sha is not None)
 
     def observe_move(self, state: State, src: str, dest: str) -> Observation:
         """A rename: the source is `moved` (if it was known); the destination is observed
         and inherits tracking, so an agent's file keeps its history under its new name."""
         known = state.files.get(src)
         result = Observation()
-        if known is not None and known.sha256 is not None and self._fingerprint(src) is None:
-            result.events.append(_gone(src, known.sha256, known.tracked, moved_to=dest))
+        if self._fingerprint(src) is None:
+            if known is not None and known.sha256 is not None:
+                result.events.append(_gone(src, known.sha256, known.tracked, moved_to=dest))
+            elif known is None and self.unseen.pop(src, None) is not None:
+                result.events.append(_gone(src, None, False, moved_to=dest))
         if not self.ignorer.ignored(dest):
             result.extend(self.observe(state, dest, tracked_hint=bool(known and known.tracked)))
         return result
@@ -74,12 +90,14 @@ class OutsideObserver:
         present: set[str] = set()
         for rel, size, mtime_ns in self._walk(below):
             present.add(rel)
-            if rel not in state.files or self.stat_cache.get(rel) != (size, mtime_ns):
+            last_look = self.stat_cache.get(rel) or self.unseen.get(rel)
+            if last_look != (size, mtime_ns) or (rel not in state.files and rel not in self.unseen):
                 candidates.append(rel)
         prefix = below.rstrip("/") + "/" if below else ""
         for rel, info in sorted(state.files.items()):
             if rel.startswith(prefix) and rel not in present and info.sha256 is not None:
                 candidates.append(rel)
+        candidates += [rel for rel in self.unseen if rel.startswith(prefix) and rel not in present]
         return candidates
 
     def _fingerprint(self, rel: str) -> Fingerprint | None:
@@ -111,8 +129,9 @@ class OutsideObserver:
 
 
 def _gone(
-    rel: str, old_sha: str, tracked: bool, moved_to: str | None = None
+    rel: str, old_sha: str | None, tracked: bool, moved_to: str | None = None
 ) -> OutsideChangeRecorded:
+    """`old_sha` None: a file the journal never knew, but that was there when watching began."""
     return OutsideChangeRecorded(
         path=rel,
         change="moved" if moved_to else "deleted",
@@ -123,11 +142,14 @@ def _gone(
     )
 
 
-def _changed(rel: str, old_sha: str | None, found: Fingerprint, tracked: bool) -> Observation:
+def _changed(
+    rel: str, old_sha: str | None, found: Fingerprint, tracked: bool, existed: bool
+) -> Observation:
+    """`existed` without `old_sha`: a file that was there, unknown, when watching began."""
     store = tracked and found.text is not None
     event = OutsideChangeRecorded(
         path=rel,
-        change="modified" if old_sha is not None else "created",
+        change="modified" if existed else "created",
         old_sha256=old_sha,
         new_sha256=found.sha256,
         size=found.size,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ log = logging.getLogger("editjournal")
 Record = Callable[[Observation], None]  # stages and applies the events at once
 POLL_COST_FACTOR = 10  # the poll interval stretches so rescans take at most a tenth of the time
 UNWATCHED_EXAMPLES = 5
+COVERAGE_EVERY_S = 1.0  # how often directories that appeared are checked for their watch
 _WATCH_LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
 
 
@@ -73,6 +74,8 @@ class Watching:
         self.watcher = Watcher(Path(workspace.root), context, settings.ignore)
         self._next_poll = 0.0
         self._next_retry = 0.0
+        self._new_dirs: set[str] = set()  # did they get their watches? checked now and then
+        self._next_coverage = 0.0
 
     def start(self) -> None:
         """Start watching. If the kernel refuses (the watch limit), keep serving: rescans
@@ -86,13 +89,15 @@ class Watching:
         except OSError as e:
             self._degrade("failed", f"cannot watch the workspace: {e}{_limit_hint()}")
             return
-        self._check_coverage("")
+        self._check_coverage()
 
-    def _check_coverage(self, below: str) -> None:
-        """Degrade when the kernel watches fewer directories than the workspace has."""
-        missing = unwatched_dirs(Path(self.workspace.root), self.ignorer, below)
+    def _check_coverage(self, tops: Iterable[str] = ("",)) -> None:
+        """Degrade when the kernel watches fewer directories than the workspace has
+        (under `tops`; the whole workspace by default)."""
+        tops = list(tops)
+        missing = unwatched_dirs(Path(self.workspace.root), self.ignorer, tops)
         if not missing:
-            if below == "":
+            if tops == [""]:
                 self.health.state, self.health.error = "running", None
                 self.health.unwatched_dirs, self.health.unwatched_examples = 0, []
                 self.health.poll_interval_s = None
@@ -118,9 +123,11 @@ class Watching:
         self.socket.close()
 
     def at_startup(self, state: State, record: Record) -> None:
-        """What changed while the daemon was down (the files the journal knows)."""
+        """What changed while the daemon was down (the files the journal knows), and a
+        stat of the others, which rescans then compare with instead of calling them new."""
         for rel in sorted(state.files):
             self._record(record, self.observer.observe(state, rel))
+        self.observer.note_unseen(state)
 
     def drain(self, state: State, record: Record) -> None:
         """Every message waiting on the socket, each path recorded as soon as it is seen
@@ -141,6 +148,9 @@ class Watching:
             self._start_observer()
             self._rescan(state, "observer restarted", record)
             return
+        if self.health.state == "running":
+            self._check_new_dirs()
+            return
         if self.health.state not in ("degraded", "failed"):
             return
         now = time.monotonic()
@@ -151,6 +161,20 @@ class Watching:
             resumed = self.health.state == "running"
             self._rescan(state, "watching resumed" if resumed else "", record)
             self._next_poll = time.monotonic() + self._poll_interval()
+
+    def _check_new_dirs(self) -> None:
+        """At most once per COVERAGE_EVERY_S: during a `git checkout` thousands of
+        directories appear, and the kernel's list is read once for all of them."""
+        now = time.monotonic()
+        if not self._new_dirs or now < self._next_coverage:
+            return
+        self._next_coverage = now + COVERAGE_EVERY_S
+        tops: list[str] = []
+        for top in sorted(self._new_dirs):  # a parent's walk covers its children
+            if not tops or not top.startswith(tops[-1] + "/"):
+                tops.append(top)
+        self._new_dirs = set()
+        self._check_coverage(tops)
 
     def _poll_interval(self) -> float:
         """The configured interval, stretched on a big workspace where a rescan is slow."""
@@ -165,7 +189,7 @@ class Watching:
             self.health.overflows += 1
             self._rescan(state, message.rescan, record)
             if self.health.state == "running":  # watchdog re-adds its watches after overflow
-                self._check_coverage("")
+                self._check_coverage()
             return
         observer = self.observer
         for change in message.changes:
@@ -173,8 +197,7 @@ class Watching:
             if change.scan:
                 for below in filter(None, (change.path, change.moved_to)):
                     self._each(state, observer.changed_below(state, below), record)
-                    if self.health.state == "running":  # did the new directory get its watch?
-                        self._check_coverage(below)
+                    self._new_dirs.add(below)
             elif change.moved_to:
                 self._record(record, observer.observe_move(state, change.path, change.moved_to))
             elif not observer.ignorer.ignored(change.path):

@@ -85,6 +85,36 @@ def test_move_is_recorded_and_the_new_name_keeps_its_history(daemon: RunningDaem
     assert daemon.journal().blob(created.body["new_sha256"]) == b"value = 1\n"
 
 
+def test_files_there_before_the_daemon_are_modified_deleted_or_moved_not_created(
+    workspace: Path,
+):
+    for name in ("edited", "removed", "renamed", "untouched"):
+        (workspace / f"{name}.txt").write_text(f"{name} before\n")
+    running = start(workspace)
+    try:
+        client = running.client()
+        (workspace / "edited.txt").write_text("edited after\n")
+        (workspace / "removed.txt").unlink()
+        (workspace / "renamed.txt").rename(workspace / "renamed-now.txt")
+        [edited] = wait_for(client, "edited.txt", "modified")
+        assert edited.body["old_sha256"] is None  # it was there, but never known
+        wait_for(client, "removed.txt", "deleted")
+        [moved] = wait_for(client, "renamed.txt", "moved")
+        assert moved.body["moved_to"] == "renamed-now.txt"
+        settle(client, workspace)
+        recorded = {(e.path, e.body["change"]) for e in outside(client)}
+        assert {p for p, _ in recorded} == {
+            "edited.txt",
+            "removed.txt",
+            "renamed.txt",
+            "renamed-now.txt",
+            *(p for p, _ in recorded if p.startswith("sentinel")),
+        }
+        assert ("edited.txt", "created") not in recorded
+    finally:
+        running.stop()
+
+
 def test_atomic_save_is_one_modification_of_the_original(daemon: RunningDaemon, client: Client):
     target = daemon.root / "doc.md"
     target.write_text("# Title\n")

@@ -93,6 +93,7 @@ def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(workspac
 def test_a_workspace_that_cannot_be_watched_at_all_is_served_and_polled(workspace: Path):
     make_dirs(workspace, 5)
     (workspace / "f.txt").write_text("one\n")
+    (workspace / "dir1" / "already-there.txt").write_text("old\n")
     running = start_with_watches_left(workspace, 0, *FAST_POLL)
     try:
         client = running.client()
@@ -106,7 +107,10 @@ def test_a_workspace_that_cannot_be_watched_at_all_is_served_and_polled(workspac
         [modified] = wait_until(lambda: changes(client, "f.txt", "modified"), 20, "f.txt")
         assert running.journal().blob(modified.body["new_sha256"]) == b"two\n"
         wait_until(lambda: changes(client, "dir3/new.txt", "created"), 20, "dir3/new.txt")
+        wait_until(lambda: watcher(client)["rescans"] >= 2, 20, "a second rescan")
         assert watcher(client)["state"] == "failed"
+        # a rescan compares with what was there at start: an old file is not "created"
+        assert not outside(client, "dir1/already-there.txt")
     finally:
         running.stop()
 
