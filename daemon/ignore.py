@@ -10,7 +10,7 @@ when their `.gitignore` changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pathspec
@@ -34,8 +34,7 @@ class Ignorer:
         parts = rel.split("/")
         if parts[0] in ALWAYS_IGNORED_DIRS or parts[-1].startswith(TEMP_PREFIX):
             return True
-        probe = rel + "/" if is_dir else rel
-        if self._extra.match_file(probe):
+        if self.extra_patterns and self._extra.match_file(rel + "/" if is_dir else rel):
             return True
         for depth in range(len(parts)):
             directory = "/".join(parts[:depth])
@@ -44,6 +43,20 @@ class Ignorer:
             if spec is not None and spec.match_file(below):
                 return True
         return False
+
+    def files_ignored_in(self, directory: str) -> Callable[[str], bool]:
+        """A test for the names of files directly in `directory`, for walks over big
+        trees: where no `.gitignore` and no extra pattern applies, only names count."""
+        parts = directory.split("/") if directory else []
+        if self.extra_patterns or any(
+            self._spec("/".join(parts[:depth])) is not None for depth in range(len(parts) + 1)
+        ):
+            prefix = directory + "/" if directory else ""
+            return lambda name: self.ignored(prefix + name)
+        at_root = not directory
+        return lambda name: (
+            name.startswith(TEMP_PREFIX) or (at_root and name in ALWAYS_IGNORED_DIRS)
+        )
 
     def forget(self, gitignore_rel: str) -> None:
         """A `.gitignore` changed: reload it on next use."""

@@ -12,6 +12,7 @@ change, size, hash) so a big workspace's churn does not fill the journal.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 
 from daemon.ignore import Ignorer
@@ -109,22 +110,34 @@ class OutsideObserver:
         return found
 
     def _walk(self, below: str) -> list[tuple[str, int, int]]:
-        """(path, size, mtime_ns) of every regular, not-ignored file under `below`."""
+        """(path, size, mtime_ns) of every regular, not-ignored file under `below`
+        (symbolic links followed for files, not for directories, as `os.walk` does).
+        One scandir per directory: its entries carry their type, so only files cost a stat.
+        """
         found: list[tuple[str, int, int]] = []
-        top = self.workspace.root / below
-        for directory, subdirs, files in os.walk(top):
-            base = os.path.relpath(directory, self.workspace.root)
-            base = "" if base == "." else base + "/"
-            subdirs[:] = [d for d in subdirs if not self.ignorer.ignored(base + d, is_dir=True)]
-            for name in files:
-                rel = base + name
-                if self.ignorer.ignored(rel):
-                    continue
+        pending = [below.strip("/")]
+        while pending:
+            base = pending.pop()
+            prefix = base + "/" if base else ""
+            try:
+                entries = list(os.scandir(self.workspace.root / base))
+            except OSError:
+                continue  # gone or unreadable meanwhile
+            file_ignored = self.ignorer.files_ignored_in(base)
+            for entry in entries:
+                rel = prefix + entry.name
                 try:
-                    info = os.stat(os.path.join(directory, name))
+                    if entry.is_dir(follow_symlinks=False):
+                        if not self.ignorer.ignored(rel, is_dir=True):
+                            pending.append(rel)
+                        continue
+                    if file_ignored(entry.name):
+                        continue
+                    info = entry.stat()
                 except OSError:
                     continue
-                found.append((rel, info.st_size, info.st_mtime_ns))
+                if stat.S_ISREG(info.st_mode):
+                    found.append((rel, info.st_size, info.st_mtime_ns))
         return found
 
 
