@@ -8,6 +8,7 @@ journaled: rejections are what one debugs afterwards.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 
@@ -54,6 +55,13 @@ class _Request:
         return [msgspec.to_builtins(op) for op in self.params.operations]
 
 
+_NEWLINE_ADDED = (
+    "final_newline_added",
+    "The last line is now empty, which a file without a final newline cannot hold:"
+    " the file now ends with a newline.",
+)
+
+
 @handles("edit")
 def edit(ctx: Context, params: EditParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
@@ -71,6 +79,8 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
     except ToolError as e:
         return _rejected(req, _explain(req, e, base, old_anchors))
     new_doc = apply_plan(doc, plan)
+    if new_doc.final_newline and not doc.final_newline:
+        plan = dataclasses.replace(plan, auto_corrections=(*plan.auto_corrections, _NEWLINE_ADDED))
     findings = check_edit(doc.lines, plan.splices, brackets_matter(snap.path))
     if findings and not params.skip_safety_check:
         return _rejected(req, _unsafe(findings))

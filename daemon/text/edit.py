@@ -330,20 +330,25 @@ def _refuse_overlaps(ordered: Sequence[Splice]) -> None:
 
 
 def apply_plan(doc: Document, plan: EditPlan) -> Document:
-    """The edited document; endings, BOM and the final-newline state are kept."""
+    """The edited document; endings, BOM and the final-newline state are kept, and
+    `parse(render(result)) == result` always holds (what is reported is what is written)."""
     bodies: list[str] = []
     endings: list[str] = []
+    new: list[bool] = []  # which lines the plan wrote: only theirs may be adjusted
     position = 0
     for splice in plan.splices:
         bodies.extend(doc.lines[position : splice.start])
         endings.extend(doc.endings[position : splice.start])
+        new.extend(False for _ in range(position, max(position, splice.start)))
         ending = _ending_for(doc, splice)
         bodies.extend(splice.new_lines)
         endings.extend(ending for _ in splice.new_lines)
+        new.extend(True for _ in splice.new_lines)
         position = max(position, splice.end)
     bodies.extend(doc.lines[position:])
     endings.extend(doc.endings[position:])
-    return Document(tuple(bodies), _settle_endings(endings, doc), doc.bom)
+    new.extend(False for _ in doc.lines[position:])
+    return Document(tuple(bodies), _settle_endings(bodies, endings, new, doc), doc.bom)
 
 
 def _ending_for(doc: Document, splice: Splice) -> str:
@@ -353,11 +358,26 @@ def _ending_for(doc: Document, splice: Splice) -> str:
     return doc.dominant_ending
 
 
-def _settle_endings(endings: list[str], doc: Document) -> tuple[str, ...]:
-    """Every line but the last ends; the last ends exactly when the original's did."""
+def _settle_endings(
+    bodies: list[str], endings: list[str], new: list[bool], doc: Document
+) -> tuple[str, ...]:
+    """Every line but the last ends; the last ends exactly when the original's did.
+
+    Two shapes would not survive a render and re-parse, and are settled here:
+    an empty last line must end (or it is no line at all: the file gains a final
+    newline), and an empty line ending in "\n" right after one ending in a bare
+    "\r" would merge into "\r\n" (the written line takes "\r" instead).
+    """
     if not endings:
         return ()
     settled = [e or doc.dominant_ending for e in endings[:-1]]
     last = endings[-1] or doc.dominant_ending
-    settled.append(last if doc.final_newline else "")
+    keeps_final = doc.final_newline or bodies[-1] == ""
+    settled.append(last if keeps_final else "")
+    for i in range(1, len(settled)):
+        if settled[i - 1] == "\r" and bodies[i] == "" and settled[i].startswith("\n"):
+            if new[i - 1] and not new[i]:  # the old empty line keeps its bytes
+                settled[i - 1] = "\r\n"
+            else:  # a written line, or a deletion brought two old lines together
+                settled[i] = "\r"
     return tuple(settled)

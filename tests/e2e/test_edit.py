@@ -629,3 +629,15 @@ def test_a_10000_line_file_every_anchored_line_is_targetable(daemon: RunningDaem
     after = lines_of(target)
     for row in targetable:
         assert after[row.line - 1] == row.text + "  # hit"
+
+
+def test_emptying_the_last_line_of_a_file_without_final_newline_is_reported_and_true(
+    daemon: RunningDaemon, client: Client
+):
+    target = put(daemon, "n.txt", "alpha = 1\nbeta = 2\ngamma = 3")
+    a = anchors_of(client, "n.txt")
+    result = client.edit("n.txt", [{"op": "replace_line", "hash": a[3], "content": ""}])
+    assert target.read_bytes() == b"alpha = 1\nbeta = 2\n\n"
+    assert result.lines_after == 3 == client.read_file("n.txt").line_count
+    [correction] = result.auto_corrections
+    assert correction.type == "final_newline_added"

@@ -900,19 +900,24 @@ class Expected:
 
 
 def reference_edit(doc: Document, expected: Sequence[Expected]) -> str:
-    """Apply splices by line numbers, bottom of the file first, on (body, ending) rows."""
+    """Apply splices by line numbers, bottom of the file first, on (body, ending, written)
+    rows; then the two shapes that would not survive a re-parse are settled."""
     dominant = doc.dominant_ending
-    rows = list(zip(doc.lines, doc.endings, strict=True))
+    rows = [(body, ending, False) for body, ending in zip(doc.lines, doc.endings, strict=True)]
     by_position = sorted(enumerate(expected), key=lambda p: (p[1].start, p[1].end, p[0]))
     for _, e in reversed(by_position):
         replaced_ending = doc.endings[e.end - 1] if e.end > e.start else ""
-        rows[e.start : e.end] = [(body, replaced_ending or dominant) for body in e.new]
-    out = []
-    for i, (body, ending) in enumerate(rows):
-        ending = ending or dominant  # a kept last line that is no longer last gains one
-        if i == len(rows) - 1 and not doc.final_newline:
-            ending = ""
-        out.append(body + ending)
+        rows[e.start : e.end] = [(body, replaced_ending or dominant, True) for body in e.new]
+    endings = [ending or dominant for _, ending, _ in rows]  # a kept last line may gain one
+    if rows and not doc.final_newline and rows[-1][0] != "":
+        endings[-1] = ""  # an empty last line keeps its ending, or it would be no line
+    for i in range(1, len(rows)):
+        if endings[i - 1] == "\r" and rows[i][0] == "" and endings[i] == "\n":
+            if rows[i - 1][2] and not rows[i][2]:
+                endings[i - 1] = "\r\n"  # "\r" + "\n" would merge: one side changes
+            else:
+                endings[i] = "\r"
+    out = [body + ending for (body, _, _), ending in zip(rows, endings, strict=True)]
     return (BOM if doc.bom else "") + "".join(out)
 
 
@@ -1029,7 +1034,9 @@ def test_random_valid_batches_match_the_reference_implementation(data: st.DataOb
     text, doc = data.draw(documents())
     operations, expected, corrections = data.draw(valid_batches(doc))
     plan = plan_edit(doc.lines, operations)
-    assert render(apply_plan(doc, plan)) == reference_edit(doc, expected)
+    edited = apply_plan(doc, plan)
+    assert render(edited) == reference_edit(doc, expected)
+    assert parse(render(edited)) == edited  # what is reported is what is written
     assert sorted(plan.auto_corrections) == sorted(corrections)
     assert plan.warnings == ()
     assert render(doc) == text
@@ -1182,3 +1189,48 @@ def test_low_quality_lines_of_a_big_file_are_refused_but_work_as_range_endpoints
                 tuple(range(a.line, neighbour.line + 1)),
             ),
         )
+
+
+# --- what is reported is what is written: shapes that would not survive a re-parse -------
+
+
+def edited(text: str, *operations: Operation) -> Document:
+    doc = parse(text)
+    result = apply_plan(doc, plan_edit(doc.lines, list(operations)))
+    assert parse(render(result)) == result
+    return result
+
+
+def test_an_empty_last_line_in_a_file_without_final_newline_keeps_an_ending() -> None:
+    doc = parse("alpha = 1\nbeta = 2\ngamma = 3")
+    gamma = AnchorIndex(doc.lines).anchors()[2].anchor
+    result = edited(render(doc), ReplaceLine(hash=gamma, content=""))
+    assert result.line_count == 3
+    assert render(result) == "alpha = 1\nbeta = 2\n\n"
+
+
+def test_an_empty_line_inserted_after_a_bare_cr_does_not_merge_into_crlf() -> None:
+    doc = parse("one = 1\ntwo = 2\rthree = 3\nfour = 4\n")
+    two = AnchorIndex(doc.lines).anchors()[1].anchor
+    result = edited(render(doc), InsertAfter(hash=two, content=""))
+    assert result.lines == ("one = 1", "two = 2", "", "three = 3", "four = 4")
+    assert result.endings[1] == "\r"  # the old line's bytes are kept
+
+
+def test_a_deletion_that_joins_a_bare_cr_and_an_empty_lf_line_keeps_both() -> None:
+    doc = parse("a = 1\rb = 2\n\nc = 3\n")
+    b = AnchorIndex(doc.lines).anchors()[1].anchor
+    result = edited(render(doc), DeleteLine(hash=b))
+    assert result.lines == ("a = 1", "", "c = 3")
+
+
+def test_a_written_line_ending_in_bare_cr_before_an_old_empty_line_takes_crlf() -> None:
+    doc = parse("a = 1\rb = 2\r\n\nc = 3\r")  # "\r" is the file's most common ending
+    assert doc.dominant_ending == "\r" and doc.lines[2] == ""
+    c = AnchorIndex(doc.lines).anchors()[3].anchor
+    result = edited(render(doc), InsertBefore(hash=c, content="x = 0", line=4))
+    assert result.lines == ("a = 1", "b = 2", "", "x = 0", "c = 3")
+    empty = AnchorIndex(doc.lines).anchors()[1].anchor  # insert right before the empty line
+    result = edited(render(doc), InsertAfter(hash=empty, content="n = 9"))
+    assert result.lines == ("a = 1", "b = 2", "n = 9", "", "c = 3")
+    assert result.endings[2:4] == ("\r\n", "\n")  # the old empty line keeps its bytes
