@@ -91,6 +91,10 @@ class EditApplied(Event, tag="edit_applied"):
     auto_corrections: list[str] = []
     safety_check: str = "clean"  # "clean" | "overridden" (skip_safety_check with warnings)
     safety_warnings: list[str] = []
+    # [start, end, inserted]: lines [start, end) (0-based) of the content before became
+    # `inserted` lines, in order. Exact, so stale-anchor checks need not guess from a diff
+    # (a writer that does not know them leaves this empty and a diff is used).
+    line_changes: list[tuple[int, int, int]] = []
 
     @property
     def content_sha256(self) -> str | None:

@@ -159,6 +159,7 @@ def _applied(
         lines_before=req.doc.line_count,
         line_count=new_doc.line_count,
         operations=req.operations,
+        line_changes=[(s.start, s.end, len(s.new_lines)) for s in plan.splices],
         auto_corrections=[detail for _, detail in plan.auto_corrections],
         safety_check="overridden" if findings else "clean",
         safety_warnings=[f.message for f in findings],

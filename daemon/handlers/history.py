@@ -6,11 +6,12 @@ line mapping lives in `daemon.text.rebase`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from daemon.handlers import Context
+from daemon.text.rebase import LineChange
 from daemon.textcache import Parsed
-from schemas.events import AnyEvent
+from schemas.events import AnyEvent, EditApplied, Record
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class ContentChange:
     agent: str | None
     kind: str
     sha256: str | None
+    before_sha256: str | None = None
+    line_changes: tuple[LineChange, ...] | None = None  # exact, when the writer recorded them
 
     def describe(self) -> dict[str, object]:
         return {"seq": self.seq, "agent": self.agent, "kind": self.kind, "ts": self.ts}
@@ -33,7 +36,7 @@ def changes_since(
     """Content-changing events on `path` after `version`, plus ones this request is
     about to record (`pending`, e.g. an outside change just noticed)."""
     changes = [
-        ContentChange(r.seq, r.ts, r.agent, r.kind, r.event.content_sha256)
+        _change(r)
         for r in ctx.journal.records(path=path, after_seq=version)
         if r.event.changes_content
     ]
@@ -42,6 +45,15 @@ def changes_since(
             seq = ctx.next_seq + offset
             changes.append(ContentChange(seq, None, None, event.kind, event.content_sha256))
     return changes
+
+
+def _change(record: Record) -> ContentChange:
+    event = record.event
+    change = ContentChange(record.seq, record.ts, record.agent, record.kind, event.content_sha256)
+    if isinstance(event, EditApplied) and event.line_changes:
+        exact = tuple((start, end, n) for start, end, n in event.line_changes)
+        return replace(change, before_sha256=event.before_sha256, line_changes=exact)
+    return change
 
 
 def content_at(ctx: Context, path: str, version: int) -> str | None:

@@ -23,7 +23,7 @@ from daemon.text.anchors import LineAnchor
 from daemon.text.diff import anchored_diff
 from daemon.text.edit import EditPlan, plan_edit
 from daemon.text.lines import Document
-from daemon.text.rebase import BrokenSpan, first_breaks, line_map, map_plan
+from daemon.text.rebase import BrokenSpan, Step, chain_map, first_breaks, map_plan
 from daemon.textcache import Parsed
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
@@ -38,7 +38,8 @@ class Base:
     version: int
     sha256: str
     parsed: Parsed
-    changes: list[ContentChange]
+    changes: list[ContentChange]  # the ones whose content is stored, each with its step
+    steps: list[Step]
     current: dict[str, bytes]  # the content on disk now, which may not be stored yet
 
     @property
@@ -80,8 +81,17 @@ def _base(
     parsed = document(ctx, sha256)
     if parsed is None or sha256 is None:
         return None
-    changes = changes_since(ctx, snap.path, version, noticed)
-    return Base(version, sha256, parsed, changes, {snap.sha256: snap.data})
+    current = {snap.sha256: snap.data}
+    changes: list[ContentChange] = []
+    steps: list[Step] = []
+    for change in changes_since(ctx, snap.path, version, noticed):
+        content = document(ctx, change.sha256, current)
+        if content is not None:  # a deletion, or content never stored: diffed across
+            changes.append(change)
+            steps.append(
+                Step(content.doc.lines, change.before_sha256, change.sha256, change.line_changes)
+            )
+    return Base(version, sha256, parsed, changes, steps, current)
 
 
 def plan_rebased(
@@ -89,7 +99,7 @@ def plan_rebased(
 ) -> tuple[EditPlan, list[BrokenSpan]]:
     """Plan in the snapshot, then carry the plan to the current content."""
     plan = plan_edit(base.doc.lines, operations, base.parsed.index, base.parsed.anchors)
-    return map_plan(plan, line_map(base.doc.lines, current.lines))
+    return map_plan(plan, chain_map(base.doc.lines, base.sha256, base.steps, current.lines))
 
 
 def stale_error(
@@ -173,24 +183,11 @@ def delta(
 
 def _conflicts(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:
     """Which recorded change broke each span (all changes, when no single one did)."""
-    steps, kept = _versions(ctx, base)
-    breaks = first_breaks(base.doc.lines, steps, [b.lines for b in broken])
+    breaks = first_breaks(base.doc.lines, base.sha256, base.steps, [b.lines for b in broken])
     named: dict[int, dict[str, object]] = {}
     for span, k in zip(broken, breaks, strict=True):
-        culprits = [kept[k]] if k is not None else kept
+        culprits = [base.changes[k]] if k is not None else base.changes
         for change in culprits:
             entry = named.setdefault(change.seq, {**change.describe(), "lines": []})
             entry["lines"] = sorted({*entry["lines"], *span.lines})  # type: ignore[misc]
     return [named[seq] for seq in sorted(named)]
-
-
-def _versions(ctx: Context, base: Base) -> tuple[list[Sequence[str]], list[ContentChange]]:
-    """The successive contents, skipping changes whose content was never stored."""
-    steps: list[Sequence[str]] = []
-    kept: list[ContentChange] = []
-    for change in base.changes:
-        parsed = document(ctx, change.sha256, base.current)
-        if parsed is not None:
-            steps.append(parsed.doc.lines)
-            kept.append(change)
-    return steps, kept

@@ -205,3 +205,30 @@ def test_subscribers_learn_of_changes_without_polling(daemon: RunningDaemon):
     edit = received[-1]
     assert (edit.seq, edit.agent, edit.kind) == (done.version, "agent-b", "edit_applied")
     assert "1 operation" in edit.summary
+
+
+def test_a_changed_target_is_not_matched_to_an_identical_line_elsewhere(daemon: RunningDaemon):
+    """A line diff from A's snapshot to now would align A's `a = 1` with the `a = 1`
+    B wrote further down; the journal knows B replaced line 1, so A's edit is stale."""
+    target = daemon.root / "twins.py"
+    target.write_text("a = 1\nx = 0\nb = 2\nc = 3\nx = 0\nd = 4\n")
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    seen_by_a, seen_by_b = anchors_of(a, "twins.py"), anchors_of(b, "twins.py")
+    b_done = b.edit(
+        "twins.py",
+        [
+            {"op": "replace_line", "hash": seen_by_b[1], "content": "a = 10"},
+            {"op": "replace_line", "hash": seen_by_b[4], "content": "a = 1"},
+            {"op": "replace_line", "hash": seen_by_b[6], "content": "b = 2"},
+        ],
+    )
+    after_b = target.read_text()
+    assert after_b == "a = 10\nx = 0\nb = 2\na = 1\nx = 0\nb = 2\n"
+    error = rejected(
+        a, "twins.py", [{"op": "replace_line", "hash": seen_by_a[1], "content": "a = 2"}]
+    )
+    assert error.code == "anchor_stale"
+    assert [(c["seq"], c["agent"]) for c in error.details["conflicts"]] == [
+        (b_done.version, "agent-b")
+    ]
+    assert target.read_text() == after_b  # B's `a = 1` on line 4 is untouched
