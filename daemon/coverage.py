@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from daemon.ignore import Ignorer
+from daemon.workspace import is_utf8_name
 
 _PROC_FD = Path("/proc/self/fd")
 _PROC_FDINFO = Path("/proc/self/fdinfo")
@@ -73,7 +74,10 @@ def unwatched_dirs(root: Path, ignorer: Ignorer, tops: Iterable[str] = ("",)) ->
             base = os.path.relpath(directory, root)
             base = "" if base == "." else base
             subdirs[:] = [
-                d for d in subdirs if not ignorer.ignored(f"{base}/{d}" if base else d, is_dir=True)
+                d
+                for d in subdirs
+                if is_utf8_name(d)
+                and not ignorer.ignored(f"{base}/{d}" if base else d, is_dir=True)
             ]
             found = dir_id(directory)
             if found is not None and found not in watched:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from daemon.ignore import Ignorer
 from daemon.state import State
 from daemon.text.lines import parse
-from daemon.workspace import Fingerprint, Workspace
+from daemon.workspace import Fingerprint, Workspace, is_utf8_name
 from schemas.events import OutsideChangeRecorded
 
 
@@ -125,6 +125,8 @@ class OutsideObserver:
                 continue  # gone or unreadable meanwhile
             file_ignored = self.ignorer.files_ignored_in(base)
             for entry in entries:
+                if not is_utf8_name(entry.name):
+                    continue
                 rel = prefix + entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):

@@ -29,7 +29,7 @@ import msgspec
 import zmq
 
 from daemon.handlers import Context, DaemonInfo, Handler, Outcome, registry
-from daemon.journal import Journal
+from daemon.journal import Journal, JournalError
 from daemon.outside import Observation
 from daemon.publisher import Publisher
 from daemon.runfiles import (
@@ -155,7 +155,7 @@ class Server:
         self.router.close()
         if self.watching is not None:
             self.watching.stop()
-        self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
+        self._record_stop(reason)
         if self.publisher is not None:
             self.publisher.close()
         self._zmq.term()
@@ -193,7 +193,10 @@ class Server:
         if watching.socket in ready:
             watching.drain(self.state, self._record_outside)
         watching.check(self.state, self._record_outside)
-        self._commit()
+        try:
+            self._commit()
+        except JournalError:
+            watching.rescan_later("outside changes could not be journaled")
 
     def _record_outside(self, observation: Observation) -> None:
         """Stage and apply at once: the next path is compared with the state this left."""
@@ -201,8 +204,20 @@ class Server:
             self.state.apply(self.journal.stage(None, event, observation.blobs))
 
     def _commit(self) -> None:
-        """Make staged events durable, then tell the terminal, the log and subscribers."""
-        records = self.journal.commit()
+        """Make staged events durable, then tell the terminal, the log and subscribers.
+
+        When the journal refuses (another process holds a write lock past the busy
+        timeout, the disk is full, ...), the staged events are dropped, the state is
+        folded again from what the journal really holds, and JournalError is raised
+        for the caller to answer with `journal_unavailable`: nothing is half-recorded,
+        and the daemon keeps serving.
+        """
+        try:
+            records = self.journal.commit()
+        except JournalError as e:
+            log.error("%s; the state is rebuilt from the journal", e)
+            self.state = fold(self.journal.records())
+            raise
         for record in records:
             log.info("%d %s %s", record.seq, record.agent or "-", record.event.summary())
         if self.publisher is not None:
@@ -210,8 +225,12 @@ class Server:
 
     def _flush(self, batch: _Batch) -> None:
         """Commit staged events, then reply: a reply never outruns its commit."""
-        self._commit()
-        for route, response in batch.replies:
+        replies = batch.replies
+        try:
+            self._commit()
+        except JournalError as e:
+            replies = [(route, _unrecorded(response, e)) for route, response in replies]
+        for route, response in replies:
             self.router.send_multipart([*route, _RESPONSE_ENCODER.encode(response)])
 
     def _handle_frames(self, frames: list[bytes], batch: _Batch) -> bool:
@@ -224,7 +243,13 @@ class Server:
         route, payload = frames[:-1], frames[-1]
         response, prepared = self._dispatch(payload)
         if prepared:
-            self._commit()
+            try:
+                self._commit()
+            except JournalError as e:
+                for write in prepared:
+                    write.discard()
+                batch.replies.append((route, _unrecorded(response, e)))
+                return True
             response = self._publish(prepared, response)
         batch.replies.append((route, response))
         return bool(prepared)
@@ -346,6 +371,13 @@ class Server:
         self._commit()
         return record
 
+    def _record_stop(self, reason: str) -> None:
+        """`daemon_stopped`, if the journal takes it: a stop must not fail on it."""
+        try:
+            self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
+        except JournalError:
+            log.error("daemon_stopped could not be journaled")
+
 
 def _loose_id(payload: bytes) -> int | str | None:
     """The request id, if the frame is a map that has a usable one."""
@@ -359,6 +391,16 @@ def _loose_id(payload: bytes) -> int | str | None:
 
 def _error_response(rid: int | str | None, error: Error) -> Response:
     return Response(id=rid, ok=False, error=error)
+
+
+def _unrecorded(response: Response, cause: JournalError) -> Response:
+    """The reply to a request whose events the journal would not take."""
+    error = ToolError(
+        ErrorCode.JOURNAL_UNAVAILABLE,
+        f"the journal could not record this request, so nothing was changed: {cause}",
+        {"seq": response.seq} if response.seq is not None else {},
+    )
+    return _error_response(response.id, error.to_wire())
 
 
 def configure_logging(state_dir: Path, to_terminal: bool) -> None:

@@ -40,9 +40,15 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from daemon.ignore import GITIGNORE, Ignorer
+from daemon.workspace import is_utf8_name
 
+log = logging.getLogger("editjournal")
 SETTLE_S = 0.02
 MAX_WAIT_S = 0.5
+# A file just created is settled only once it is closed after writing (a big temp
+# file an editor or `sed -i` is still writing is not looked at half-written), or
+# after this long if it never is (a hard link, a writer that keeps it open).
+MAX_OPEN_WAIT_S = 5.0
 ADDRESS = "inproc://editjournal-watcher"
 _WATCHDOG_LOGGER = "watchdog.observers"
 _FILTER = [
@@ -78,6 +84,12 @@ class _Pending:
     first: float
     last: float
     change: Change
+    writing: bool = False  # created and not yet closed after writing
+
+    def due(self) -> float:
+        if self.writing:
+            return self.first + MAX_OPEN_WAIT_S
+        return min(self.last + SETTLE_S, self.first + MAX_WAIT_S)
 
 
 class _Forwarder(FileSystemEventHandler):
@@ -88,11 +100,15 @@ class _Forwarder(FileSystemEventHandler):
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         src = os.fsdecode(event.src_path)
+        what = "dir" if event.is_directory else "file"
         if isinstance(event, (FileMovedEvent, DirMovedEvent)):
-            dest = os.fsdecode(event.dest_path)
-            self.inbox.put(("move", src, dest, "dir" if event.is_directory else "file"))
+            self.inbox.put(("move", src, os.fsdecode(event.dest_path), what))
+        elif isinstance(event, FileCreatedEvent):
+            self.inbox.put(("created", src, what))
+        elif isinstance(event, FileClosedEvent):
+            self.inbox.put(("closed", src, what))
         else:
-            self.inbox.put(("path", src, "dir" if event.is_directory else "file"))
+            self.inbox.put(("path", src, what))
 
 
 class _OverflowHandler(logging.Handler):
@@ -123,9 +139,15 @@ class Watcher:
         self._debouncer = threading.Thread(target=self._debounce, name="debouncer", daemon=True)
 
     def start_debouncer(self) -> None:
-        logging.getLogger(_WATCHDOG_LOGGER).addHandler(self._overflow)
-        if not self._debouncer.is_alive():
-            self._debouncer.start()
+        """Start (or, should it ever have died, replace) the debouncer thread."""
+        watchdog_log = logging.getLogger(_WATCHDOG_LOGGER)
+        if self._overflow not in watchdog_log.handlers:
+            watchdog_log.addHandler(self._overflow)
+        if self._debouncer.is_alive():
+            return
+        if self._debouncer.ident is not None:  # a thread runs once: make a new one
+            self._debouncer = threading.Thread(target=self._debounce, name="debouncer", daemon=True)
+        self._debouncer.start()
 
     def restart_observer(self) -> None:
         """A new observer in place of the old one (whose watches are released first, so
@@ -147,7 +169,9 @@ class Watcher:
             self.observer = None
 
     def alive(self) -> bool:
-        return self.observer is not None and self.observer.is_alive()
+        """Both threads run: the observer that sees events and the debouncer that sends them."""
+        observing = self.observer is not None and self.observer.is_alive()
+        return observing and self._debouncer.is_alive()
 
     def stop(self) -> None:
         logging.getLogger(_WATCHDOG_LOGGER).removeHandler(self._overflow)
@@ -170,48 +194,58 @@ class Watcher:
                 item = self.inbox.get(timeout=timeout)
             except queue.Empty:
                 item = None
-            if item is not None and item[0] == "rescan":
-                out.send(ENCODER.encode(WatcherMessage(rescan=item[1])))
-            elif item is not None and item[0] != "stop":
-                self._note(item, pending, ignorer)
-            due = _take_due(pending)
-            if due:
-                out.send(ENCODER.encode(WatcherMessage(changes=due)))
+            try:
+                if item is not None and item[0] == "rescan":
+                    out.send(ENCODER.encode(WatcherMessage(rescan=item[1])))
+                elif item is not None and item[0] != "stop":
+                    self._note(item, pending, ignorer)
+                due = _take_due(pending)
+                if due:
+                    out.send(ENCODER.encode(WatcherMessage(changes=due)))
+            except Exception:  # one bad path must not end watching for all the others
+                log.exception("the watcher could not handle %r; rescanning", item)
+                pending.clear()
+                out.send(ENCODER.encode(WatcherMessage(rescan=f"watcher error on {item!r}")))
         out.close()
 
     def _note(self, item: tuple[str, ...], pending: dict[str, _Pending], ignorer: Ignorer) -> None:
         now = time.monotonic()
         kind = item[0]
         src = self._relative(item[1])
+        dest = self._relative(item[2]) if kind == "move" else None
+        if src is None and dest is not None:  # moved in from outside or from a bad name
+            kind, src, dest = "path", dest, None
         if src is None:
             return
         if src.rpartition("/")[2] == GITIGNORE:
             ignorer.forget(src)
         is_dir = item[-1] == "dir"
-        if kind == "move":
-            dest = self._relative(item[2])
-            change = Change(src, moved_to=dest, scan=is_dir)
-        else:
-            change = Change(src, scan=is_dir)
-        if ignorer.ignored(src, is_dir) and (
-            change.moved_to is None or ignorer.ignored(change.moved_to, is_dir)
-        ):
+        change = Change(src, moved_to=dest, scan=is_dir)
+        if ignorer.ignored(src, is_dir) and (dest is None or ignorer.ignored(dest, is_dir)):
             return
-        key = f"{src}\0{change.moved_to or ''}"
-        if change.moved_to is not None:
+        key = f"{src}\0{dest or ''}"
+        if dest is not None:
             pending.pop(f"{src}\0", None)  # the move accounts for the source path
         entry = pending.get(key)
         if entry is None:
-            pending[key] = _Pending(now, now, change)
-        else:
-            entry.last = now
+            entry = pending[key] = _Pending(now, now, change)
+        entry.last = now
+        if kind == "created":
+            entry.writing = True
+        elif kind == "closed":
+            entry.writing = False
 
     def _relative(self, path: str) -> str | None:
+        """Workspace-relative, or None: outside the workspace, or a name that is not
+        UTF-8 (the journal and the protocol speak UTF-8; such files are skipped)."""
         try:
             rel = os.path.relpath(path, self.root)
         except ValueError:
             return None
         if rel == "." or rel.startswith(".."):
+            return None
+        if not is_utf8_name(rel):
+            _warn_undecodable(rel)
             return None
         return rel.replace(os.sep, "/")
 
@@ -219,14 +253,20 @@ class Watcher:
 def _next_due(pending: dict[str, _Pending]) -> float | None:
     if not pending:
         return None
-    now = time.monotonic()
-    due = min(min(p.last + SETTLE_S, p.first + MAX_WAIT_S) for p in pending.values())
-    return max(0.0, due - now)
+    return max(0.0, min(p.due() for p in pending.values()) - time.monotonic())
 
 
 def _take_due(pending: dict[str, _Pending]) -> list[Change]:
     now = time.monotonic()
-    ready = [
-        key for key, p in pending.items() if now >= p.last + SETTLE_S or now >= p.first + MAX_WAIT_S
-    ]
+    ready = [key for key, p in pending.items() if now >= p.due()]
     return [pending.pop(key).change for key in ready]
+
+
+_warned: set[str] = set()
+
+
+def _warn_undecodable(rel: str) -> None:
+    if rel not in _warned and len(_warned) < 1000:
+        _warned.add(rel)
+        shown = rel.encode("utf-8", "backslashreplace").decode()
+        log.warning("skipping %s: its name is not UTF-8", shown)

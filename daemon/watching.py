@@ -75,15 +75,16 @@ class Watching:
         self._next_poll = 0.0
         self._next_retry = 0.0
         self._new_dirs: set[str] = set()  # did they get their watches? checked now and then
+        self._rescan_due: str | None = None
         self._next_coverage = 0.0
 
     def start(self) -> None:
         """Start watching. If the kernel refuses (the watch limit), keep serving: rescans
         then stand in for the watcher, and watching is retried now and then."""
-        self.watcher.start_debouncer()
         self._start_observer()
 
     def _start_observer(self) -> None:
+        self.watcher.start_debouncer()
         try:
             self.watcher.restart_observer()
         except OSError as e:
@@ -129,6 +130,13 @@ class Watching:
             self._record(record, self.observer.observe(state, rel))
         self.observer.note_unseen(state)
 
+    def rescan_later(self, why: str) -> None:
+        """Look at everything again on the next turn, hashing every file anew (what was
+        observed may not have been journaled)."""
+        log.warning("%s; rescanning on the next turn", why)
+        self.observer.stat_cache.clear()
+        self._rescan_due = why
+
     def drain(self, state: State, record: Record) -> None:
         """Every message waiting on the socket, each path recorded as soon as it is seen
         (so a path that comes up twice is compared with the state the first one left)."""
@@ -148,6 +156,9 @@ class Watching:
             self._start_observer()
             self._rescan(state, "observer restarted", record)
             return
+        if self._rescan_due is not None:
+            why, self._rescan_due = self._rescan_due, None
+            self._rescan(state, why, record)
         if self.health.state == "running":
             self._check_new_dirs()
             return

@@ -489,3 +489,13 @@ def _translate(exc: OSError, rel: str) -> ToolError:
         f"{rel}: {exc.strerror or exc}",
         {"path": rel, "errno": name},
     )
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not UTF-8 (decoded with surrogate escapes):
+    the journal and the protocol speak UTF-8, so such files are left alone."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

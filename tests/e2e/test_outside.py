@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 from client import Client
@@ -127,6 +128,44 @@ def test_atomic_save_is_one_modification_of_the_original(daemon: RunningDaemon, 
     events = outside(client)[before:]
     found = [(e.path, e.body["change"]) for e in events if not e.path.startswith("sentinel")]
     assert found == [("doc.md", "modified")]
+
+
+def test_a_slowly_written_temp_file_renamed_over_the_original_leaves_no_trace(
+    daemon: RunningDaemon, client: Client
+):
+    """Like `sed -i` on a big file: the temp file is written for much longer than the
+    settle time; it is not looked at until closed, and by then it has been renamed."""
+    target = daemon.root / "big.txt"
+    target.write_text("old\n")
+    client.read_file("big.txt")
+    before = len(outside(client))
+    temp = daemon.root / "sedAbc123"
+    with open(temp, "w") as out:
+        for chunk in range(20):  # a writer taking ~200 ms, ten times the settle time
+            out.write(f"chunk {chunk}\n" * 1000)
+            out.flush()
+            time.sleep(0.01)
+    os.replace(temp, target)
+    settle(client, daemon.root)
+    events = outside(client)[before:]
+    found = [(e.path, e.body["change"]) for e in events if not e.path.startswith("sentinel")]
+    assert found == [("big.txt", "modified")]
+
+
+def test_a_file_whose_name_is_not_utf8_does_not_stop_watching(workspace: Path):
+    running = start(workspace)
+    try:
+        client = running.client()
+        with open(os.path.join(os.fsencode(workspace), b"bad\xff.txt"), "wb") as out:
+            out.write(b"x\n")
+        (workspace / "later.txt").write_text("later\n")
+        wait_for(client, "later.txt", "created")
+        assert client.status().watcher["state"] == "running"
+        assert not [e for e in outside(client) if "bad" in e.path]
+        log_text = (workspace / ".editjournal" / "daemon.log").read_text()
+        assert "not UTF-8" in log_text
+    finally:
+        running.stop()
 
 
 def test_the_daemons_own_edits_never_look_like_outside_changes(
