@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 import zmq
 
-from daemon.handlers import Context, DaemonInfo, Handler, Outcome, registry
+from daemon.handlers import Context, DaemonInfo, Handler, Outcome, Write, registry
 from daemon.journal import Journal, JournalError
 from daemon.outside import Observation
 from daemon.publisher import Publisher
@@ -51,6 +51,7 @@ from schemas.tools import TOOL_PARAMS, explain_validation
 from schemas.wire import Error, Request, Response
 
 VERSION = "0.1.0"
+WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
 MAX_BATCH = 256
 POLL_MS = 100
 MAX_AGENT_LEN = 200
@@ -276,10 +277,7 @@ class Server:
             handler, params = self._route(request)
         except ToolError as e:
             return _error_response(_loose_id(payload), e.to_wire()), []
-        outcome = self._run(handler, request, params)
-        prepared: list[PreparedWrite] = []
-        if outcome.writes and outcome.error is None:
-            outcome, prepared = self._prepare(outcome)
+        outcome, prepared = self._decide(handler, request, params)
         records = self._record(request.agent, outcome)
         seq = records[-1].seq if records else None
         if outcome.error is not None:
@@ -291,6 +289,42 @@ class Server:
         return Response(
             id=request.id, ok=True, result=result, warnings=outcome.warnings, seq=seq
         ), prepared
+
+    def _decide(
+        self, handler: Handler, request: Request, params: Any
+    ) -> tuple[Outcome, list[PreparedWrite]]:
+        """Run the handler and prepare its writes. If a file it read changed on disk
+        meanwhile (someone appending while an edit is computed), nothing has been
+        recorded yet: the handler runs again on the new content — which journals
+        the outside change and rebases the edit over it, or refuses it as stale."""
+        for _ in range(WRITE_ATTEMPTS):
+            outcome = self._run(handler, request, params)
+            if not outcome.writes or outcome.error is not None:
+                return outcome, []
+            outcome, prepared = self._prepare(outcome)
+            if not prepared or self._unchanged_since_read(outcome.writes):
+                return outcome, prepared
+            for write in prepared:
+                write.discard()
+        paths = sorted({w.path for w in outcome.writes})
+        error = ToolError(
+            ErrorCode.FILE_CHANGING,
+            f"{', '.join(paths)} kept changing on disk while the edit was being written"
+            f" ({WRITE_ATTEMPTS} attempts); nothing was written",
+            {"paths": paths, "attempts": WRITE_ATTEMPTS},
+        )
+        return Outcome(error=error, warnings=outcome.warnings), []
+
+    def _unchanged_since_read(self, writes: list[Write]) -> bool:
+        """Every file is still what its handler based the new content on."""
+        for write in writes:
+            if write.based_on is None:
+                continue
+            found = self.workspace.fingerprint(write.path)
+            if found is None or found.sha256 != write.based_on:
+                log.info("%s changed on disk during a write; planning it again", write.path)
+                return False
+        return True
 
     def _prepare(self, outcome: Outcome) -> tuple[Outcome, list[PreparedWrite]]:
         """Temp files for every write, or an error outcome that journals nothing."""

@@ -40,6 +40,10 @@ class ErrorCode(str, enum.Enum):
     INVALID_RANGE_ORDER = "invalid_range_order"
     OVERLAPPING_OPERATIONS = "overlapping_operations"
     SAFETY_CHECK_FAILED = "safety_check_failed"
+    FILE_CHANGING = "file_changing"
+    # the journal
+    JOURNAL_CORRUPT = "journal_corrupt"
+    JOURNAL_UNAVAILABLE = "journal_unavailable"
     # client side: raised by the client, never sent by the daemon
     DAEMON_UNAVAILABLE = "daemon_unavailable"
     TIMEOUT = "timeout"
@@ -110,6 +114,20 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.SAFETY_CHECK_FAILED: ErrorSpec(
         "The edit looked suspicious and was not written.",
         "check details.safety_warnings, or pass skip_safety_check",
+    ),
+    ErrorCode.FILE_CHANGING: ErrorSpec(
+        "The file kept changing on disk while the edit was being written; nothing was written.",
+        "retry once the other writer is done (read_file with since_version shows its changes)",
+    ),
+    ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
+        "The journal's stored data is damaged (a blob does not match its SHA-256).",
+        "stop the daemon and restore .editjournal/journal.db from a backup;"
+        " Journal.verify() reports what is damaged",
+    ),
+    ErrorCode.JOURNAL_UNAVAILABLE: ErrorSpec(
+        "The journal could not record the request (locked by another process, disk full,"
+        " ...); nothing was changed.",
+        "retry; if it persists, see .editjournal/daemon.log and whatever holds journal.db",
     ),
     ErrorCode.DAEMON_UNAVAILABLE: ErrorSpec(
         "No daemon serves the workspace.", "run `editjournal start` or allow auto-start"

@@ -43,6 +43,9 @@ class Write:
 
     path: str
     data: bytes
+    # the sha256 of the content the new data was computed from: if the file no longer
+    # holds it when the write is prepared, the request is planned again (None: no check)
+    based_on: str | None = None
 
 
 @dataclass

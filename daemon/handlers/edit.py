@@ -195,7 +195,7 @@ def _applied(
         result,
         events=[*req.noticed, event],
         blobs=_blobs(req, data, after_sha),
-        writes=[Write(req.snap.path, data)],
+        writes=[Write(req.snap.path, data, based_on=req.snap.sha256)],
         warnings=warnings,
     )
 

@@ -5,6 +5,8 @@ on the real journal past the daemon's busy timeout."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -13,7 +15,7 @@ import pytest
 from client import Client
 from client.errors import RequestError
 from daemon.state import fold
-from tests.conftest import RunningDaemon
+from tests.conftest import RunningDaemon, wait_until
 from tests.e2e.edit_support import anchors_of
 
 
@@ -53,3 +55,53 @@ def test_a_locked_journal_refuses_requests_cleanly_and_the_daemon_goes_on(
     assert target.read_text() == "x = 1\nsecond = 2\n"
     assert result.version == client.status().last_seq
     assert daemon.journal().verify().ok
+
+
+APPENDER = """
+import sys, time
+path, stop = sys.argv[1], sys.argv[2]
+import os
+n = 0
+deadline = time.monotonic() + 20
+while not os.path.exists(stop) and time.monotonic() < deadline:
+    with open(path, "a") as out:
+        out.write(f"person {n}\\n")
+    n += 1
+print(n)
+"""
+
+
+def test_an_edit_racing_a_busy_appender_is_planned_again_or_refused_never_blind(
+    daemon: RunningDaemon, client: Client
+):
+    """A person's process appends to the file as fast as it can while an agent edits
+    its header: an edit whose file changed between reading and writing is planned
+    again; if the file never holds still, it is refused with `file_changing`."""
+    target = daemon.root / "busy.log"
+    target.write_text("header = 0\n")
+    stop = daemon.root / "stop-appending"
+    appender = subprocess.Popen(
+        [sys.executable, "-c", APPENDER, str(target), str(stop)], stdout=subprocess.PIPE
+    )
+    codes: list[str] = []
+    try:
+        wait_until(lambda: target.stat().st_size > 1000, 20, "the appender to start")
+        for k in range(50):
+            anchor = client.read_file("busy.log", range="1-1", hashes=True)
+            try:
+                client.edit(
+                    "busy.log",
+                    [{"op": "replace_line", "hash": anchor.lines[0].hash, "content": f"h = {k}"}],
+                )
+            except RequestError as e:
+                codes.append(e.code)
+                if e.code == "file_changing":
+                    break
+    finally:
+        stop.touch()
+        written = int(appender.communicate(timeout=30)[0])
+    assert "file_changing" in codes
+    assert set(codes) <= {"file_changing", "anchor_stale"}
+    assert written > 0
+    status = client.status()
+    assert status.state_digest == fold(daemon.journal().records()).digest()
