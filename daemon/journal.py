@@ -2,11 +2,14 @@
 
 What it holds: `events` (seq, ts, agent, kind, path, body, prev_hash, hash) and
 `blobs` (file contents addressed by their SHA-256, zlib-compressed, stored
-once). What it must never do: change or delete a committed event. Triggers
+once). What it must never do: change or delete a committed event, or hand out
+a blob's bytes without checking them against its address. Triggers
 refuse UPDATE and DELETE, and an INSERT whose seq is not exactly last + 1
 (which also stops `INSERT OR REPLACE` from overwriting a row). Anyone can drop
 a trigger, so each event's hash covers the previous one: `verify()` detects any
-edit to history.
+edit to history, and any blob that is damaged or missing while an event needs it.
+`verify()` never raises on corrupt data (it reports); `blob()` raises the
+catalogued `journal_corrupt` error.
 
 Events are staged in memory and committed together (group commit): the server
 stages every request of a batch, then commits once. Only the thread that owns
@@ -26,7 +29,17 @@ from typing import NamedTuple
 import msgspec
 import sqlite_utils
 
-from schemas.events import EVENT_DECODER, EVENT_ENCODER, AnyEvent, Record
+from schemas.errors import ErrorCode, ToolError
+from schemas.events import (
+    EVENT_DECODER,
+    EVENT_ENCODER,
+    AnyEvent,
+    EditApplied,
+    EditRejected,
+    FileRead,
+    OutsideChangeRecorded,
+    Record,
+)
 
 GENESIS_HASH = "0" * 64
 _CHAIN_ENCODER = msgspec.msgpack.Encoder()
@@ -71,10 +84,15 @@ _INSERT_EVENT = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data) VALUES (?, ?, ?, ?)"
+_SELECT_BLOBS = "SELECT sha256, size, codec, data FROM blobs ORDER BY sha256"
 
 
 class JournalError(Exception):
     """The journal cannot be opened or written; the daemon must not go on."""
+
+
+class _CorruptBlob(Exception):
+    """A stored blob's bytes do not give back the content of its address."""
 
 
 def now_ms() -> int:
@@ -95,12 +113,14 @@ def sha256_hex(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """The outcome of `Journal.verify()`: ok, or the first seq where the chain breaks."""
+    """The outcome of `Journal.verify()`: ok, or the first seq where the chain breaks,
+    or (chain intact) the first blob that is damaged or missing."""
 
     ok: bool
     checked: int
     first_bad_seq: int | None = None
     reason: str | None = None
+    bad_blob: str | None = None
 
 
 @dataclass
@@ -228,42 +248,117 @@ class Journal:
         return row is not None or sha256 in self._pending.blobs
 
     def blob(self, sha256: str) -> bytes | None:
-        """The content whose SHA-256 is `sha256`, if it was ever stored."""
+        """The content whose SHA-256 is `sha256`, if it was ever stored.
+
+        Raises `ToolError(journal_corrupt)` when the stored bytes do not give back
+        that content: a damaged blob must never pass for a file's past."""
         if sha256 in self._pending.blobs:
             return self._pending.blobs[sha256]
-        row = self.db.execute("SELECT codec, data FROM blobs WHERE sha256 = ?", [sha256]).fetchone()
+        row = self.db.execute(
+            "SELECT sha256, size, codec, data FROM blobs WHERE sha256 = ?", [sha256]
+        ).fetchone()
         if row is None:
             return None
-        return _unpack(*row)
+        try:
+            return _unpack(_StoredBlob(*row))
+        except _CorruptBlob as e:
+            raise ToolError(
+                ErrorCode.JOURNAL_CORRUPT,
+                f"blob {sha256} in journal {self.path} is damaged: {e}",
+                {"blob": sha256, "journal": str(self.path)},
+            ) from e
 
     def verify(self) -> VerifyReport:
-        """Recompute the chain from genesis: seqs gap-free and every hash intact."""
+        """Recompute the chain from genesis (seqs gap-free, every hash intact), then
+        check every blob and that every blob an event needs is there. Never raises
+        on corrupt data: the first problem is the report's `reason`."""
         prev, checked = GENESIS_HASH, 0
+        needed: dict[str, int] = {}  # blob sha256 -> first seq that needs it
         rows = self.db.execute(
             "SELECT seq, ts, agent, kind, path, body, prev_hash, hash FROM events ORDER BY seq"
         )
-        for row in rows:
-            problem = _row_problem(checked + 1, prev, _StoredRow(*row))
+        for row in map(_StoredRow._make, rows):
+            problem = _row_problem(checked + 1, prev, row)
             if problem:
-                return VerifyReport(False, checked, row[0], problem)
-            prev, checked = row[7], checked + 1
-        bad_blob = self._first_bad_blob()
-        if bad_blob:
-            return VerifyReport(False, checked, None, f"blob {bad_blob} does not match its hash")
+                return VerifyReport(False, checked, row.seq, problem)
+            for digest in stored_blobs(EVENT_DECODER.decode(row.body)):
+                needed.setdefault(digest, row.seq)
+            prev, checked = row.hash, checked + 1
+        bad = self._blob_problem(needed)
+        if bad:
+            return VerifyReport(False, checked, None, bad[1], bad_blob=bad[0])
         return VerifyReport(True, checked)
 
-    def _first_bad_blob(self) -> str | None:
-        for digest, codec, data in self.db.execute("SELECT sha256, codec, data FROM blobs"):
-            if sha256_hex(_unpack(codec, data)) != digest:
-                return str(digest)
+    def _blob_problem(self, needed: Mapping[str, int]) -> tuple[str, str] | None:
+        """(sha256, reason) of the first damaged blob, else of the first needed one missing."""
+        present: set[str] = set()
+        for row in map(_StoredBlob._make, self.db.execute(_SELECT_BLOBS)):
+            problem = _stored_blob_problem(row)
+            if problem:
+                return str(row.sha256), f"blob {row.sha256} is damaged: {problem}"
+            present.add(row.sha256)
+        for digest, seq in needed.items():  # in seq order: first needed, first reported
+            if digest not in present:
+                return digest, f"event {seq} needs blob {digest}, which is missing"
         return None
 
     def close(self) -> None:
         self.db.conn.close()
 
 
-def _unpack(codec: str, data: bytes) -> bytes:
-    return zlib.decompress(data) if codec == "zlib" else bytes(data)
+def stored_blobs(event: AnyEvent) -> tuple[str, ...]:
+    """The blobs the daemon stores with `event`, so the journal must hold them.
+
+    An outside change stores the new content only for files an agent has read
+    (`content_stored`); its old content is not this event's to store. A rejected
+    edit stores what it was checked against; `shown_sha256` is that same content.
+    """
+    if isinstance(event, FileRead):
+        return (event.sha256,)
+    if isinstance(event, EditApplied):
+        return (event.before_sha256, event.after_sha256)
+    if isinstance(event, EditRejected):
+        return (event.sha256,) if event.sha256 else ()
+    if isinstance(event, OutsideChangeRecorded) and event.content_stored and event.new_sha256:
+        return (event.new_sha256,)
+    return ()
+
+
+class _StoredBlob(NamedTuple):
+    sha256: str
+    size: object  # columns as SQLite hands them back: a tamperer can store any type
+    codec: object
+    data: object
+
+
+def _stored_blob_problem(blob: _StoredBlob) -> str | None:
+    """What is wrong with a stored blob (its bytes, address or size column), or None."""
+    try:
+        content = _unpack(blob)
+    except _CorruptBlob as e:
+        return str(e)
+    if len(content) != blob.size:
+        return f"holds {len(content)} bytes, its size column says {blob.size}"
+    return None
+
+
+def _unpack(blob: _StoredBlob) -> bytes:
+    """The blob's content, checked against its address (which is all a reader needs;
+    a size column that disagrees is for `verify()` to report)."""
+    if not isinstance(blob.data, bytes):
+        raise _CorruptBlob(f"data is {type(blob.data).__name__}, not bytes")
+    if blob.codec == "zlib":
+        try:
+            content = zlib.decompress(blob.data)
+        except zlib.error as e:
+            raise _CorruptBlob(f"does not decompress ({e})") from e
+    elif blob.codec == "raw":
+        content = blob.data
+    else:
+        raise _CorruptBlob(f"unknown codec {blob.codec!r}")
+    if sha256_hex(content) != blob.sha256:
+        raise _CorruptBlob("content does not match its SHA-256")
+    return content
 
 
 def _blob_rows(blobs: Mapping[str, bytes], journal: Journal) -> Iterator[tuple[object, ...]]:

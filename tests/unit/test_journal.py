@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,7 +14,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from daemon.journal import GENESIS_HASH, Journal, JournalError, chain_hash, sha256_hex
-from schemas.events import EVENT_ENCODER, DaemonStarted, DaemonStopped, FileRead
+from schemas.errors import CATALOGUE, ErrorCode, ToolError
+from schemas.events import (
+    EVENT_ENCODER,
+    AnyEvent,
+    DaemonStarted,
+    DaemonStopped,
+    EditApplied,
+    EditRejected,
+    FileRead,
+    OutsideChangeRecorded,
+)
 
 
 def read(path: str = "a.py", content: bytes = b"x = 1\n", lines=None) -> FileRead:
@@ -24,6 +35,16 @@ def read(path: str = "a.py", content: bytes = b"x = 1\n", lines=None) -> FileRea
         line_count=content.count(b"\n"),
         lines=lines,
     )
+
+
+def blob_of(*contents: bytes) -> dict[str, bytes]:
+    """The blobs the daemon stores with an event about these contents."""
+    return {sha256_hex(c): c for c in contents}
+
+
+def append_read(journal: Journal, agent: str, path: str = "a.py", content: bytes = b"x = 1\n"):
+    """A read as the daemon journals it: the event and the content it saw."""
+    return journal.append(agent, read(path, content), blob_of(content))
 
 
 def ticking_clock(start: int = 1_700_000_000_000) -> Callable[[], int]:
@@ -54,7 +75,7 @@ def raw(db_path: Path, journal: Journal) -> Iterator[sqlite3.Connection]:
 
 def fill(journal: Journal, n: int) -> None:
     for i in range(n):
-        journal.append(f"agent{i % 2}", read(f"f{i % 3}.py", f"v{i}\n".encode()))
+        append_read(journal, f"agent{i % 2}", f"f{i % 3}.py", f"v{i}\n".encode())
 
 
 def event_row(conn: sqlite3.Connection, seq: int) -> tuple[object, ...]:
@@ -65,7 +86,7 @@ def event_row(conn: sqlite3.Connection, seq: int) -> tuple[object, ...]:
 
 
 def test_append_gives_gap_free_seqs_chained_from_genesis(journal: Journal) -> None:
-    records = [journal.append("alice", read(content=bytes([i]))) for i in range(5)]
+    records = [append_read(journal, "alice", content=bytes([i])) for i in range(5)]
 
     assert [r.seq for r in records] == [1, 2, 3, 4, 5]
     assert records[0].prev_hash == GENESIS_HASH
@@ -90,7 +111,7 @@ def test_empty_journal_verifies_with_nothing_checked(journal: Journal) -> None:
 def test_group_commit_writes_nothing_until_commit_then_everything_in_order(
     journal: Journal, raw: sqlite3.Connection
 ) -> None:
-    staged = [journal.stage("alice", read(f"f{i}.py")) for i in range(4)]
+    staged = [journal.stage("alice", read(f"f{i}.py"), blob_of(b"x = 1\n")) for i in range(4)]
 
     assert [r.seq for r in staged] == [1, 2, 3, 4]
     assert journal.last_seq == 4
@@ -117,7 +138,7 @@ def test_failed_commit_raises_and_retakes_the_tip_from_disk(
     journal.stage("alice", read("lost.py"))
     other = Journal(db_path)
     try:
-        winner = other.append("bob", read("won.py"))
+        winner = append_read(other, "bob", "won.py")
     finally:
         other.close()
 
@@ -126,7 +147,7 @@ def test_failed_commit_raises_and_retakes_the_tip_from_disk(
 
     assert journal.last_seq == 1
     assert [r.path for r in journal.records()] == ["won.py"]
-    assert journal.append("alice", read("next.py")).prev_hash == winner.hash
+    assert append_read(journal, "alice", "next.py").prev_hash == winner.hash
     assert journal.verify().ok
 
 
@@ -139,7 +160,7 @@ def test_reopening_continues_seq_and_chain(db_path: Path) -> None:
     again = Journal(db_path, clock=ticking_clock(2_000_000_000_000))
     try:
         assert again.last_seq == 3
-        record = again.append("bob", read("new.py"))
+        record = append_read(again, "bob", "new.py")
         assert record.seq == 4
         assert record.prev_hash == tip.hash
         report = again.verify()
@@ -450,6 +471,146 @@ def test_blobs_survive_reopening(db_path: Path) -> None:
         assert again.blob(digest) == content
     finally:
         again.close()
+
+
+# --- damaged and missing blobs -----------------------------------------------------------
+
+STORED = b"def f():\n    return 1\n" * 50  # compressible: stored zlib
+OTHER = b"def g():\n    return 2\n" * 50
+
+
+@pytest.fixture
+def stored(journal: Journal) -> str:
+    """A journal of three reads whose content `STORED` is one zlib blob; its sha256."""
+    for agent in ("alice", "bob", "carol"):
+        append_read(journal, agent, content=STORED)
+    return sha256_hex(STORED)
+
+
+def damage(raw: sqlite3.Connection, digest: str, column: str, value: object) -> None:
+    raw.execute("DROP TRIGGER blobs_no_update")
+    raw.execute(f"UPDATE blobs SET {column} = ? WHERE sha256 = ?", [value, digest])
+
+
+UNREADABLE = [
+    ("data", b"\x00not zlib\xff"),
+    ("data", "a text value"),
+    ("data", zlib.compress(OTHER)),
+    ("codec", "lz4"),
+]
+UNREADABLE_IDS = ["not-zlib", "text-data", "another-content", "unknown-codec"]
+
+
+@pytest.mark.parametrize(("column", "value"), UNREADABLE, ids=UNREADABLE_IDS)
+def test_damaged_blob_raises_journal_corrupt_naming_it(
+    journal: Journal, raw: sqlite3.Connection, stored: str, column: str, value: object
+) -> None:
+    damage(raw, stored, column, value)
+
+    with pytest.raises(ToolError) as caught:
+        journal.blob(stored)
+
+    error = caught.value
+    assert error.code is ErrorCode.JOURNAL_CORRUPT
+    assert stored in error.message
+    assert error.details["blob"] == stored
+    assert error.suggested_action == CATALOGUE[ErrorCode.JOURNAL_CORRUPT].suggested_action
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("data", b"\x00not zlib\xff", "decompress"),
+        ("data", "a text value", "not bytes"),
+        ("size", len(STORED) + 1, "size column"),
+    ],
+    ids=["not-zlib", "text-data", "wrong-size"],
+)
+def test_damaged_blob_is_reported_by_verify_not_raised(
+    journal: Journal, raw: sqlite3.Connection, stored: str, column: str, value: object, reason: str
+) -> None:
+    damage(raw, stored, column, value)
+
+    report = journal.verify()
+
+    assert (report.ok, report.checked, report.first_bad_seq) == (False, 3, None)
+    assert report.bad_blob == stored
+    assert stored in (report.reason or "")
+    assert reason in (report.reason or "")
+
+
+OLD, NEW = b"old\n", b"new\n"
+OLD_SHA, NEW_SHA = sha256_hex(OLD), sha256_hex(NEW)
+EDIT = EditApplied(
+    path="a.py",
+    writer="edit",
+    before_sha256=OLD_SHA,
+    after_sha256=NEW_SHA,
+    size=len(NEW),
+    lines_before=1,
+    line_count=1,
+)
+
+
+@pytest.mark.parametrize(
+    ("event", "contents", "deleted"),
+    [
+        (read(content=OLD), [OLD], OLD),
+        (EDIT, [OLD, NEW], OLD),
+        (EDIT, [OLD, NEW], NEW),
+        (
+            EditRejected(path="a.py", writer="edit", sha256=OLD_SHA, code="c", message="m"),
+            [OLD],
+            OLD,
+        ),
+        (
+            OutsideChangeRecorded(
+                path="a.py", change="modified", old_sha256=OLD_SHA, new_sha256=NEW_SHA
+            ),
+            [NEW],
+            NEW,
+        ),
+    ],
+    ids=["file-read", "edit-before", "edit-after", "edit-rejected", "outside-change"],
+)
+def test_missing_blob_an_event_needs_is_reported(
+    journal: Journal,
+    raw: sqlite3.Connection,
+    event: AnyEvent,
+    contents: list[bytes],
+    deleted: bytes,
+) -> None:
+    journal.append(None, DaemonStarted(pid=1, workspace="/w", version="0", socket="s"))
+    journal.append("alice", event, blob_of(*contents))
+    journal.append(None, DaemonStopped(pid=1, reason="test"))
+    raw.execute("DROP TRIGGER blobs_no_delete")
+    raw.execute("DELETE FROM blobs WHERE sha256 = ?", [sha256_hex(deleted)])
+
+    report = journal.verify()
+
+    assert (report.ok, report.checked, report.first_bad_seq) == (False, 3, None)
+    assert report.bad_blob == sha256_hex(deleted)
+    assert "event 2" in (report.reason or "") and "missing" in (report.reason or "")
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        OutsideChangeRecorded(
+            path="big.bin",
+            change="modified",
+            old_sha256=OLD_SHA,
+            new_sha256=NEW_SHA,
+            content_stored=False,
+        ),
+        OutsideChangeRecorded(path="a.py", change="deleted", old_sha256=OLD_SHA, new_sha256=None),
+        EditRejected(path="a.py", writer="edit", sha256=None, code="c", message="m"),
+    ],
+    ids=["untracked-outside-change", "deletion", "rejected-unread"],
+)
+def test_event_that_stores_no_content_needs_no_blob(journal: Journal, event: AnyEvent) -> None:
+    journal.append("alice", event)
+    assert journal.verify().ok
 
 
 # --- reading -----------------------------------------------------------------------------
