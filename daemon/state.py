@@ -55,6 +55,13 @@ class Snapshot:
     version: int  # seq of the read (or the agent's own write) that showed it
     sha256: str
     lines: tuple[int, int] | None
+    # Earlier views (version, sha256), newest first, that the agent may still hold
+    # anchors from: it has not seen the whole file since. Its own write, a partial or
+    # delta read, a rejection's delta each add one; a full read clears them.
+    earlier: tuple[tuple[int, str], ...] = ()
+
+
+MAX_EARLIER_VIEWS = 3
 
 
 @dataclass
@@ -86,30 +93,43 @@ class State:
 
     def _apply_read(self, record: Record, event: FileRead) -> None:
         self._observe_content(record.seq, event.path, event.sha256, event.size, event.line_count)
-        if record.agent is not None:
-            key = (record.agent, event.path)
-            self.snapshots[key] = Snapshot(
-                record.agent, event.path, record.seq, event.sha256, event.lines
-            )
+        whole = event.lines is None and event.since_version is None
+        self._see(record, event.path, event.sha256, event.lines, keep_earlier=not whole)
 
     def _apply_write(self, record: Record, event: EditApplied) -> None:
         """A tool's write: new content, a writer, and the writer's own snapshot."""
         self._observe_content(
             record.seq, event.path, event.after_sha256, event.size, event.line_count, event.writer
         )
-        if record.agent is not None:
-            key = (record.agent, event.path)
-            self.snapshots[key] = Snapshot(
-                record.agent, event.path, record.seq, event.after_sha256, None
-            )
+        self._see(record, event.path, event.after_sha256, None, keep_earlier=True)
 
     def _apply_rejection(self, record: Record, event: EditRejected) -> None:
         """A rejection that showed the agent the current content (a delta) is a read."""
-        if record.agent is not None and event.shown_sha256 is not None:
-            key = (record.agent, event.path)
-            self.snapshots[key] = Snapshot(
-                record.agent, event.path, record.seq, event.shown_sha256, None
-            )
+        if event.shown_sha256 is not None:
+            self._see(record, event.path, event.shown_sha256, None, keep_earlier=True)
+
+    def _see(
+        self,
+        record: Record,
+        path: str,
+        sha256: str,
+        lines: tuple[int, int] | None,
+        keep_earlier: bool,
+    ) -> None:
+        """The agent's snapshot moves to `sha256`; unless it saw the whole file, the
+        view it leaves is remembered among its earlier ones."""
+        if record.agent is None:
+            return
+        key = (record.agent, path)
+        previous = self.snapshots.get(key)
+        earlier: tuple[tuple[int, str], ...] = ()
+        if keep_earlier and previous is not None:
+            earlier = previous.earlier
+            if previous.sha256 != sha256:
+                earlier = ((previous.version, previous.sha256), *earlier)
+        self.snapshots[key] = Snapshot(
+            record.agent, path, record.seq, sha256, lines, earlier[:MAX_EARLIER_VIEWS]
+        )
 
     def _apply_outside(self, record: Record, event: OutsideChangeRecorded) -> None:
         known = self.files.get(event.path)

@@ -20,6 +20,7 @@ from daemon.handlers.read import anchored, chosen_path
 from daemon.handlers.staleness import (
     Base,
     agent_base,
+    earlier_view_conflict,
     explain_from,
     last_read_base,
     plan_rebased,
@@ -78,6 +79,9 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
         plan = _plan(req, base, index, old_anchors)
     except ToolError as e:
         return _rejected(req, _explain(req, e, base, old_anchors))
+    disagreement = earlier_view_conflict(ctx, snap, list(req.noticed), doc, params.operations, plan)
+    if disagreement is not None:
+        return _rejected(req, disagreement)
     new_doc = apply_plan(doc, plan)
     if new_doc.final_newline and not doc.final_newline:
         plan = dataclasses.replace(plan, auto_corrections=(*plan.auto_corrections, _NEWLINE_ADDED))

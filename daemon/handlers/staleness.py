@@ -21,7 +21,7 @@ from daemon.handlers.history import ContentChange, changes_since, document
 from daemon.handlers.read import anchored
 from daemon.text.anchors import LineAnchor
 from daemon.text.diff import anchored_diff
-from daemon.text.edit import EditPlan, plan_edit
+from daemon.text.edit import EditPlan, Splice, plan_edit
 from daemon.text.lines import Document
 from daemon.text.rebase import BrokenSpan, Step, chain_map, first_breaks, map_plan
 from daemon.textcache import Parsed
@@ -100,6 +100,67 @@ def plan_rebased(
     """Plan in the snapshot, then carry the plan to the current content."""
     plan = plan_edit(base.doc.lines, operations, base.parsed.index, base.parsed.anchors)
     return map_plan(plan, chain_map(base.doc.lines, base.sha256, base.steps, current.lines))
+
+
+def earlier_view_conflict(
+    ctx: Context,
+    snap: FileSnapshot,
+    noticed: list[AnyEvent],
+    current: Document,
+    operations: Sequence[Operation],
+    plan: EditPlan,
+) -> ToolError | None:
+    """An operation whose anchor names one line in a view the agent was shown earlier
+    and another in its latest one.
+
+    After its own write (or a partial or delta read) an agent's snapshot holds
+    other agents' lines it never saw, and a context anchor it kept from its
+    read can match one of those instead: the agent meant the line it saw. Each
+    operation is resolved in every earlier view too and carried forward; where
+    the two disagree, or the earlier line is gone, the edit is refused — never
+    applied to a line the agent did not mean.
+    """
+    seen = ctx.state.snapshots.get((ctx.agent, snap.path))
+    if seen is None or not seen.earlier:
+        return None
+    chosen = {splice.index: splice for splice in plan.splices}
+    for version, sha256 in seen.earlier:
+        view = _base(ctx, snap, noticed, version, sha256)
+        if view is None:
+            continue  # its content was never stored
+        mapping = chain_map(view.doc.lines, view.sha256, view.steps, current.lines)
+        for i, op in enumerate(operations):
+            try:
+                alone = plan_edit(view.doc.lines, [op], view.parsed.index, view.parsed.anchors)
+            except ToolError:
+                continue  # not an anchor of that view
+            moved, broken = map_plan(alone, mapping)
+            here = (moved.splices[0].start, moved.splices[0].end) if not broken else None
+            mine = chosen.get(i)
+            if mine is not None and here != (mine.start, mine.end):
+                return _views_disagree(i, mine.op, version, alone, seen.version, mine)
+    return None
+
+
+def _views_disagree(
+    i: int, op: str, version: int, earlier: EditPlan, latest_version: int, latest: Splice
+) -> ToolError:
+    was = ", ".join(map(str, earlier.splices[0].targets))
+    now = latest.start + 1
+    message = (
+        f"operation {i + 1} ({op}): its anchor named line(s) {was} in what you were shown at"
+        f" version {version}, but line {now} of the current file through your latest view"
+        f" (version {latest_version}), which holds changes by others you have not read."
+        " Re-read those lines and use a fresh anchor"
+    )
+    details = {
+        "operation": i + 1,
+        "earlier_version": version,
+        "earlier_lines": list(earlier.splices[0].targets),
+        "latest_version": latest_version,
+        "current_line": now,
+    }
+    return ToolError(ErrorCode.ANCHOR_STALE, message, details)
 
 
 def stale_error(

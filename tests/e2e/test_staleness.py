@@ -232,3 +232,37 @@ def test_a_changed_target_is_not_matched_to_an_identical_line_elsewhere(daemon: 
         (b_done.version, "agent-b")
     ]
     assert target.read_text() == after_b  # B's `a = 1` on line 4 is untouched
+
+
+def test_a_context_anchor_kept_from_a_read_never_lands_on_a_twin_after_an_own_write(
+    daemon: RunningDaemon,
+):
+    """A's own rebased write moves its snapshot to content with B's changes, which give
+    the `x = 0` on line 15 the neighbours A's line 2 had: the anchor A kept from its read
+    would match line 15 there. A meant line 2: the edit is refused, nothing changes."""
+    lines = ["a = 1", "x = 0", "", "", "", "b = 2", "u1 = 1", "u2 = 2", "u3 = 3", "u4 = 4"]
+    lines += ["c = 3", "", "", "", "x = 0", "", "", "", "d = 4", "tail = 9"]
+    target = daemon.root / "ctx.py"
+    target.write_text("\n".join(lines) + "\n")
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    seen_by_a, seen_by_b = anchors_of(a, "ctx.py"), anchors_of(b, "ctx.py")
+    b.edit(
+        "ctx.py",
+        [
+            {"op": "replace_line", "hash": seen_by_b[6], "content": "b = 20"},
+            {"op": "replace_line", "hash": seen_by_b[11], "content": "a = 1"},
+            {"op": "replace_line", "hash": seen_by_b[19], "content": "b = 2"},
+        ],
+    )
+    own = a.edit("ctx.py", [{"op": "replace_line", "hash": seen_by_a[20], "content": "tail = 10"}])
+    assert own.rebased_from_version is not None
+    before = target.read_text()
+    error = rejected(
+        a, "ctx.py", [{"op": "replace_line", "hash": seen_by_a[2], "content": "x = 99"}]
+    )
+    assert error.code == "anchor_stale"
+    assert error.details["earlier_lines"] == [2] and error.details["current_line"] == 15
+    assert target.read_text() == before
+    fresh = anchors_of(a, "ctx.py")  # a full read: the fresh anchor works
+    a.edit("ctx.py", [{"op": "replace_line", "hash": fresh[2], "content": "x = 99"}])
+    assert target.read_text().splitlines()[1] == "x = 99"
