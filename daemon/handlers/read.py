@@ -237,24 +237,36 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
 
 @handles("read_many_files")
 def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
-    """One result per path; a file's error is reported in its place, not raised."""
+    """One item per requested path, in order; a file's error is reported in its place.
+
+    Spellings of one file ("f.txt", "./f.txt") are read once and share that read's
+    item: a second read would journal the same outside change again, judged against
+    the state from before the request, which the first read already moved on.
+    """
     window = LineWindow(1, None, params.max_lines)
-    items: list[ReadManyItem] = []
-    served: list[ServedRead] = []
-    for path in params.paths:
-        try:
-            first_seq = ctx.next_seq + sum(len(r.events) for r in served)
-            read = serve_read(ctx, path, window, params.hashes, first_seq)
-        except ToolError as e:
-            items.append(ReadManyItem(file_path=path, ok=False, error=e.to_wire()))
-            continue
-        served.append(read)
-        items.append(ReadManyItem(file_path=read.result.file_path, ok=True, result=read.result))
+    served: dict[str, ServedRead] = {}  # by workspace-relative path
+    items = [_read_once(ctx, path, window, params.hashes, served) for path in params.paths]
+    reads = list(served.values())
     return Outcome(
         ReadManyFilesResult(files=items),
-        events=[e for r in served for e in r.events],
-        blobs=_new_blobs(ctx, served),
+        events=[e for r in reads for e in r.events],
+        blobs=_new_blobs(ctx, reads),
     )
+
+
+def _read_once(
+    ctx: Context, path: str, window: LineWindow, hashes: bool, served: dict[str, ServedRead]
+) -> ReadManyItem:
+    """`path`'s item, reusing the read of an earlier spelling of the same file."""
+    try:
+        rel = ctx.workspace.relative(path)
+        read = served.get(rel)
+        if read is None:
+            first_seq = ctx.next_seq + sum(len(r.events) for r in served.values())
+            read = served[rel] = serve_read(ctx, path, window, hashes, first_seq)
+    except ToolError as e:
+        return ReadManyItem(file_path=path, ok=False, error=e.to_wire())
+    return ReadManyItem(file_path=read.result.file_path, ok=True, result=read.result)
 
 
 def _new_blobs(ctx: Context, reads: list[ServedRead]) -> dict[str, bytes]:

@@ -255,3 +255,23 @@ def test_read_many_files_reports_each_file(daemon: RunningDaemon, client: Client
     assert items[2].result.version == items[0].result.version + 1
     assert client.last_response.seq == items[2].result.version
     assert [r.path for r in daemon.journal().records(kind="file_read")] == ["a.txt", "b.txt"]
+
+
+def test_read_many_files_reads_two_spellings_of_a_file_once(workspace: Path):
+    # No watcher: the read itself must notice the outside change, deterministically.
+    running = start(workspace, "--no-watch")
+    try:
+        client = running.client()
+        path = write(workspace, "f.txt", "one\n")
+        before = client.read_file("f.txt").sha256
+        path.write_text("two\n")
+        items = client.read_many_files(["f.txt", "./f.txt"]).files
+        after = hashlib.sha256(b"two\n").hexdigest()
+        assert [(i.file_path, i.ok, i.result.sha256) for i in items] == [("f.txt", True, after)] * 2
+        assert items[0].result.version == items[1].result.version == client.last_response.seq
+        [change] = client.log(path="f.txt", kind="outside_change").events
+        assert (change.body["old_sha256"], change.body["new_sha256"]) == (before, after)
+        reads = client.log(path="f.txt", kind="file_read").events
+        assert [r.seq for r in reads][1:] == [items[0].result.version]  # read once, not twice
+    finally:
+        running.stop()
