@@ -81,8 +81,16 @@ def parse_anchor(raw: str) -> tuple[str, int | None]:
 
 
 def content_lines(content: str) -> tuple[str, ...]:
-    """The lines of an operation's content; "" is one empty line, a final newline adds none."""
-    return parse(content).lines or ("",)
+    """The lines of an operation's content; "" is one empty line, a final newline adds none.
+
+    A leading U+FEFF stays text of the first line: `parse` takes it for a file's BOM,
+    but only the file's own BOM is file-level, so dropping it here would lose a char.
+    """
+    doc = parse(content)
+    lines = doc.lines or ("",)
+    if doc.bom:
+        lines = ("\ufeff" + lines[0], *lines[1:])
+    return lines
 
 
 def plan_edit(

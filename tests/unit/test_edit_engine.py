@@ -1234,3 +1234,18 @@ def test_a_written_line_ending_in_bare_cr_before_an_old_empty_line_takes_crlf() 
     result = edited(render(doc), InsertAfter(hash=empty, content="n = 9"))
     assert result.lines == ("a = 1", "b = 2", "n = 9", "", "c = 3")
     assert result.endings[2:4] == ("\r\n", "\n")  # the old empty line keeps its bytes
+
+
+@pytest.mark.parametrize(
+    ("content", "lines"),
+    [
+        ("\ufeffx = 1", ("\ufeffx = 1",)),
+        ("\ufeffx = 1\ny = 2\n", ("\ufeffx = 1", "y = 2")),
+        ("\ufeff", ("\ufeff",)),
+        ("\ufeff\n", ("\ufeff",)),
+    ],
+)
+def test_a_leading_bom_in_new_content_is_kept_as_text_of_the_first_line(
+    content: str, lines: tuple[str, ...]
+) -> None:
+    assert content_lines(content) == lines
