@@ -24,7 +24,19 @@ from daemon.text.edit import Splice
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".adoc", ".org", ".tex")
 _WORD = re.compile(r"\w\W*\w")  # at least two word characters
-_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\\n])*`')  # one line at most
+# What the bracket count skips, on one line: string literals and line comments. One
+# alternation scanned left to right, so whichever starts first wins: "http://x" is a
+# string, not a comment, and an apostrophe in `# don't (` cannot open a string.
+_SKIPPED = re.compile(
+    r'"(?:\\.|[^"\\\n])*"'
+    r"|`(?:\\.|[^`\\\n])*`"
+    # A closing quote followed by a letter is no string end: Rust's `<'a>(x: &'a str)`.
+    r"|'(?:\\.|[^'\\\n])*'(?!\w)"
+    # Comments start a line or follow a space, and `#` is followed by a space: so `#[derive(`,
+    # `#include`, CSS `#main {` and `this.#f(` stay code. Without the file's language,
+    # Python's `a // (b` reads as a comment: harmless unless the `(` closes on a later line.
+    r"|(?:^|(?<=\s))(?:#(?=\s|$)|//).*"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +107,7 @@ def _bracket_balance(lines: Sequence[str], splices: Sequence[Splice]) -> list[Sa
 
 
 def _balance(lines: Sequence[str]) -> dict[str, int]:
-    """Opens minus closes per bracket kind, ignoring double-quoted and backtick strings
+    """Opens minus closes per bracket kind, ignoring strings and line comments
     (line by line: a stray quote must not swallow the brackets of the lines after it)."""
-    text = "\n".join(_STRING.sub("", line) for line in lines)
+    text = "\n".join(_SKIPPED.sub("", line) for line in lines)
     return {o: text.count(o) - text.count(c) for o, c in PAIRS.items()}

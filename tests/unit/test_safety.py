@@ -220,3 +220,48 @@ def test_brackets_do_not_matter_in_prose(path: str) -> None:
 @pytest.mark.parametrize("path", ["main.py", "src/app.ts", "lib.rs", "Makefile", "md.py"])
 def test_brackets_matter_in_code(path: str) -> None:
     assert brackets_matter(path)
+
+
+# --- what the bracket count skips: single-quoted strings and line comments ---------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("return s", "return '(' + s"),
+        ("c = f'{x}'", "c = f'(' + g(']')"),
+        ("x = 1", "x = 1  # see (1"),
+        ("x = 1", "# see (1"),
+        ("start();", "start(); // closes ] later"),
+        ("x = 1", "x = f(a)  # don't (x"),  # the apostrophe is in the comment, not a string
+        ("x = 1", "x = 1  # it's a user's (x"),
+        ("char c = 'a';", "char c = '{';"),
+    ],
+)
+def test_brackets_in_single_quotes_and_line_comments_are_ignored(old: str, new: str) -> None:
+    lines = [old, "y = 2"]
+    assert warnings_for(lines, [ReplaceLine(hash=anchor(lines, 1), content=new)]) == []
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        'url = "http://example.com" + (',  # the // is inside a string: not a comment
+        "key = '#' + (",  # so is the #
+        "x = f(a)  # it's (x\ny = g(",  # the comment ends with its line
+        "fn f<'a>(x: &'a str) -> &'a str {",  # Rust lifetimes are not quotes
+        "#main {",  # CSS ids, attributes and directives are not comments
+        "#[cfg(any(",
+        "this.#run(() => {",
+    ],
+)
+def test_an_edit_that_really_opens_a_bracket_is_still_flagged(new: str) -> None:
+    lines = ["x = 1", "y = 2"]
+    warnings = warnings_for(lines, [ReplaceLine(hash=anchor(lines, 1), content=new)])
+    assert kinds(warnings) == ["bracket_balance_changed"]
+
+
+def test_a_comment_marker_glued_to_code_is_code() -> None:
+    lines = ["a = b", "y = 2"]
+    warnings = warnings_for(lines, [ReplaceLine(hash=anchor(lines, 1), content="a = b#(")])
+    assert kinds(warnings) == ["bracket_balance_changed"]
