@@ -23,7 +23,7 @@ from daemon.text.anchors import LineAnchor
 from daemon.text.diff import anchored_diff
 from daemon.text.edit import EditPlan, Splice, plan_edit
 from daemon.text.lines import Document
-from daemon.text.rebase import BrokenSpan, Step, chain_map, first_breaks, map_plan
+from daemon.text.rebase import BrokenSpan, LineMap, Step, chain_map, first_breaks, map_plan
 from daemon.textcache import Parsed
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
@@ -118,7 +118,9 @@ def earlier_view_conflict(
     read can match one of those instead: the agent meant the line it saw. Each
     operation is resolved in every earlier view too and carried forward; where
     the two disagree, or the earlier line is gone, the edit is refused — never
-    applied to a line the agent did not mean.
+    applied to a line the agent did not mean. Only the anchor lines are compared:
+    what lies between a range's endpoints may have changed since the earlier view
+    by changes the latest one shows (the agent's own insert inside the range).
     """
     seen = ctx.state.snapshots.get((ctx.agent, snap.path))
     if seen is None or not seen.earlier:
@@ -134,12 +136,23 @@ def earlier_view_conflict(
                 alone = plan_edit(view.doc.lines, [op], view.parsed.index, view.parsed.anchors)
             except ToolError:
                 continue  # not an anchor of that view
-            moved, broken = map_plan(alone, mapping)
-            here = (moved.splices[0].start, moved.splices[0].end) if not broken else None
             mine = chosen.get(i)
-            if mine is not None and here != (mine.start, mine.end):
+            if mine is not None and _anchor_lines(alone.splices[0], mapping) != _now(mine):
                 return _views_disagree(i, mine.op, version, alone, seen.version, mine)
     return None
+
+
+def _anchor_lines(earlier: Splice, mapping: LineMap) -> tuple[int | None, int | None]:
+    """The current 0-based positions of the lines an earlier view's anchors named."""
+    return mapping[earlier.targets[0] - 1], mapping[earlier.targets[-1] - 1]
+
+
+def _now(splice: Splice) -> tuple[int, int]:
+    """The current 0-based positions of a planned splice's anchor lines."""
+    if splice.end > splice.start:
+        return splice.start, splice.end - 1
+    line = splice.start - 1 if splice.op == "insert_after" else splice.start
+    return line, line
 
 
 def _views_disagree(
