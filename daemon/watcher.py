@@ -2,7 +2,8 @@
 
 Runs beside the state-owning thread and shares nothing mutable with it: the
 observer's callback puts raw events on a queue; a debouncer thread settles
-each path (20 ms of quiet, at most 500 ms of waiting, like Watchman) and
+each path (20 ms of quiet, at most 500 ms of waiting, like Watchman; a new
+file is held 500 ms, so an atomic save's temp file is gone before it is looked at) and
 sends batches over an inproc ZeroMQ socket that the daemon's loop polls.
 The daemon re-reads and compares content hashes; this module never decides
 whether anything changed.
@@ -49,6 +50,12 @@ MAX_WAIT_S = 0.5
 # file an editor or `sed -i` is still writing is not looked at half-written), or
 # after this long if it never is (a hard link, a writer that keeps it open).
 MAX_OPEN_WAIT_S = 5.0
+# A file just created is held at least this long: an editor's or a library's atomic
+# save writes a temp file, often fsyncs it, then renames it over the original, and the
+# rename may come well after the close. Held, the temp file's settle is superseded by
+# the move (one `modified` of the original); looked at early, it would be journaled
+# as `created`, then `moved`, around the real change.
+FRESH_HOLD_S = 0.5
 ADDRESS = "inproc://editjournal-watcher"
 _WATCHDOG_LOGGER = "watchdog.observers"
 _FILTER = [
@@ -85,11 +92,13 @@ class _Pending:
     last: float
     change: Change
     writing: bool = False  # created and not yet closed after writing
+    fresh: bool = False  # created while watched: held for FRESH_HOLD_S
 
     def due(self) -> float:
         if self.writing:
             return self.first + MAX_OPEN_WAIT_S
-        return min(self.last + SETTLE_S, self.first + MAX_WAIT_S)
+        settled = min(self.last + SETTLE_S, self.first + MAX_WAIT_S)
+        return max(settled, self.first + FRESH_HOLD_S) if self.fresh else settled
 
 
 class _Forwarder(FileSystemEventHandler):
@@ -231,7 +240,7 @@ class Watcher:
             entry = pending[key] = _Pending(now, now, change)
         entry.last = now
         if kind == "created":
-            entry.writing = True
+            entry.writing = entry.fresh = True
         elif kind == "closed":
             entry.writing = False
 

@@ -89,7 +89,9 @@ class EditApplied(Event, tag="edit_applied"):
     line_count: int
     operations: list[dict[str, Any]] = []
     auto_corrections: list[str] = []
-    safety_check: str = "clean"  # "clean" | "overridden" (skip_safety_check with warnings)
+    # "clean" | "overridden" (skip_safety_check, and the check found something) |
+    # "skipped" (skip_safety_check, and the check found nothing)
+    safety_check: str = "clean"
     safety_warnings: list[str] = []
     # [start, end, inserted]: lines [start, end) (0-based) of the content before became
     # `inserted` lines, in order. Exact, so stale-anchor checks need not guess from a diff

@@ -165,7 +165,7 @@ def _applied(
         operations=req.operations,
         line_changes=[(s.start, s.end, len(s.new_lines)) for s in plan.splices],
         auto_corrections=[detail for _, detail in plan.auto_corrections],
-        safety_check="overridden" if findings else "clean",
+        safety_check=safety,
         safety_warnings=[f.message for f in findings],
     )
     n = len(req.params.operations)

@@ -12,6 +12,7 @@ import pytest
 
 from client import Client
 from daemon.state import fold
+from daemon.text.anchors import line_hash
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of, cli_edit, colliding_lines, rejected
 
@@ -53,7 +54,7 @@ def test_replace_line_with_ambiguous_hash_resolved_by_adaptive_length(
     daemon: RunningDaemon, client: Client
 ):
     three = colliding_lines(3)
-    assert len({xx[:0] for xx in three}) == 1
+    assert len({line_hash(xx)[:6] for xx in three}) == 1  # a real 6-hex collision
     target = put(daemon, "c.py", "header = 1\n" + "\n".join(three) + "\nfooter = 2\n")
     a = anchors_of(client, "c.py")
     assert len({a[2][:6], a[3][:6], a[4][:6]}) == 1  # one 6-hex prefix for 3 lines
@@ -89,17 +90,10 @@ def test_successful_range_replacement(daemon: RunningDaemon, client: Client):
     assert len(lines) == 11
 
 
-REPEATED_BLOCKS = (
-    "begin_a = 1\nshared_call(x)\nend_marker = 0\n"
-    "begin_b = 2\nend_marker = 0\nshared_call(x)\nend_marker = 0\n"
-    "tail = 3\nend_marker = 0\nshared_call(x)\nend_marker = 0\n"
-)
-
-
 def test_replace_range_with_ambiguous_start_hash_after_all_resolution_levels(
     daemon: RunningDaemon, client: Client
 ):
-    # "shared_call(x)" at 6 and 10 sits between identical neighbours: no level separates them
+    # "shared_call(x)" at 3 and 8 sits between identical neighbours: no level separates them
     text = "first = 1\nend_marker = 0\nshared_call(x)\nend_marker = 0\nsecond = 2\n" * 2
     put(daemon, "r.py", text + "last = 9\n")
     a = anchors_of(client, "r.py")
@@ -218,8 +212,6 @@ def test_all_or_nothing_batch_rejection_for_ambiguous_hash(daemon: RunningDaemon
     line_hash_6 = a[1]
     twin = client.read_file("f.py", hashes=True).lines[1]
     assert twin.kind == "context"  # read_file shows a context anchor for the twin...
-    from daemon.text.anchors import line_hash
-
     ops = [
         {"op": "replace_line", "hash": line_hash_6, "content": "a = 10"},
         {"op": "replace_line", "hash": line_hash("x = compute()")[:6], "content": "y"},
@@ -337,16 +329,17 @@ def occurrence_file(daemon: RunningDaemon) -> Path:
     return put(daemon, "o.py", "\n".join(lines) + "\n")
 
 
-def test_replace_line_with_occurrence_targets_correct_line(daemon: RunningDaemon, client: Client):
+@pytest.mark.parametrize("advisory", [{}, {"line": 7}], ids=["occurrence-alone", "with-line"])
+def test_replace_line_with_occurrence_targets_correct_line(
+    daemon: RunningDaemon, client: Client, advisory: dict
+):
     target = occurrence_file(daemon)
     rows = client.read_file("o.py", hashes=True).lines
-    from daemon.text.anchors import line_hash
-
     op = {
         "op": "replace_line",
         "hash": line_hash("dup_target = 1")[:6],
         "occurrence": 3,
-        "line": 7,
+        **advisory,
         "content": "new content",
     }
     response = client.call("edit", {"path": "o.py", "operations": [op]})
@@ -357,8 +350,6 @@ def test_replace_line_with_occurrence_targets_correct_line(daemon: RunningDaemon
 
 def test_delete_line_with_occurrence_1_targets_first_match(daemon: RunningDaemon, client: Client):
     target = occurrence_file(daemon)
-    from daemon.text.anchors import line_hash
-
     op = {"op": "delete_line", "hash": line_hash("dup_target = 1")[:6], "occurrence": 1}
     client.edit("o.py", [op])
     lines = lines_of(target)
@@ -368,13 +359,13 @@ def test_delete_line_with_occurrence_1_targets_first_match(daemon: RunningDaemon
 def test_occurrence_and_advisory_line_that_disagree_give_a_warning(
     daemon: RunningDaemon, client: Client
 ):
-    occurrence_file(daemon)
-    from daemon.text.anchors import line_hash
-
+    target = occurrence_file(daemon)
     op = {"op": "delete_line", "hash": line_hash("dup_target = 1")[:6], "occurrence": 2, "line": 9}
     response = client.call("edit", {"path": "o.py", "operations": [op]})
     assert response.ok
     assert any("advisory line 9" in w for w in response.warnings)
+    dups = [n for n, text in enumerate(lines_of(target), 1) if text == "dup_target = 1"]
+    assert dups == [2, 6, 11]  # occurrence 2 (line 5) went, not the advisory line 9
 
 
 def test_context_augmented_resolution_succeeds(daemon: RunningDaemon, client: Client):
@@ -447,6 +438,18 @@ def test_skip_safety_check_writes_and_is_journaled(daemon: RunningDaemon, client
     assert target.read_text().startswith("def f(x:\n")
     applied = list(daemon.journal().records(kind="edit_applied"))[-1].event
     assert applied.safety_check == "overridden" and applied.safety_warnings
+
+
+def test_skip_safety_check_is_journaled_even_when_the_check_finds_nothing(
+    daemon: RunningDaemon, client: Client
+):
+    put(daemon, "f.py", "def f(x):\n    return x\n")
+    a = anchors_of(client, "f.py")
+    op = {"op": "replace_line", "hash": a[2], "content": "    return x + 1"}
+    response = client.call("edit", {"path": "f.py", "operations": [op], "skip_safety_check": True})
+    assert response.ok and response.result["safety_check"] == "skipped"
+    applied = list(daemon.journal().records(kind="edit_applied"))[-1].event
+    assert applied.safety_check == "skipped" and applied.safety_warnings == []
 
 
 # --- writer tracking --------------------------------------------------------------------

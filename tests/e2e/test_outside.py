@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from client import Client
 from daemon.state import fold
 from tests.conftest import RunningDaemon, start, wait_until
@@ -150,6 +152,28 @@ def test_a_slowly_written_temp_file_renamed_over_the_original_leaves_no_trace(
     events = outside(client)[before:]
     found = [(e.path, e.body["change"]) for e in events if not e.path.startswith("sentinel")]
     assert found == [("big.txt", "modified")]
+
+
+@pytest.mark.parametrize("delay_s", [0.1, 0.3])
+def test_an_atomic_save_renamed_well_after_its_temp_file_was_closed_is_one_modification(
+    daemon: RunningDaemon, client: Client, delay_s: float
+):
+    """Like Python's `atomicwrites` or an editor that fsyncs: the temp file is closed,
+    then renamed over the original only later — far past the 20 ms settle time."""
+    target = daemon.root / "late.md"
+    target.write_text("# Title\n")
+    client.read_file("late.md")
+    before = len(outside(client))
+    temp = daemon.root / ".late.md.tmp8f3a"
+    temp.write_text("# Title\n\nMore.\n")
+    time.sleep(delay_s)  # the writer's own pause (an fsync), not a wait for the daemon
+    os.replace(temp, target)
+    [event] = wait_for(client, "late.md", "modified")
+    assert event.body["new_sha256"] == hashlib.sha256(b"# Title\n\nMore.\n").hexdigest()
+    settle(client, daemon.root)
+    events = outside(client)[before:]
+    found = [(e.path, e.body["change"]) for e in events if not e.path.startswith("sentinel")]
+    assert found == [("late.md", "modified")]
 
 
 def test_a_file_whose_name_is_not_utf8_does_not_stop_watching(workspace: Path):
