@@ -37,10 +37,12 @@ def run(root: str, agent: str, edits: int, seed: int) -> dict[str, list[dict[str
             try:
                 result = client.edit(PATH, [{"op": "replace_line", "hash": anchor, "content": new}])
             except RequestError as e:
-                refused.append({"target": text, "code": e.code, "details": e.details})
+                seq = client.last_response.seq if client.last_response else None
+                refused.append({"target": text, "code": e.code, "details": e.details, "seq": seq})
                 rows = untouched(client)
                 continue
-            acked.append({"target": text, "new": new, "seq": result.version})
+            rebased = result.rebased_from_version is not None
+            acked.append({"target": text, "new": new, "seq": result.version, "rebased": rebased})
     return {"acked": acked, "refused": refused}
 
 

@@ -13,6 +13,7 @@ from client.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
 
 CLI = [sys.executable, "-m", "client.cli"]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def cli(root: Path, *args: str, stdin: str | None = None, agent: str = "cli-test"):
@@ -133,12 +134,19 @@ def test_serve_runs_in_the_foreground_and_logs_to_the_terminal(workspace: Path):
 
 def test_watch_prints_events_live(daemon: RunningDaemon):
     (daemon.root / "w.txt").write_text("watched\n")
+    reader = daemon.client("reader")
+    # The watcher journals w.txt's creation (after its hold for new files); let that
+    # happen before `watch` starts, so the first event it prints is the read below.
+    wait_until(
+        lambda: reader.log(path="w.txt", kind="outside_change").events,
+        20,
+        "the watcher to record w.txt created",
+    )
     proc = subprocess.Popen(
         [*CLI, "--workspace", str(daemon.root), "watch", "w.txt", "--count", "1", "--json"],
         stdout=subprocess.PIPE,
         text=True,
     )
-    reader = daemon.client("reader")
     try:
         wait_until(lambda: reader.read_file("w.txt") and proc.poll() is not None, 20, "an event")
     finally:
@@ -161,3 +169,134 @@ def test_agent_status_and_read_since(daemon: RunningDaemon):
     since = cli(daemon.root, "read", "s.txt", "--since", str(first["version"]), agent="alice")
     assert "-2|another line" in since.stdout and "|changed line" in since.stdout
     assert "0 stale" in cli(daemon.root, "agent-status", "alice").stdout
+
+
+# --- call edit, edit from stdin, --skip-safety-check ----------------------------------
+
+
+def anchors(root: Path, path: str) -> dict[int, str]:
+    """line -> anchor, from a `call read_file` with hashes."""
+    done = cli(root, "call", "read_file", stdin=json.dumps({"path": path, "hashes": True}))
+    assert done.returncode == 0, done.stderr
+    return {row["line"]: row["hash"] for row in json.loads(done.stdout)["result"]["lines"]}
+
+
+def test_call_edit_applies_operations_from_stdin(daemon: RunningDaemon):
+    target = daemon.root / "e.txt"
+    target.write_text("first line here\nsecond line here\n")
+    a = anchors(daemon.root, "e.txt")
+    params = {
+        "path": "e.txt",
+        "operations": [{"op": "replace_line", "hash": a[2], "content": "second line edited"}],
+    }
+    done = cli(daemon.root, "call", "edit", stdin=json.dumps(params))
+    assert done.returncode == 0, done.stderr
+    envelope = json.loads(done.stdout)
+    assert envelope["ok"] is True and envelope["result"]["file_path"] == "e.txt"
+    assert target.read_text() == "first line here\nsecond line edited\n"
+    log = json.loads(cli(daemon.root, "log", "--path", "e.txt", "--json").stdout)
+    applied = [e for e in log["events"] if e["kind"] == "edit_applied"]
+    assert [e["agent"] for e in applied] == ["cli-test"]
+
+
+def test_call_edit_with_a_stale_anchor_exits_1_and_leaves_the_file(daemon: RunningDaemon):
+    target = daemon.root / "e.txt"
+    target.write_text("first line here\nsecond line here\n")
+    old = anchors(daemon.root, "e.txt")
+    target.write_text("first line here\nsecond line changed outside\n")
+    params = {
+        "path": "e.txt",
+        "operations": [{"op": "replace_line", "hash": old[2], "content": "mine"}],
+    }
+    done = cli(daemon.root, "call", "edit", stdin=json.dumps(params))
+    assert done.returncode == 1, done.stderr
+    envelope = json.loads(done.stdout)
+    assert envelope["ok"] is False and envelope["error"]["code"] == "anchor_stale"
+    assert target.read_text() == "first line here\nsecond line changed outside\n"
+
+
+def test_edit_reads_operations_from_stdin_and_prints_json(daemon: RunningDaemon):
+    target = daemon.root / "s.py"
+    target.write_text("def f():\n    return 1\n")
+    a = anchors(daemon.root, "s.py")
+    ops = [{"op": "replace_line", "hash": a[2], "content": "    return 2"}]
+    done = cli(daemon.root, "edit", "s.py", "--json", stdin=json.dumps(ops))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["file_path"] == "s.py" and result["safety_check"] == "clean"
+    assert result["lines_before"] == result["lines_after"] == 2
+    assert target.read_text() == "def f():\n    return 2\n"
+    b = anchors(daemon.root, "s.py")  # the {"operations": [...]} form, text output
+    ops = [{"op": "insert_after", "hash": b[2], "content": "# done"}]
+    done = cli(daemon.root, "edit", "s.py", stdin=json.dumps({"operations": ops}))
+    assert done.returncode == 0, done.stderr
+    assert "lines 2 -> 3 (+1)" in done.stdout
+    assert target.read_text() == "def f():\n    return 2\n# done\n"
+
+
+def test_edit_skip_safety_check_lets_a_refused_edit_through(daemon: RunningDaemon):
+    original = "def f(x):\n    return x\n"
+    target = daemon.root / "u.py"
+    target.write_text(original)
+    a = anchors(daemon.root, "u.py")
+    ops = json.dumps([{"op": "replace_line", "hash": a[1], "content": "def f(x:"}])
+    refused = cli(daemon.root, "edit", "u.py", "--json", stdin=ops)
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)["code"] == "safety_check_failed"
+    assert target.read_text() == original
+    refused_text = cli(daemon.root, "edit", "u.py", stdin=ops)
+    assert refused_text.returncode == 1 and "safety_check_failed" in refused_text.stderr
+    assert target.read_text() == original
+    done = cli(daemon.root, "edit", "u.py", "--skip-safety-check", "--json", stdin=ops)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["safety_check"] == "overridden"
+    assert target.read_text() == "def f(x:\n    return x\n"
+
+
+# --- global options and environment -----------------------------------------------------
+
+
+def test_global_agent_option_names_the_agent(daemon: RunningDaemon):
+    (daemon.root / "g.txt").write_text("gamma\n")
+    # the option wins over EDITJOURNAL_AGENT (cli() sets it to "cli-test")
+    done = cli(daemon.root, "--agent", "alice", "read", "g.txt")
+    assert done.returncode == 0, done.stderr
+    by_alice = json.loads(cli(daemon.root, "log", "--agent", "alice", "--json").stdout)
+    assert [(e["kind"], e["path"]) for e in by_alice["events"]] == [("file_read", "g.txt")]
+    by_env = json.loads(cli(daemon.root, "log", "--agent", "cli-test", "--json").stdout)
+    assert by_env["events"] == []
+    journal = daemon.journal()
+    try:
+        reads = [r.agent for r in journal.records(kind="file_read", path="g.txt")]
+    finally:
+        journal.close()
+    assert reads == ["alice"]
+    status = cli(daemon.root, "--agent", "alice", "agent-status", "--json")
+    assert [f["path"] for f in json.loads(status.stdout)["files"]] == ["g.txt"]
+
+
+def test_workspace_env_var_chooses_the_workspace(daemon: RunningDaemon, tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (daemon.root / "env.txt").write_text("from the env\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EDITJOURNAL_")}
+    env["EDITJOURNAL_WORKSPACE"] = str(daemon.root)
+    # run this checkout's code, whatever the cwd (`-m` would import from the cwd)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, *args], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60
+        )
+
+    # status never starts a daemon: a wrong workspace would exit 2 here
+    status = run("status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["pid"] == daemon.proc.pid
+    read = run("read", "env.txt", "--json")
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["content"] == "from the env\n"
+    log = json.loads(run("log", "--path", "env.txt", "--json").stdout)
+    reads = [e["agent"] for e in log["events"] if e["kind"] == "file_read"]
+    assert reads == ["anonymous"]
+    assert not (elsewhere / ".editjournal").exists()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from daemon.journal import Journal
 from daemon.state import fold
 from tests.conftest import RunningDaemon
 
@@ -58,13 +59,17 @@ def storm(daemon: RunningDaemon, tmp_path: Path, agents: int, edits: int, lines:
     assert all(a["new"] in final_set for a in acked)
     assert all(a["target"] not in final_set for a in acked)
     assert len(final) == lines
-    # every rejection was a real conflict: the targeted original line had changed
+    # the agents really raced: edits were carried over others' edits
+    assert any(a["rebased"] for a in acked), "no edit was rebased: the agents never overlapped"
+    journal = daemon.journal()
+    # every rejection was a real conflict: an earlier edit it names replaced the line
     assert {x["code"] for x in refused} <= {"anchor_stale"}
     for x in refused:
         assert x["target"] not in final_set
         assert x["details"]["conflicts"], x
+        assert any(replaced(journal, c["seq"], x["target"]) for c in x["details"]["conflicts"]), x
+        assert all(c["seq"] < x["seq"] for c in x["details"]["conflicts"]), x
     # the journal: gap-free, chain intact, and its fold reproduces the file byte for byte
-    journal = daemon.journal()
     report = journal.verify()
     assert report.ok, report
     state = fold(journal.records())
@@ -73,3 +78,12 @@ def storm(daemon: RunningDaemon, tmp_path: Path, agents: int, edits: int, lines:
     assert outside in ([], ["created"])  # the test's own creation of the file, nothing else
     applied = list(journal.records(kind="edit_applied"))
     assert sorted(a["seq"] for a in acked) == [r.seq for r in applied]
+
+
+def replaced(journal: Journal, seq: int, line: str) -> bool:
+    """The edit recorded at `seq` took `line` out of the file."""
+    [record] = journal.records(after_seq=seq - 1, until_seq=seq, kind="edit_applied")
+    before = journal.blob(record.event.before_sha256)
+    after = journal.blob(record.event.after_sha256)
+    assert before is not None and after is not None
+    return line in before.decode().splitlines() and line not in after.decode().splitlines()
