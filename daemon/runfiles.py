@@ -25,14 +25,17 @@ from schemas.endpoint import (
     SOCKET_FILE,
     Endpoint,
 )
+from schemas.errors import ErrorCode, ToolError
 
 
-class AlreadyServed(Exception):
+class AlreadyServed(ToolError):
     """Another live daemon holds this workspace's lock."""
 
     def __init__(self, state_dir: Path, pid: int | None) -> None:
         who = f"pid {pid}" if pid else "another process"
-        super().__init__(f"workspace is already served by {who} (lock {state_dir / LOCK_FILE})")
+        lock = state_dir / LOCK_FILE
+        message = f"workspace is already served by {who} (lock {lock})"
+        super().__init__(ErrorCode.DAEMON_ALREADY_RUNNING, message, {"pid": pid, "lock": str(lock)})
         self.pid = pid
 
 

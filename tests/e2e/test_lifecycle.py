@@ -41,6 +41,7 @@ def test_second_daemon_for_the_same_workspace_is_refused(daemon: RunningDaemon):
     assert second.wait(15) == 3
     message = second.stderr.read().decode()
     assert f"pid {daemon.proc.pid}" in message
+    assert "daemon_already_running" in message  # the catalogue's code
     assert daemon.client().ping().pid == daemon.proc.pid  # the first still serves
 
 
