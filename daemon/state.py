@@ -55,13 +55,12 @@ class Snapshot:
     version: int  # seq of the read (or the agent's own write) that showed it
     sha256: str
     lines: tuple[int, int] | None
-    # Earlier views (version, sha256), newest first, that the agent may still hold
-    # anchors from: it has not seen the whole file since. Its own write, a partial or
-    # delta read, a rejection's delta each add one; a full read clears them.
-    earlier: tuple[tuple[int, str], ...] = ()
-
-
-MAX_EARLIER_VIEWS = 3
+    # Lines of this content the agent has not been shown (1-based, inclusive ranges):
+    # its anchors must not rely on them. Empty after a full read.
+    unseen: tuple[tuple[int, int], ...] = ()
+    # The last (version, sha256) at which the agent had been shown every line: what
+    # explains, when an edit relies on unseen lines, who changed them since.
+    full_view: tuple[int, str] | None = None
 
 
 @dataclass
@@ -93,20 +92,19 @@ class State:
 
     def _apply_read(self, record: Record, event: FileRead) -> None:
         self._observe_content(record.seq, event.path, event.sha256, event.size, event.line_count)
-        whole = event.lines is None and event.since_version is None
-        self._see(record, event.path, event.sha256, event.lines, keep_earlier=not whole)
+        self._see(record, event.path, event.sha256, event.lines, event.unseen)
 
     def _apply_write(self, record: Record, event: EditApplied) -> None:
         """A tool's write: new content, a writer, and the writer's own snapshot."""
         self._observe_content(
             record.seq, event.path, event.after_sha256, event.size, event.line_count, event.writer
         )
-        self._see(record, event.path, event.after_sha256, None, keep_earlier=True)
+        self._see(record, event.path, event.after_sha256, None, event.unseen)
 
     def _apply_rejection(self, record: Record, event: EditRejected) -> None:
         """A rejection that showed the agent the current content (a delta) is a read."""
         if event.shown_sha256 is not None:
-            self._see(record, event.path, event.shown_sha256, None, keep_earlier=True)
+            self._see(record, event.path, event.shown_sha256, None, event.unseen)
 
     def _see(
         self,
@@ -114,21 +112,19 @@ class State:
         path: str,
         sha256: str,
         lines: tuple[int, int] | None,
-        keep_earlier: bool,
+        unseen: list[tuple[int, int]],
     ) -> None:
-        """The agent's snapshot moves to `sha256`; unless it saw the whole file, the
-        view it leaves is remembered among its earlier ones."""
+        """The agent's snapshot moves to `sha256`, minus the lines it was not shown."""
         if record.agent is None:
             return
         key = (record.agent, path)
         previous = self.snapshots.get(key)
-        earlier: tuple[tuple[int, str], ...] = ()
-        if keep_earlier and previous is not None:
-            earlier = previous.earlier
-            if previous.sha256 != sha256:
-                earlier = ((previous.version, previous.sha256), *earlier)
+        full_view = previous.full_view if previous is not None else None
+        if not unseen:
+            full_view = (record.seq, sha256)
+        ranges = tuple((start, end) for start, end in unseen)
         self.snapshots[key] = Snapshot(
-            record.agent, path, record.seq, sha256, lines, earlier[:MAX_EARLIER_VIEWS]
+            record.agent, path, record.seq, sha256, lines, ranges, full_view
         )
 
     def _apply_outside(self, record: Record, event: OutsideChangeRecorded) -> None:

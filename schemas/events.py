@@ -67,6 +67,9 @@ class FileRead(Event, tag="file_read"):
     lines: tuple[int, int] | None = None
     hashes: bool = False
     since_version: int | None = None  # a delta read: only what changed since this version
+    # Lines of this content (1-based, inclusive ranges) the agent has still not been
+    # shown: outside a ranged read, or changed since its last view and not in the delta.
+    unseen: list[tuple[int, int]] = []
 
     @property
     def content_sha256(self) -> str | None:
@@ -97,6 +100,9 @@ class EditApplied(Event, tag="edit_applied"):
     # `inserted` lines, in order. Exact, so stale-anchor checks need not guess from a diff
     # (a writer that does not know them leaves this empty and a diff is used).
     line_changes: list[tuple[int, int, int]] = []
+    # Lines of the new content the writing agent has not been shown: other agents'
+    # changes its edit was carried over (1-based, inclusive ranges).
+    unseen: list[tuple[int, int]] = []
 
     @property
     def content_sha256(self) -> str | None:
@@ -128,6 +134,7 @@ class EditRejected(Event, tag="edit_rejected"):
     operations: list[dict[str, Any]] = []
     # set when the error showed the agent the current content (a delta): its snapshot advances
     shown_sha256: str | None = None
+    unseen: list[tuple[int, int]] = []  # with shown_sha256: what the delta did not show
 
     @property
     def content_sha256(self) -> str | None:

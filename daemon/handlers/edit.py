@@ -17,20 +17,22 @@ import msgspec
 from daemon.handlers import Context, Outcome, Write, handles
 from daemon.handlers.observe import outside_change
 from daemon.handlers.read import anchored, chosen_path
+from daemon.handlers.seen import after_own_write, after_showing, unseen_now
 from daemon.handlers.staleness import (
     Base,
     agent_base,
-    earlier_view_conflict,
     explain_from,
     last_read_base,
     plan_rebased,
     stale_error,
+    unseen_conflict,
     with_delta,
 )
 from daemon.text.anchors import AnchorIndex, LineAnchor
 from daemon.text.diff import anchored_diff, changed_region
 from daemon.text.edit import EditPlan, apply_plan, plan_edit
 from daemon.text.lines import Document, render
+from daemon.text.rebase import exact_map
 from daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
@@ -79,9 +81,12 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
         plan = _plan(req, base, index, old_anchors)
     except ToolError as e:
         return _rejected(req, _explain(req, e, base, old_anchors))
-    disagreement = earlier_view_conflict(ctx, snap, list(req.noticed), doc, params.operations, plan)
-    if disagreement is not None:
-        return _rejected(req, disagreement)
+    version = _current_version(req)
+    unseen = unseen_conflict(
+        ctx, snap, list(req.noticed), parsed, base, params.operations, plan, version
+    )
+    if unseen is not None:
+        return _rejected(req, unseen)
     new_doc = apply_plan(doc, plan)
     if new_doc.final_newline and not doc.final_newline:
         plan = dataclasses.replace(plan, auto_corrections=(*plan.auto_corrections, _NEWLINE_ADDED))
@@ -154,6 +159,8 @@ def _applied(
     diff, added = anchored_diff(req.doc.lines, new_doc.lines, new_anchors)
     valid_through = _anchors_valid_through(req.doc, new_doc, old_anchors, new_anchors)
     safety = "overridden" if findings else ("skipped" if req.params.skip_safety_check else "clean")
+    line_changes = [(s.start, s.end, len(s.new_lines)) for s in plan.splices]
+    unseen = unseen_now(req.ctx, req.snap, list(req.noticed), req.doc, base)
     event = EditApplied(
         path=req.snap.path,
         writer=WRITER,
@@ -163,7 +170,8 @@ def _applied(
         lines_before=req.doc.line_count,
         line_count=new_doc.line_count,
         operations=req.operations,
-        line_changes=[(s.start, s.end, len(s.new_lines)) for s in plan.splices],
+        line_changes=line_changes,
+        unseen=after_own_write(unseen, exact_map(req.doc.line_count, line_changes)),
         auto_corrections=[detail for _, detail in plan.auto_corrections],
         safety_check=safety,
         safety_warnings=[f.message for f in findings],
@@ -268,7 +276,14 @@ def _joined(findings: list[SafetyWarning]) -> str:
 
 
 def _rejected(req: _Request, error: ToolError) -> Outcome:
-    """An error reply, journaled with the content it was checked against."""
+    """An error reply, journaled with the content it was checked against. A delta in
+    it showed the agent the current content: what the delta left out stays unseen."""
+    delta = error.details.get("delta")
+    unseen: list[tuple[int, int]] = []
+    if delta is not None:
+        shown = [row["line"] for row in delta["changed_lines"]]
+        before = unseen_now(req.ctx, req.snap, list(req.noticed), req.doc)
+        unseen = after_showing(before, shown, req.doc.line_count)
     event = EditRejected(
         path=req.snap.path,
         writer=WRITER,
@@ -277,7 +292,8 @@ def _rejected(req: _Request, error: ToolError) -> Outcome:
         message=error.message,
         details=error.details,
         operations=req.operations,
-        shown_sha256=req.snap.sha256 if "delta" in error.details else None,
+        shown_sha256=req.snap.sha256 if delta is not None else None,
+        unseen=unseen,
     )
     events: list[AnyEvent] = [*req.noticed, event]
     blobs = {} if req.ctx.journal.has_blob(req.snap.sha256) else {req.snap.sha256: req.snap.data}

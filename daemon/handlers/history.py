@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from daemon.handlers import Context
-from daemon.text.rebase import LineChange
+from daemon.text.lines import Document
+from daemon.text.rebase import LineChange, LineMap, Step, chain_map
 from daemon.textcache import Parsed
+from daemon.workspace import FileSnapshot
 from schemas.events import AnyEvent, EditApplied, Record
 
 
@@ -74,3 +76,44 @@ def document(
     if data is None:
         return None
     return ctx.cache.parsed(sha256, lambda: data.decode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True)
+class Base:
+    """The older content an agent's anchors refer to, and what changed it since."""
+
+    version: int
+    sha256: str
+    parsed: Parsed
+    changes: list[ContentChange]  # the ones whose content is stored, each with its step
+    steps: list[Step]
+    current: dict[str, bytes]  # the content on disk now, which may not be stored yet
+
+    @property
+    def doc(self) -> Document:
+        return self.parsed.doc
+
+    def line_map(self, current: Document) -> LineMap:
+        """Where each line of this content is in `current` (None: changed or gone)."""
+        return chain_map(self.doc.lines, self.sha256, self.steps, current.lines)
+
+
+def base_at(
+    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], version: int, sha256: str | None
+) -> Base | None:
+    """`path` as the journal stored it at `version`, and the changes since (None: that
+    content was never stored)."""
+    parsed = document(ctx, sha256)
+    if parsed is None or sha256 is None:
+        return None
+    current = {snap.sha256: snap.data}
+    changes: list[ContentChange] = []
+    steps: list[Step] = []
+    for change in changes_since(ctx, snap.path, version, noticed):
+        content = document(ctx, change.sha256, current)
+        if content is not None:  # a deletion, or content never stored: diffed across
+            changes.append(change)
+            steps.append(
+                Step(content.doc.lines, change.before_sha256, change.sha256, change.line_changes)
+            )
+    return Base(version, sha256, parsed, changes, steps, current)

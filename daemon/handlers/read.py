@@ -8,11 +8,13 @@ snapshot: later tools can tell exactly which of its anchors went stale.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from daemon.handlers import Context, Outcome, handles
 from daemon.handlers.history import content_at, document
 from daemon.handlers.observe import outside_change
+from daemon.handlers.seen import after_showing, unseen_now
 from daemon.text.anchors import LineAnchor, render_rows
 from daemon.text.diff import anchored_diff
 from daemon.text.lines import Document
@@ -122,6 +124,7 @@ def serve_read(
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = first_seq + len(noticed)  # the read's own event comes last
     whole = start == 1 and end == doc.line_count
+    unseen = [] if whole else _unseen(ctx, snap, noticed, doc, range(start, end + 1))
     event = FileRead(
         path=snap.path,
         sha256=snap.sha256,
@@ -129,6 +132,7 @@ def serve_read(
         line_count=doc.line_count,
         lines=None if whole else (start, end),
         hashes=hashes,
+        unseen=unseen,
     )
     result = _result(snap, doc, start, end, truncated, version)
     if hashes:
@@ -221,18 +225,32 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
     result.since_version, result.content = since, ""
     old_sha = content_at(ctx, snap.path, since)
     old = document(ctx, old_sha, {snap.sha256: snap.data})
+    shown: list[int] = []
     if old_sha == snap.sha256:
         result.unchanged = True
     elif old is None:
         warnings.append(f"no content of {snap.path} was recorded at version {since}: whole file")
         result.content = "".join(a + b for a, b in zip(doc.lines, doc.endings, strict=True))
         _add_anchors(result, doc, parsed.anchors, 1, doc.line_count)
+        shown = list(range(1, doc.line_count + 1))
     else:
         anchors = parsed.anchors
         result.unchanged = False
-        result.delta, added = anchored_diff(old.doc.lines, doc.lines, anchors)
-        result.lines = [anchored(anchors[n - 1], doc.lines[n - 1]) for n in added]
+        result.delta, shown = anchored_diff(old.doc.lines, doc.lines, anchors)
+        result.lines = [anchored(anchors[n - 1], doc.lines[n - 1]) for n in shown]
+    event.unseen = _unseen(ctx, snap, noticed, doc, shown)
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
+
+
+def _unseen(
+    ctx: Context,
+    snap: FileSnapshot,
+    noticed: list[AnyEvent],
+    doc: Document,
+    shown: Iterable[int],
+) -> list[tuple[int, int]]:
+    """What the agent has still not been shown of this content once `shown` was."""
+    return after_showing(unseen_now(ctx, snap, noticed, doc), shown, doc.line_count)
 
 
 @handles("read_many_files")

@@ -12,18 +12,17 @@ snapshot advances to the current content.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import msgspec
 
 from daemon.handlers import Context
-from daemon.handlers.history import ContentChange, changes_since, document
+from daemon.handlers.history import Base, base_at
 from daemon.handlers.read import anchored
 from daemon.text.anchors import LineAnchor
 from daemon.text.diff import anchored_diff
-from daemon.text.edit import EditPlan, Splice, plan_edit
+from daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from daemon.text.lines import Document
-from daemon.text.rebase import BrokenSpan, LineMap, Step, chain_map, first_breaks, map_plan
+from daemon.text.rebase import BrokenSpan, first_breaks, from_ranges, map_plan
 from daemon.textcache import Parsed
 from daemon.workspace import FileSnapshot
 from schemas.errors import ErrorCode, ToolError
@@ -31,28 +30,12 @@ from schemas.events import AnyEvent
 from schemas.tools import Operation
 
 
-@dataclass(frozen=True)
-class Base:
-    """The older content an agent's anchors refer to, and what changed it since."""
-
-    version: int
-    sha256: str
-    parsed: Parsed
-    changes: list[ContentChange]  # the ones whose content is stored, each with its step
-    steps: list[Step]
-    current: dict[str, bytes]  # the content on disk now, which may not be stored yet
-
-    @property
-    def doc(self) -> Document:
-        return self.parsed.doc
-
-
 def agent_base(ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent]) -> Base | None:
     """The agent's snapshot when it differs from the current content (and is stored)."""
     seen = ctx.state.snapshots.get((ctx.agent, snap.path))
     if seen is None or seen.sha256 == snap.sha256:
         return None
-    return _base(ctx, snap, noticed, seen.version, seen.sha256)
+    return base_at(ctx, snap, noticed, seen.version, seen.sha256)
 
 
 def last_read_base(
@@ -72,26 +55,7 @@ def last_read_base(
     read = next(iter(reads), None)
     if read is None or read.event.content_sha256 in (snap.sha256, snapshot and snapshot.sha256):
         return None
-    return _base(ctx, snap, noticed, read.seq, read.event.content_sha256)
-
-
-def _base(
-    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], version: int, sha256: str | None
-) -> Base | None:
-    parsed = document(ctx, sha256)
-    if parsed is None or sha256 is None:
-        return None
-    current = {snap.sha256: snap.data}
-    changes: list[ContentChange] = []
-    steps: list[Step] = []
-    for change in changes_since(ctx, snap.path, version, noticed):
-        content = document(ctx, change.sha256, current)
-        if content is not None:  # a deletion, or content never stored: diffed across
-            changes.append(change)
-            steps.append(
-                Step(content.doc.lines, change.before_sha256, change.sha256, change.line_changes)
-            )
-    return Base(version, sha256, parsed, changes, steps, current)
+    return base_at(ctx, snap, noticed, read.seq, read.event.content_sha256)
 
 
 def plan_rebased(
@@ -99,80 +63,82 @@ def plan_rebased(
 ) -> tuple[EditPlan, list[BrokenSpan]]:
     """Plan in the snapshot, then carry the plan to the current content."""
     plan = plan_edit(base.doc.lines, operations, base.parsed.index, base.parsed.anchors)
-    return map_plan(plan, chain_map(base.doc.lines, base.sha256, base.steps, current.lines))
+    return map_plan(plan, base.line_map(current))
 
 
-def earlier_view_conflict(
+def unseen_conflict(
     ctx: Context,
     snap: FileSnapshot,
     noticed: list[AnyEvent],
-    current: Document,
+    current: Parsed,
+    base: Base | None,
     operations: Sequence[Operation],
     plan: EditPlan,
+    current_version: int,
 ) -> ToolError | None:
-    """An operation whose anchor names one line in a view the agent was shown earlier
-    and another in its latest one.
+    """`anchor_stale` when an operation relies on lines of the agent's snapshot that it
+    was never shown (other agents' lines its own write was carried over, lines outside
+    a ranged read): a range over them would overwrite what its author never saw, and
+    an anchor may name a twin that appeared there. None when every line was shown.
 
-    After its own write (or a partial or delta read) an agent's snapshot holds
-    other agents' lines it never saw, and a context anchor it kept from its
-    read can match one of those instead: the agent meant the line it saw. Each
-    operation is resolved in every earlier view too and carried forward; where
-    the two disagree, or the earlier line is gone, the edit is refused — never
-    applied to a line the agent did not mean. Only the anchor lines are compared:
-    what lies between a range's endpoints may have changed since the earlier view
-    by changes the latest one shows (the agent's own insert inside the range).
+    The plan was resolved in `base` (the agent's snapshot), or, without one, in the
+    current content.
     """
-    seen = ctx.state.snapshots.get((ctx.agent, snap.path))
-    if seen is None or not seen.earlier:
+    snapshot = ctx.state.snapshots.get((ctx.agent, snap.path))
+    planned_sha, planned = (base.sha256, base.parsed) if base else (snap.sha256, current)
+    if snapshot is None or not snapshot.unseen or snapshot.sha256 != planned_sha:
         return None
-    chosen = {splice.index: splice for splice in plan.splices}
-    for version, sha256 in seen.earlier:
-        view = _base(ctx, snap, noticed, version, sha256)
-        if view is None:
-            continue  # its content was never stored
-        mapping = chain_map(view.doc.lines, view.sha256, view.steps, current.lines)
-        for i, op in enumerate(operations):
-            try:
-                alone = plan_edit(view.doc.lines, [op], view.parsed.index, view.parsed.anchors)
-            except ToolError:
-                continue  # not an anchor of that view
-            mine = chosen.get(i)
-            if mine is not None and _anchor_lines(alone.splices[0], mapping) != _now(mine):
-                return _views_disagree(i, mine.op, version, alone, seen.version, mine)
-    return None
+    unseen = from_ranges(snapshot.unseen)
+    relied = [
+        (s, relied_lines(s, operations[s.index], planned.doc.lines, planned.anchors))
+        for s in sorted(plan.splices, key=lambda s: s.index)
+    ]
+    hits = [(s, sorted(lines & unseen)) for s, lines in relied if lines & unseen]
+    if not hits:
+        return None
+    full = _full_view(ctx, snap, noticed, snapshot.full_view)
+    if full is not None:
+        explained = explain_from(
+            ctx, full, current.doc, current.anchors, operations, current_version
+        )
+        if explained is not None:
+            return explained
+    return _unseen_error(hits, snapshot.version, full, current, current_version)
 
 
-def _anchor_lines(earlier: Splice, mapping: LineMap) -> tuple[int | None, int | None]:
-    """The current 0-based positions of the lines an earlier view's anchors named."""
-    return mapping[earlier.targets[0] - 1], mapping[earlier.targets[-1] - 1]
+def _full_view(
+    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], view: tuple[int, str] | None
+) -> Base | None:
+    """The agent's last view of the whole file, if it is stored and not the current one."""
+    if view is None or view[1] == snap.sha256:
+        return None
+    return base_at(ctx, snap, noticed, *view)
 
 
-def _now(splice: Splice) -> tuple[int, int]:
-    """The current 0-based positions of a planned splice's anchor lines."""
-    if splice.end > splice.start:
-        return splice.start, splice.end - 1
-    line = splice.start - 1 if splice.op == "insert_after" else splice.start
-    return line, line
-
-
-def _views_disagree(
-    i: int, op: str, version: int, earlier: EditPlan, latest_version: int, latest: Splice
+def _unseen_error(
+    hits: list[tuple[Splice, list[int]]],
+    latest_version: int,
+    full: Base | None,
+    current: Parsed,
+    current_version: int,
 ) -> ToolError:
-    was = ", ".join(map(str, earlier.splices[0].targets))
-    now = latest.start + 1
+    """Refused for unseen lines that no recorded change explains (a twin's neighbours
+    changed, say): the delta from the agent's last full view shows what it missed."""
+    splice, lines = hits[0]
+    shown = ", ".join(map(str, lines[:5])) + ("…" if len(lines) > 5 else "")
     message = (
-        f"operation {i + 1} ({op}): its anchor named line(s) {was} in what you were shown at"
-        f" version {version}, but line {now} of the current file through your latest view"
-        f" (version {latest_version}), which holds changes by others you have not read."
-        " Re-read those lines and use a fresh anchor"
+        f"operation {splice.index + 1} ({splice.op}) relies on line(s) {shown} of the file as"
+        f" your latest view (version {latest_version}) has it, which hold changes by others"
+        " that you have not been shown; "
+        + ("details.delta has them with fresh anchors" if full else "re-read those lines")
     )
-    details = {
-        "operation": i + 1,
-        "earlier_version": version,
-        "earlier_lines": list(earlier.splices[0].targets),
+    details: dict[str, object] = {
+        "stale": [{"operation": s.index + 1, "op": s.op, "lines": hit} for s, hit in hits],
+        "unseen_lines": lines,
         "latest_version": latest_version,
-        "current_line": now,
     }
+    if full is not None:
+        details["delta"] = delta(full, current.doc, current.anchors, current_version)
     return ToolError(ErrorCode.ANCHOR_STALE, message, details)
 
 

@@ -389,3 +389,29 @@ def _settle_endings(
             else:  # a written line, or a deletion brought two old lines together
                 settled[i] = "\r"
     return tuple(settled)
+
+
+def relied_lines(
+    splice: Splice, op: Operation, lines: Sequence[str], anchors: Sequence[LineAnchor]
+) -> set[int]:
+    """Every 1-based line a planned splice depends on: its targets (a range's whole
+    inside), and for an anchor line found by its *context* hash, the nearest non-blank
+    lines before and after it, which that hash covers. An agent must have been shown
+    all of them, or its anchor may have named a line other than the one it meant."""
+    relied = set(splice.targets)
+    given = [parse_anchor(raw)[0] for raw in _anchor_fields(op)]
+    for line in {splice.targets[0], splice.targets[-1]}:
+        if not any(anchors[line - 1].hash.startswith(h) for h in given):
+            relied |= _nonblank_neighbours(lines, line)
+    return relied
+
+
+def _anchor_fields(op: Operation) -> list[str]:
+    return [v for v in (getattr(op, f, None) for f in ("hash", "start_hash", "end_hash")) if v]
+
+
+def _nonblank_neighbours(lines: Sequence[str], line: int) -> set[int]:
+    """The 1-based numbers of the nearest non-blank lines around `line`, where they exist."""
+    before = next((n for n in range(line - 1, 0, -1) if lines[n - 1].strip()), None)
+    after = next((n for n in range(line + 1, len(lines) + 1) if lines[n - 1].strip()), None)
+    return {n for n in (before, after) if n is not None}

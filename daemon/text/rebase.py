@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from daemon.text.diff import changed_region
@@ -167,3 +167,44 @@ def first_breaks(
                 del alive[i]
         previous, previous_sha = step.lines, step.sha256
     return breaks
+
+
+# --- which lines of a snapshot the agent was shown ---------------------------------------
+#
+# A snapshot is a whole version of the file, but an agent may have been shown only part
+# of it: a ranged read, or its own write that was carried over other agents' changes.
+# The lines it was not shown are kept as 1-based inclusive ranges of the snapshot.
+
+LineRanges = list[tuple[int, int]]
+
+
+def to_ranges(lines: Iterable[int]) -> LineRanges:
+    """1-based lines as sorted, merged, inclusive ranges: {1, 2, 3, 7} -> [(1, 3), (7, 7)]."""
+    ranges: LineRanges = []
+    for n in sorted(set(lines)):
+        if ranges and ranges[-1][1] == n - 1:
+            ranges[-1] = (ranges[-1][0], n)
+        else:
+            ranges.append((n, n))
+    return ranges
+
+
+def from_ranges(ranges: Iterable[tuple[int, int]]) -> set[int]:
+    return {n for start, end in ranges for n in range(start, end + 1)}
+
+
+def moved_lines(lines: Iterable[int], mapping: LineMap) -> set[int]:
+    """Where 1-based `lines` are after a change; lines the change replaced are dropped."""
+    moved: set[int] = set()
+    for n in lines:
+        if 0 < n <= len(mapping) and (p := mapping[n - 1]) is not None:
+            moved.add(p + 1)
+    return moved
+
+
+def carried_unseen(unseen: Iterable[int], mapping: LineMap, new_count: int) -> set[int]:
+    """What an agent has not been shown of newer content: its unseen lines that survived,
+    and every line nothing maps onto (someone changed it since the agent looked)."""
+    image = {p for p in mapping if p is not None}
+    fresh = {n for n in range(1, new_count + 1) if n - 1 not in image}
+    return moved_lines(unseen, mapping) | fresh

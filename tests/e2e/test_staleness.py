@@ -247,7 +247,8 @@ def test_a_context_anchor_kept_from_a_read_never_lands_on_a_twin_after_an_own_wr
 ):
     """A's own rebased write moves its snapshot to content with B's changes, which give
     the `x = 0` on line 15 the neighbours A's line 2 had: the anchor A kept from its read
-    would match line 15 there. A meant line 2: the edit is refused, nothing changes."""
+    would match line 15 there, through lines A was never shown. A meant line 2: the edit
+    is refused, nothing changes."""
     lines = ["a = 1", "x = 0", "", "", "", "b = 2", "u1 = 1", "u2 = 2", "u3 = 3", "u4 = 4"]
     lines += ["c = 3", "", "", "", "x = 0", "", "", "", "d = 4", "tail = 9"]
     target = daemon.root / "ctx.py"
@@ -269,7 +270,10 @@ def test_a_context_anchor_kept_from_a_read_never_lands_on_a_twin_after_an_own_wr
         a, "ctx.py", [{"op": "replace_line", "hash": seen_by_a[2], "content": "x = 99"}]
     )
     assert error.code == "anchor_stale"
-    assert error.details["earlier_lines"] == [2] and error.details["current_line"] == 15
+    # the twin on line 15 matched only through B's lines around it, which A never saw
+    assert error.details["unseen_lines"] == [11, 19]
+    assert error.details["stale"] == [{"operation": 1, "op": "replace_line", "lines": [11, 19]}]
+    assert "delta" in error.details  # from A's full read: B's changes, with fresh anchors
     assert target.read_text() == before
     fresh = anchors_of(a, "ctx.py")  # a full read: the fresh anchor works
     a.edit("ctx.py", [{"op": "replace_line", "hash": fresh[2], "content": "x = 99"}])
@@ -523,13 +527,6 @@ def test_subscribers_on_the_status_address_hear_of_rejections_and_outside_change
         assert outside.seq > refusal.seq
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DAEMON BUG (issue 4, 'Partial reads count: the agent saw those lines of that"
-    " version'): a ranged read moves the agent's snapshot to the whole newer version, so a"
-    " range from its earlier full read silently overwrites a line another agent changed"
-    " outside the ranged read, which the agent never saw",
-)
 def test_a_ranged_read_elsewhere_does_not_make_a_range_over_unseen_changes_current(
     daemon: RunningDaemon,
 ):
@@ -554,3 +551,45 @@ def test_a_ranged_read_elsewhere_does_not_make_a_range_over_unseen_changes_curre
         (b_done.version, "agent-b")
     ]
     assert "line_5 = -5\n" in target.read_text()
+
+
+def test_an_own_write_does_not_make_others_lines_it_was_carried_over_seen(
+    daemon: RunningDaemon,
+):
+    """A's own edit elsewhere is rebased over B's line 5, so A's snapshot holds that line
+    though A was never shown it: A's range over it is refused, and B's line survives."""
+    target = daemon.root / "numbered.py"
+    target.write_text(NUMBERED)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    full = anchors_of(a, "numbered.py")
+    seen_by_b = anchors_of(b, "numbered.py")
+    b_done = b.edit(
+        "numbered.py", [{"op": "replace_line", "hash": seen_by_b[5], "content": "line_5 = -5"}]
+    )
+    own = a.edit("numbered.py", [{"op": "replace_line", "hash": full[40], "content": "x = 40"}])
+    assert own.rebased_from_version is not None
+    op = {"op": "replace_range", "start_hash": full[3], "end_hash": full[7], "content": "y = 0"}
+    error = rejected(a, "numbered.py", [op])
+    assert error.code == "anchor_stale"
+    assert [(c["seq"], c["agent"]) for c in error.details["conflicts"]] == [
+        (b_done.version, "agent-b")
+    ]
+    assert "line_5 = -5\n" in target.read_text()
+    fresh = {row["line"]: row["hash"] for row in error.details["delta"]["changed_lines"]}
+    retry = {"op": "replace_range", "start_hash": full[3], "end_hash": full[7], "content": "y = 0"}
+    assert 5 in fresh  # shown now: the same range applies, knowingly over B's line
+    a.edit("numbered.py", [retry])
+    assert "line_5 = -5\n" not in target.read_text()
+
+
+def test_an_own_insert_inside_a_range_it_read_does_not_make_the_range_stale(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "numbered.py"
+    target.write_text(NUMBERED)
+    a = daemon.client("agent-a")
+    full = anchors_of(a, "numbered.py")
+    a.edit("numbered.py", [{"op": "insert_after", "hash": full[4], "content": "mine = 1"}])
+    op = {"op": "replace_range", "start_hash": full[3], "end_hash": full[6], "content": "z = 0"}
+    a.edit("numbered.py", [op])
+    assert target.read_text().splitlines()[2:4] == ["z = 0", "line_7 = 7"]

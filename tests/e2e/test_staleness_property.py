@@ -4,7 +4,8 @@ Every line ever written is unique, so a line's text identifies it for good.
 The test keeps each agent's snapshot as the daemon defines it (its last read,
 its own last write, or the content a stale error's delta showed it). Then, for
 each edit an agent makes with the anchors of its last read:
-- it is applied exactly when every line it relies on is in its snapshot and
+- it is applied exactly when every line it relies on is in its snapshot, was
+  shown to it (read, written by itself, or in a stale error's delta) and is
   still there unchanged — for a range, the whole block between the endpoints
   as the snapshot had it, so nothing someone else put inside is overwritten;
   an edit whose targets changed is never applied, one whose targets did not
@@ -42,6 +43,7 @@ class Agent:
     client: Client
     view: list[tuple[str, str]] = field(default_factory=list)  # (anchor, text) of last read
     snapshot: list[str] = field(default_factory=list)  # the content the daemon says it saw
+    seen: set[str] = field(default_factory=set)  # every line it was ever shown or wrote
 
 
 def fresh_text() -> str:
@@ -52,6 +54,7 @@ def read(agent: Agent, path: str) -> None:
     rows = agent.client.read_file(path, hashes=True).lines or []
     agent.view = [(r.hash, r.text) for r in rows]
     agent.snapshot = [r.text for r in rows]
+    agent.seen = set(agent.snapshot)
 
 
 def block(snapshot: list[str], kind: str, targets: list[str]) -> list[str] | None:
@@ -100,6 +103,11 @@ def operation(agent: Agent, kind: str, pick: int, new: str) -> tuple[dict, list[
 @given(script=steps, size=st.integers(min_value=3, max_value=12))
 # An own insert inside a range read earlier: the latest view (which shows it) decides.
 @example(script=[("a", "insert_after", 0), ("a", "replace_range", 0)], size=3)
+# B's line, carried into A's snapshot by A's own write, is inside A's range: refused.
+@example(
+    script=[("b", "insert_after", 0), ("a", "replace_line", 3), ("a", "replace_range", 0)],
+    size=5,
+)
 def test_interleaved_agents_never_lose_or_misplace_an_edit(
     daemon: RunningDaemon, script: list[tuple[str, str, int]], size: int
 ):
@@ -125,6 +133,8 @@ def test_interleaved_agents_never_lose_or_misplace_an_edit(
             op, targets = planned
             before = target.read_text().splitlines()
             relied_on = block(agent.snapshot, kind, targets)
+            if relied_on is not None and not agent.seen.issuperset(relied_on):
+                relied_on = None  # it would rely on a line the agent was never shown
             at = position(before, relied_on) if relied_on is not None else None
             try:
                 agent.client.edit(path, [op])
@@ -132,14 +142,16 @@ def test_interleaved_agents_never_lose_or_misplace_an_edit(
             except RequestError as e:
                 assert e.code == "anchor_stale", e
                 applied = False
-                if "delta" in e.details:  # it was shown the current content
+                if "delta" in e.details:  # it was shown the current content's changes
                     agent.snapshot = before
+                    agent.seen |= {row["text"] for row in e.details["delta"]["changed_lines"]}
             after = target.read_text().splitlines()
             assert applied == (at is not None), (kind, targets, agent.snapshot, before)
             if applied:
                 assert relied_on is not None and at is not None
                 assert after == expected_after(before, kind, at, len(relied_on), new)
                 agent.snapshot = after
+                agent.seen.add(new)
             else:
                 assert after == before
     finally:

@@ -15,13 +15,19 @@ from daemon.state import FileInfo, Snapshot, State, fold
 from schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
 
 
-def read(path: str, content: bytes, lines: tuple[int, int] | None = None) -> FileRead:
+def read(
+    path: str,
+    content: bytes,
+    lines: tuple[int, int] | None = None,
+    unseen: list[tuple[int, int]] | None = None,
+) -> FileRead:
     return FileRead(
         path=path,
         sha256=sha256_hex(content),
         size=len(content),
         line_count=content.count(b"\n"),
         lines=lines,
+        unseen=unseen or [],
     )
 
 
@@ -108,16 +114,27 @@ def test_snapshot_holds_the_agents_last_read_and_its_lines(live: Live) -> None:
     content = b"a\nb\nc\n"
     digest = sha256_hex(content)
     live.append("alice", read("a.py", content))  # 1
-    live.append("bob", read("a.py", content, lines=(2, 3)))  # 2
-    live.append("alice", read("b.py", content, lines=(1, 1)))  # 3
-    live.append("alice", read("a.py", content, lines=(1, 2)))  # 4
+    live.append("bob", read("a.py", content, lines=(2, 3), unseen=[(1, 1)]))  # 2
+    live.append("alice", read("b.py", content, lines=(1, 1), unseen=[(2, 3)]))  # 3
+    live.append("alice", read("a.py", content, lines=(1, 2)))  # 4: line 3 seen at 1
 
     assert live.state.snapshots == {
-        ("alice", "a.py"): Snapshot("alice", "a.py", 4, digest, (1, 2)),
-        ("bob", "a.py"): Snapshot("bob", "a.py", 2, digest, (2, 3)),
-        ("alice", "b.py"): Snapshot("alice", "b.py", 3, digest, (1, 1)),
+        ("alice", "a.py"): Snapshot("alice", "a.py", 4, digest, (1, 2), (), (4, digest)),
+        ("bob", "a.py"): Snapshot("bob", "a.py", 2, digest, (2, 3), ((1, 1),), None),
+        ("alice", "b.py"): Snapshot("alice", "b.py", 3, digest, (1, 1), ((2, 3),), None),
     }
     assert live.state.agents() == {"alice", "bob"}
+
+
+def test_the_last_full_view_outlives_views_with_unseen_lines(live: Live) -> None:
+    one, two = b"a\nb\n", b"a\nB\n"
+    live.append("alice", read("a.py", one))  # 1: all of it
+    live.append("alice", read("a.py", two, lines=(1, 1), unseen=[(2, 2)]))  # 2
+    snapshot = live.state.snapshots["alice", "a.py"]
+    assert (snapshot.version, snapshot.unseen) == (2, ((2, 2),))
+    assert snapshot.full_view == (1, sha256_hex(one))  # what explains line 2 later
+    live.append("alice", read("a.py", two, lines=(2, 2)))  # 3: now every line was shown
+    assert live.state.snapshots["alice", "a.py"].full_view == (3, sha256_hex(two))
 
 
 def test_whole_file_read_has_no_lines_range(live: Live) -> None:
