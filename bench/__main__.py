@@ -3,7 +3,11 @@
 Each figure is paired with a baseline measured in the same run:
 - round trip: `ping` through the daemon vs. a bare ZeroMQ echo process;
 - reads: `read_file` through the daemon (journaled, group-committed with
-  synchronous=FULL) vs. reading + hashing the same file in-process.
+  synchronous=FULL) vs. reading + hashing the same file in-process;
+- edits: an anchored `edit` (planned, safety-checked, journaled with both
+  contents, written atomically) vs. a plain in-process read, replace, fsync and
+  rename; and the same edit when another agent changed the file since the
+  editing agent's snapshot, so it is carried over that change first.
 """
 
 from __future__ import annotations
@@ -63,8 +67,53 @@ def echo_baseline(tmp: Path, n: int) -> tuple[float, float]:
         proc.wait(10)
 
 
+def timed_after(
+    prepare: Callable[[], object], fn: Callable[[], object], n: int
+) -> tuple[float, float]:
+    """Like `timed`, but `prepare` runs untimed before every call."""
+    samples = []
+    for _ in range(n):
+        prepare()
+        start = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    return percentiles(samples)
+
+
 def local_read(path: Path) -> None:
     hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def local_edit(path: Path, line: int) -> Callable[[], None]:
+    """The baseline edit: read, replace one line, write a temp file, fsync, rename."""
+    count = [0]
+
+    def edit() -> None:
+        count[0] += 1
+        lines = path.read_text().splitlines(keepends=True)
+        lines[line - 1] = f"    return x * {count[0]}  # local\n"
+        temp = path.with_name(path.name + ".tmp")
+        with open(temp, "w") as out:
+            out.write("".join(lines))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+
+    return edit
+
+
+def anchored_edit(client: Client, path: str, line: int) -> Callable[[], None]:
+    """Replace one line again and again, each time by the anchor the last edit returned."""
+    anchor = [(client.read_file(path, hashes=True).lines or [])[line - 1].hash]
+    count = [0]
+
+    def edit() -> None:
+        count[0] += 1
+        content = f"    return x * {count[0]}  # {client.agent}"
+        done = client.edit(path, [{"op": "replace_line", "hash": anchor[0], "content": content}])
+        anchor[0] = done.changed_lines[0].hash
+
+    return edit
 
 
 def run(n: int) -> list[tuple[str, tuple[float, float], str, tuple[float, float]]]:
@@ -72,7 +121,10 @@ def run(n: int) -> list[tuple[str, tuple[float, float], str, tuple[float, float]
         root = Path(tmp)
         source = root / "module.py"
         source.write_text("".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(70)))
+        (root / "local.py").write_text(source.read_text())
         client = Client(root, "bench")
+        other = Client(root, "bench-other")
+        mine = anchored_edit(client, "module.py", 5)
         try:
             rows = [
                 ("ping via daemon", timed(client.ping, n), "bare zmq echo", echo_baseline(root, n)),
@@ -88,8 +140,21 @@ def run(n: int) -> list[tuple[str, tuple[float, float], str, tuple[float, float]
                     "open+sha256 in-process",
                     timed(lambda: local_read(source), n),
                 ),
+                (
+                    "edit (replace_line) 210 lines",
+                    timed(anchored_edit(client, "module.py", 2), n),
+                    "read+replace+fsync+rename in-process",
+                    timed(local_edit(root / "local.py", 2), n, warmup=0),
+                ),
+                (
+                    "edit rebased over another agent's edit",
+                    timed_after(anchored_edit(other, "module.py", 200), mine, n),
+                    "read+replace+fsync+rename in-process",
+                    timed(local_edit(root / "local.py", 2), n, warmup=0),
+                ),
             ]
         finally:
+            other.close()
             client.close()
             os.kill(client.daemon_pid, signal.SIGTERM)
     return rows
