@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import zmq
 
-from client import Client
+from client import Client, RequestError
 from client.connection import live_endpoint
 from client.subscription import Subscription
 from daemon.state import fold
@@ -303,6 +303,13 @@ def next_of_kind(events: Subscription, kind: str, timeout: float = 10.0) -> Publ
     raise AssertionError(f"no {kind} event published within {timeout:g} s")
 
 
+def only_conflict(error: RequestError, seq: int, agent: str) -> dict[str, Any]:
+    """The one event `error` names as the change that made it stale: `agent`'s edit."""
+    [conflict] = error.details["conflicts"]
+    assert (conflict["seq"], conflict["agent"], conflict["kind"]) == (seq, agent, "edit_applied")
+    return conflict
+
+
 def test_range_whose_interior_line_another_agent_replaced_is_stale_and_the_delta_retry_applies(
     daemon: RunningDaemon,
 ):
@@ -324,12 +331,7 @@ def test_range_whose_interior_line_another_agent_replaced_is_stale_and_the_delta
     assert error.details["stale"] == [
         {"operation": 1, "op": "replace_range", "lines": [4, 5, 6, 7]}
     ]
-    [conflict] = error.details["conflicts"]
-    assert (conflict["seq"], conflict["agent"], conflict["kind"]) == (
-        b_done.version,
-        "agent-b",
-        "edit_applied",
-    )
+    conflict = only_conflict(error, b_done.version, "agent-b")
     assert 5 in conflict["lines"] and conflict["ts"] > 0
     assert "-5|    return state + 2" in error.details["delta"]["diff"]
     assert target.read_bytes() == after_b  # B's line survives byte for byte
@@ -362,12 +364,7 @@ def test_range_whose_interior_line_another_agent_deleted_is_stale_and_the_delta_
     assert error.details["stale"] == [
         {"operation": 1, "op": "replace_range", "lines": [4, 5, 6, 7]}
     ]
-    [conflict] = error.details["conflicts"]
-    assert (conflict["seq"], conflict["agent"], conflict["kind"]) == (
-        b_done.version,
-        "agent-b",
-        "edit_applied",
-    )
+    conflict = only_conflict(error, b_done.version, "agent-b")
     assert 5 in conflict["lines"]
     assert "-5|    return state + 2" in error.details["delta"]["diff"]
     assert target.read_bytes() == after_b  # B's deletion is not undone
@@ -398,12 +395,7 @@ def test_delete_range_whose_interior_another_agent_changed_is_stale(daemon: Runn
     assert error.details["stale"] == [
         {"operation": 1, "op": "delete_range", "lines": [7, 8, 9, 10]}
     ]
-    [conflict] = error.details["conflicts"]
-    assert (conflict["seq"], conflict["agent"], conflict["kind"]) == (
-        b_done.version,
-        "agent-b",
-        "edit_applied",
-    )
+    conflict = only_conflict(error, b_done.version, "agent-b")
     assert 8 in conflict["lines"]
     assert target.read_bytes() == after_b
 
