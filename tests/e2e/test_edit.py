@@ -133,6 +133,19 @@ def test_replace_range_with_reversed_hashes_auto_corrected(daemon: RunningDaemon
     assert lines[15:18] == ["row 16 = 112", "merged", "row 792 = 5544"]
 
 
+def test_replace_range_with_reversed_hashes(daemon: RunningDaemon, client: Client):
+    """The spec's second scenario of this name says `invalid_range_order`; its requirement
+    text and the scenario above say swap. The requirement wins (shared/seeds/README.md):
+    a reversed delete_range is swapped too, and `invalid_range_order` is only for a
+    range whose two ends are the same line."""
+    target = put(daemon, "f.txt", NUMBERED)
+    a = anchors_of(client, "f.txt")
+    result = client.edit("f.txt", [{"op": "delete_range", "start_hash": a[6], "end_hash": a[4]}])
+    assert [c.type for c in result.auto_corrections] == ["range_order_swapped"]
+    assert len(lines_of(target)) == len(NUMBERED.splitlines()) - 3
+    assert lines_of(target)[3] == NUMBERED.splitlines()[6]
+
+
 def test_replace_range_with_same_line_for_both_hashes_rejected(
     daemon: RunningDaemon, client: Client
 ):
