@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -43,15 +44,26 @@ def _client(args: argparse.Namespace, autostart: bool = True) -> Client:
 # --- daemon lifecycle -----------------------------------------------------------------
 
 
+def _this_command() -> str:
+    """How to run this command again: `editjournal` when the shell finds this very
+    script (say, an activated venv), else its full path (`make run` does not activate)."""
+    me = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    found = shutil.which("editjournal")
+    if not me.endswith("editjournal") or (found and os.path.samefile(found, me)):
+        return "editjournal"
+    return me
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the daemon in this terminal (replaces this process)."""
     root = workspace_root(args.workspace)
     print(f"editjournal: serving {root} in the foreground (Ctrl-C stops it)", file=sys.stderr)
+    me = _this_command()
     print(
         "  talk to it from another terminal:\n"
-        f"    editjournal --workspace {root} status\n"
+        f"    {me} --workspace {root} status\n"
         f'    echo \'{{"path": "README.md", "hashes": true}}\' |'
-        f" editjournal --workspace {root} call read_file",
+        f" {me} --workspace {root} call read_file",
         file=sys.stderr,
     )
     daemon_args = ["--workspace", str(root), "--log-stderr"]

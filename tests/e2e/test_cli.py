@@ -132,6 +132,26 @@ def test_serve_runs_in_the_foreground_and_logs_to_the_terminal(workspace: Path):
     assert "stopped (SIGINT)" in err
 
 
+def test_the_command_serve_prints_works_as_printed(workspace: Path):
+    """`make run` does not activate the venv: the hint names the script by its path."""
+    script = Path(sys.executable).with_name("editjournal")
+    proc = subprocess.Popen(
+        [str(script), "--workspace", str(workspace), "serve"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(3)]
+        status_hint = lines[2].split()
+        assert status_hint[0] in (str(script), "editjournal")
+        wait_until(lambda: live_endpoint(workspace), what="serve to bind")
+        done = subprocess.run(status_hint, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        assert str(workspace) in done.stdout
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=15)
+
+
 def test_watch_prints_events_live(daemon: RunningDaemon):
     (daemon.root / "w.txt").write_text("watched\n")
     reader = daemon.client("reader")
