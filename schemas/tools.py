@@ -153,6 +153,9 @@ class FileSeen(Result):
     current_version: int | None
     current_sha256: str | None  # None: the file was deleted
     changed_since: list[dict[str, Any]]
+    # lines of the version seen that the agent was never shown (1-based, inclusive
+    # ranges): outside a ranged read, or others' changes its own edit was carried over
+    unseen_lines: list[tuple[int, int]] = []
 
 
 class AgentStatusResult(Result):

@@ -28,6 +28,7 @@ def agent_status(ctx: Context, params: AgentStatusParams) -> Outcome:
                 current_version=known.version if known else None,
                 current_sha256=current_sha,
                 changed_since=[c.describe() for c in changes],
+                unseen_lines=list(seen.unseen),
             )
         )
     stale = sum(not f.current for f in files)

@@ -187,6 +187,8 @@ def test_agent_status_says_which_files_went_stale_and_why(daemon: RunningDaemon)
     assert status.agent == "agent-a" and status.stale_files == 1
     by_path = {f.path: f for f in status.files}
     assert by_path["other.py"].current and by_path["other.py"].lines_seen == (1, 1)
+    assert by_path["other.py"].unseen_lines == [(2, 2)]  # the ranged read left line 2 out
+    assert by_path["shared.py"].unseen_lines == []
     shared = by_path["shared.py"]
     assert not shared.current
     assert [(c["seq"], c["agent"], c["kind"]) for c in shared.changed_since] == [
