@@ -6,7 +6,7 @@ line mapping lives in `daemon.text.rebase`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from daemon.handlers import Context
 from daemon.text.lines import Document
@@ -88,6 +88,9 @@ class Base:
     changes: list[ContentChange]  # the ones whose content is stored, each with its step
     steps: list[Step]
     current: dict[str, bytes]  # the content on disk now, which may not be stored yet
+    # line maps already computed, by target content: an edit needs the same one to
+    # plan and to carry the agent's unseen lines
+    _maps: dict[tuple[str, ...], LineMap] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def doc(self) -> Document:
@@ -95,7 +98,11 @@ class Base:
 
     def line_map(self, current: Document) -> LineMap:
         """Where each line of this content is in `current` (None: changed or gone)."""
-        return chain_map(self.doc.lines, self.sha256, self.steps, current.lines)
+        found = self._maps.get(current.lines)
+        if found is None:
+            found = chain_map(self.doc.lines, self.sha256, self.steps, current.lines)
+            self._maps[current.lines] = found
+        return found
 
 
 def base_at(

@@ -207,20 +207,13 @@ def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
 
 def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> ServedRead:
     """Only what changed since version `since`, with fresh anchors; the agent's
-    snapshot then advances to the current content, as after a full read."""
+    snapshot then advances to the current content, minus the lines it was not shown
+    (its unseen lines the delta does not cover)."""
     snap = ctx.workspace.read(path)
     parsed = ctx.cache.parsed(snap.sha256, snap.text)
     doc = parsed.doc
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = ctx.next_seq + len(noticed)
-    event = FileRead(
-        path=snap.path,
-        sha256=snap.sha256,
-        size=snap.size,
-        line_count=doc.line_count,
-        hashes=True,
-        since_version=since,
-    )
     result = _result(snap, doc, 1, doc.line_count, False, version)
     result.since_version, result.content = since, ""
     old_sha = content_at(ctx, snap.path, since)
@@ -238,7 +231,15 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
         result.unchanged = False
         result.delta, shown = anchored_diff(old.doc.lines, doc.lines, anchors)
         result.lines = [anchored(anchors[n - 1], doc.lines[n - 1]) for n in shown]
-    event.unseen = _unseen(ctx, snap, noticed, doc, shown)
+    event = FileRead(
+        path=snap.path,
+        sha256=snap.sha256,
+        size=snap.size,
+        line_count=doc.line_count,
+        hashes=True,
+        since_version=since,
+        unseen=_unseen(ctx, snap, noticed, doc, shown),
+    )
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 

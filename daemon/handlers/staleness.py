@@ -6,7 +6,8 @@ planned against that content, then carried to the current content through
 error names the events that changed them (`details.conflicts`) and carries
 the changes with fresh anchors (`details.delta`), so the agent can retry
 without re-reading the whole file; having been shown the delta, the agent's
-snapshot advances to the current content.
+snapshot advances to the current content (what the delta left out and the agent
+had not seen stays unseen, see `daemon.handlers.seen`).
 """
 
 from __future__ import annotations
