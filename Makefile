@@ -24,7 +24,12 @@ stress: $(STAMP) ## the heavy suites
 bench: $(STAMP) ## benchmarks; figures go to stdout
 	$(BIN)/python -m bench
 
-lint: $(STAMP)
+TYPECHECK := $(VENV)/typecheck/editjournal
+
+lint: $(STAMP) ## ruff and mypy (mypy sees the parts under their import name, editjournal.*)
+	@mkdir -p $(TYPECHECK)
+	@for part in daemon client schemas; do ln -sfn ../../../$$part $(TYPECHECK)/$$part; done
+	@for f in __init__.py py.typed; do ln -sf ../../../editjournal/$$f $(TYPECHECK)/$$f; done
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

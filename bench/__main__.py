@@ -29,7 +29,7 @@ import zmq
 
 from bench.detect import editjournal_latency, watchman_latency
 from bench.stats import percentiles
-from client import Client
+from editjournal.client import Client
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench.stats import percentiles
-from client import Client
+from editjournal.client import Client
 
 
 def editjournal_latency(root: Path, n: int) -> tuple[float, float]:

@@ -2,7 +2,9 @@
 
 `Client(workspace=..., agent=...)` finds the daemon through
 `.editjournal/daemon.json`, starts one when none serves (unless
-`autostart=False`), and raises `RequestError` for error replies. It depends
+`autostart=False`; `started_daemon` then holds the endpoint of the daemon it
+started, so a CLI can say so), and raises `RequestError` for error replies. A
+workspace that does not exist raises `WorkspaceNotFound`; nothing is created. It depends
 only on pyzmq, msgspec and `schemas` — never on the daemon package. A Client
 is not thread-safe: use one per thread or process.
 """
@@ -19,11 +21,22 @@ from typing import Any, TypeVar
 import msgspec
 import zmq
 
-from client.connection import live_endpoint, start_daemon, workspace_root
-from client.errors import DaemonUnavailable, RequestError, RequestTimeout
-from client.subscription import Subscription
-from schemas.errors import ErrorCode
-from schemas.tools import (
+from editjournal.client.connection import (
+    live_endpoint,
+    require_workspace,
+    start_daemon,
+    workspace_root,
+)
+from editjournal.client.errors import (
+    DaemonUnavailable,
+    RequestError,
+    RequestTimeout,
+    WorkspaceNotFound,
+)
+from editjournal.client.subscription import Subscription
+from editjournal.schemas.endpoint import Endpoint
+from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.tools import (
     TOOL_RESULTS,
     AgentStatusResult,
     EditResult,
@@ -35,9 +48,16 @@ from schemas.tools import (
     Result,
     StatusResult,
 )
-from schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
+from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
-__all__ = ["Client", "DaemonUnavailable", "RequestError", "RequestTimeout", "Subscription"]
+__all__ = [
+    "Client",
+    "DaemonUnavailable",
+    "RequestError",
+    "RequestTimeout",
+    "Subscription",
+    "WorkspaceNotFound",
+]
 
 R = TypeVar("R", bound=Result)
 _PARAMS_ENCODER = msgspec.msgpack.Encoder()
@@ -58,14 +78,17 @@ class Client:
         autostart: bool = True,
         timeout: float = 30.0,
         start_timeout: float = 15.0,
+        daemon_options: Sequence[str] = (),
     ) -> None:
-        self.root: Path = workspace_root(workspace)
+        """`daemon_options`: command-line options for a daemon this client starts."""
+        self.root: Path = require_workspace(workspace_root(workspace))
         self.agent = agent or default_agent()
         self.timeout = timeout
         self.last_response: Response | None = None
+        self.started_daemon: Endpoint | None = None
         endpoint = live_endpoint(self.root)
         if endpoint is None and autostart:
-            endpoint = start_daemon(self.root, start_timeout)
+            endpoint = self.started_daemon = start_daemon(self.root, start_timeout, daemon_options)
         if endpoint is None:
             raise DaemonUnavailable.local(
                 ErrorCode.DAEMON_UNAVAILABLE,

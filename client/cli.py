@@ -20,10 +20,17 @@ from typing import Any
 
 import msgspec
 
-from client import Client, default_agent
-from client.connection import live_endpoint, start_daemon, state_dir, workspace_root
-from client.errors import DaemonUnavailable, RequestError
-from schemas.endpoint import PID_FILE
+from editjournal.client import Client, default_agent
+from editjournal.client.connection import (
+    DAEMON_CWD,
+    daemon_command,
+    live_endpoint,
+    start_daemon,
+    state_dir,
+    workspace_root,
+)
+from editjournal.client.errors import DaemonUnavailable, RequestError
+from editjournal.schemas.endpoint import PID_FILE
 
 EXIT_OK, EXIT_ERROR, EXIT_UNAVAILABLE = 0, 1, 2
 _JSON = msgspec.json.Encoder()
@@ -66,7 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f" {me} --workspace {root} call read_file",
         file=sys.stderr,
     )
-    daemon_args = ["--workspace", str(root), "--log-stderr"]
+    daemon_args = ["--log-stderr"]
     if args.max_file_size:
         daemon_args += ["--max-file-size", str(args.max_file_size)]
     if args.no_watch:
@@ -76,7 +83,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for option in ("poll_interval", "watch_retry"):
         if getattr(args, option) is not None:
             daemon_args += ["--" + option.replace("_", "-"), str(getattr(args, option))]
-    os.execv(sys.executable, [sys.executable, "-m", "daemon", *daemon_args])
+    os.chdir(DAEMON_CWD)  # never run the daemon from inside the workspace
+    command = daemon_command(root, *daemon_args)
+    os.execv(command[0], command)
     return EXIT_ERROR  # not reached
 
 

@@ -5,6 +5,13 @@ so the client probes the socket with a raw AF_UNIX connect first: ENOENT (no
 file) or ECONNREFUSED (a stale file) both mean "nobody serves; start one".
 Two clients may start daemons at once: the daemon's lock lets one win and the
 other exits, and both clients then find the winner's endpoint.
+
+The workspace is untrusted input, so the daemon is started so that nothing in
+it can be imported in the daemon's place: `-E` makes the interpreter ignore
+PYTHONPATH, PYTHONSTARTUP and the other PYTHON* variables, `-P` (3.11+)
+keeps the working directory off `sys.path`, and the working directory is "/"
+anyway, never the workspace (so `python -m` cannot pick up a workspace's
+`daemon.py`, `msgspec.py` or `sitecustomize.py` on 3.10 either).
 """
 
 from __future__ import annotations
@@ -14,25 +21,58 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
-from client.errors import DaemonUnavailable
-from schemas.endpoint import (
+from editjournal.client.errors import DaemonUnavailable, WorkspaceNotFound
+from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,
     ENDPOINT_FILE,
     LOG_FILE,
+    REGISTRY_DIR,
     STATE_DIR_NAME,
     Endpoint,
+    user_runtime_dir,
 )
-from schemas.errors import ErrorCode
+from editjournal.schemas.errors import ErrorCode
 
-EXIT_ALREADY_SERVED = 3  # python -m daemon: another daemon won the lock
+EXIT_ALREADY_SERVED = 3  # python -m editjournal.daemon: another daemon won the lock
+DAEMON_MODULE = "editjournal.daemon"
+DAEMON_CWD = "/"  # never the workspace: see the module docstring
 
 
 def workspace_root(workspace: str | os.PathLike[str] | None) -> Path:
     return Path(os.path.realpath(workspace or os.environ.get("EDITJOURNAL_WORKSPACE", ".")))
+
+
+def require_workspace(root: Path) -> Path:
+    """`root` itself, when it is a directory; nothing is ever created for a typo."""
+    if not root.is_dir():
+        what = "is not a directory" if root.exists() else "does not exist"
+        raise WorkspaceNotFound.local(
+            ErrorCode.WORKSPACE_NOT_FOUND, f"workspace {root} {what}", workspace=str(root)
+        )
+    return root
+
+
+def interpreter_flags() -> list[str]:
+    """Isolation flags for a daemon interpreter (see the module docstring)."""
+    return ["-E", "-P"] if sys.version_info >= (3, 11) else ["-E"]
+
+
+def daemon_command(root: Path, *options: str) -> list[str]:
+    """The argv that runs the daemon of `root` (absolute) with `options`."""
+    return [
+        sys.executable,
+        *interpreter_flags(),
+        "-m",
+        DAEMON_MODULE,
+        "--workspace",
+        str(root),
+        *options,
+    ]
 
 
 def state_dir(root: Path) -> Path:
@@ -66,26 +106,42 @@ def live_endpoint(root: Path) -> Endpoint | None:
     return endpoint if endpoint and is_listening(endpoint.socket) else None
 
 
-def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
-    """Run `python -m daemon --detach`; it exits once the forked daemon serves."""
-    directory = state_dir(root)
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+def running_daemons() -> list[Endpoint]:
+    """Every daemon of this user that is serving now, by workspace; registry entries of
+    daemons that died without cleaning up are removed on the way."""
+    found = []
+    for entry in sorted((user_runtime_dir() / REGISTRY_DIR).glob("*.json")):
+        try:
+            endpoint = ENDPOINT_DECODER.decode(entry.read_bytes())
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if is_listening(endpoint.socket):
+            found.append(endpoint)
+        else:
+            entry.unlink(missing_ok=True)
+    return sorted(found, key=lambda e: e.workspace)
+
+
+def spawn_daemon(root: Path, options: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """Run the daemon with `--detach`; this process exits once the forked daemon serves."""
+    directory = state_dir(require_workspace(root))
+    directory.mkdir(mode=0o700, exist_ok=True)
     with open(directory / LOG_FILE, "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "daemon", "--workspace", str(root), "--detach"],
+            daemon_command(root, *options, "--detach"),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            cwd=str(root),
+            cwd=DAEMON_CWD,
         )
 
 
-def start_daemon(root: Path, timeout: float = 15.0) -> Endpoint:
+def start_daemon(root: Path, timeout: float = 15.0, options: Sequence[str] = ()) -> Endpoint:
     """Start a daemon (or find the one that won the race) and wait until it serves."""
     endpoint = live_endpoint(root)
     if endpoint:
         return endpoint
-    proc = spawn_daemon(root)
+    proc = spawn_daemon(root, options)
     try:
         code = proc.wait(timeout)
     except subprocess.TimeoutExpired:

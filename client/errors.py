@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from schemas.errors import CATALOGUE, EditJournalError, ErrorCode
-from schemas.wire import Error
+from editjournal.schemas.errors import CATALOGUE, EditJournalError, ErrorCode
+from editjournal.schemas.wire import Error
 
 E = TypeVar("E", bound="RequestError")
 
@@ -44,6 +44,10 @@ class RequestError(EditJournalError):
 
 class DaemonUnavailable(RequestError):
     """No daemon serves the workspace and none could be started."""
+
+
+class WorkspaceNotFound(DaemonUnavailable):
+    """The workspace directory does not exist: no daemon can serve it, none was started."""
 
 
 class RequestTimeout(RequestError):

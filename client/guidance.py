@@ -18,7 +18,7 @@ so the parameter notes say so rather than claim it is rejected already.
 
 from __future__ import annotations
 
-from schemas.tools import DEFAULT_MAX_LINES
+from editjournal.schemas.tools import DEFAULT_MAX_LINES
 
 ANCHOR_HASH_IDENTITY_DISCLAIMER = (
     "In read_file output the line number is advisory (snapshot position) only, and the hash "

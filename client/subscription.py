@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 import msgspec
 import zmq
 
-from schemas.wire import PublishedEvent, event_topic
+from editjournal.schemas.wire import PublishedEvent, event_topic
 
 _DECODER = msgspec.msgpack.Decoder(PublishedEvent)
 

@@ -1,4 +1,8 @@
-"""`python -m daemon --workspace DIR`: run one workspace's daemon.
+"""`python -E -P -m editjournal.daemon --workspace DIR`: run one workspace's daemon.
+
+Clients start it with those isolation flags and "/" as working directory (see
+`editjournal.client.connection`); once running, the daemon also moves to "/"
+itself, so nothing it does later resolves a relative path inside the workspace.
 
 In the foreground by default. With `--detach` the process forks: the child
 becomes the daemon (in its own session, so the starting client's Ctrl-C does
@@ -16,19 +20,26 @@ import os
 import sys
 from collections.abc import Callable
 
-from daemon.journal import JournalError
-from daemon.runfiles import AlreadyServed, ensure_private_dir
-from daemon.server import Server, configure_logging
-from daemon.watching import WatchSettings
-from daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
+from editjournal.daemon.journal import JournalError
+from editjournal.daemon.runfiles import AlreadyServed, ensure_private_dir
+from editjournal.daemon.server import Server, configure_logging
+from editjournal.daemon.watching import WatchSettings
+from editjournal.daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
+from editjournal.schemas.units import UnitError, parse_size
 
 EXIT_FAILED, EXIT_ALREADY_SERVED = 1, 3
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m daemon", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m editjournal.daemon", description=__doc__)
     parser.add_argument("--workspace", default=os.environ.get("EDITJOURNAL_WORKSPACE", "."))
-    parser.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE)
+    parser.add_argument(
+        "--max-file-size",
+        type=_size,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="SIZE",
+        help="largest file served: bytes or e.g. 16MiB (default 8 MiB)",
+    )
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
     parser.add_argument("--no-watch", action="store_true", help="do not watch for outside changes")
@@ -56,17 +67,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except UnitError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def watch_settings(args: argparse.Namespace) -> WatchSettings:
     return WatchSettings(ignore=args.ignore, poll_s=args.poll_interval, retry_s=args.watch_retry)
 
 
 def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
     """Start serving; `report(code)` is called once: 0 when serving, else the failure."""
-    if not os.path.isdir(args.workspace):
-        print(f"editjournal: workspace {args.workspace!r} is not a directory", file=sys.stderr)
+    root = os.path.realpath(args.workspace)
+    if not os.path.isdir(root):
+        what = "is not a directory" if os.path.exists(root) else "does not exist"
+        print(f"editjournal: workspace_not_found: workspace {root} {what}", file=sys.stderr)
         report(EXIT_FAILED)
         return EXIT_FAILED
-    workspace = Workspace(args.workspace, max_file_size=args.max_file_size)
+    os.chdir("/")  # never work inside the workspace (see the module docstring)
+    workspace = Workspace(root, max_file_size=args.max_file_size)
     configure_logging(ensure_private_dir(workspace.state_dir), args.log_stderr)
     try:
         server = Server(workspace, watch=None if args.no_watch else watch_settings(args))

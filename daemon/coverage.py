@@ -15,8 +15,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from daemon.ignore import Ignorer
-from daemon.workspace import is_utf8_name
+from editjournal.daemon.ignore import Ignorer
+from editjournal.daemon.workspace import is_utf8_name
 
 _PROC_FD = Path("/proc/self/fd")
 _PROC_FDINFO = Path("/proc/self/fdinfo")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pathspec
 
-from daemon.workspace import STATE_DIR_NAME, TEMP_PREFIX
+from editjournal.daemon.workspace import STATE_DIR_NAME, TEMP_PREFIX
 
 ALWAYS_IGNORED_DIRS = frozenset({".git", STATE_DIR_NAME})
 GITIGNORE = ".gitignore"

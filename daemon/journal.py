@@ -29,8 +29,8 @@ from typing import NamedTuple
 import msgspec
 import sqlite_utils
 
-from schemas.errors import ErrorCode, ToolError
-from schemas.events import (
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import (
     EVENT_DECODER,
     EVENT_ENCODER,
     AnyEvent,

@@ -15,11 +15,11 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from daemon.ignore import Ignorer
-from daemon.state import State
-from daemon.text.lines import parse
-from daemon.workspace import Fingerprint, Workspace, is_utf8_name
-from schemas.events import OutsideChangeRecorded
+from editjournal.daemon.ignore import Ignorer
+from editjournal.daemon.state import State
+from editjournal.daemon.text.lines import parse
+from editjournal.daemon.workspace import Fingerprint, Workspace, is_utf8_name
+from editjournal.schemas.events import OutsideChangeRecorded
 
 
 @dataclass

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 import msgspec
 import zmq
 
-from schemas.events import Record
-from schemas.wire import PublishedEvent, event_topic
+from editjournal.schemas.events import Record
+from editjournal.schemas.wire import PublishedEvent, event_topic
 
 _ENCODER = msgspec.msgpack.Encoder()
 

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
-import tempfile
+import time
 from pathlib import Path
 
 import zmq
 
-from schemas import PROTOCOL_VERSION
-from schemas.endpoint import (
+from editjournal.schemas import PROTOCOL_VERSION
+from editjournal.schemas.endpoint import (
     ENDPOINT_ENCODER,
     ENDPOINT_FILE,
     LOCK_FILE,
     PID_FILE,
     SOCKET_FILE,
     Endpoint,
+    registry_entry,
+    user_runtime_dir,
 )
-from schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.errors import ErrorCode, ToolError
+
+log = logging.getLogger("editjournal")
 
 
 class AlreadyServed(ToolError):
@@ -70,23 +75,28 @@ def socket_path(state_dir: Path) -> Path:
     if len(str(preferred).encode()) <= zmq.IPC_PATH_MAX_LEN:
         return preferred
     digest = hashlib.blake2b(str(state_dir).encode(), digest_size=8).hexdigest()
-    return ensure_private_dir(_runtime_dir()) / f"{digest}.sock"
-
-
-def _runtime_dir() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and Path(base).is_dir():
-        return Path(base) / "editjournal"
-    return Path(tempfile.gettempdir()) / f"editjournal-{os.getuid()}"
+    return ensure_private_dir(user_runtime_dir()) / f"{digest}.sock"
 
 
 def write_endpoint(state_dir: Path, endpoint: Endpoint) -> None:
-    """Atomically publish daemon.json (0600) so clients never read half of it."""
-    tmp = state_dir / f".{ENDPOINT_FILE}.tmp"
+    """Publish daemon.json, and its copy in the user's registry (for `editjournal list`)."""
+    _write_private(state_dir / ENDPOINT_FILE, ENDPOINT_ENCODER.encode(endpoint))
+    entry = registry_entry(endpoint.workspace)
+    try:
+        ensure_private_dir(entry.parent.parent)
+        ensure_private_dir(entry.parent)
+        _write_private(entry, ENDPOINT_ENCODER.encode(endpoint))
+    except OSError as e:  # a convenience for `list`: never a reason not to serve
+        log.warning("could not register in %s: %s", entry.parent, e)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Atomically (0600): readers never see half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
-        f.write(ENDPOINT_ENCODER.encode(endpoint))
-    os.replace(tmp, state_dir / ENDPOINT_FILE)
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def make_endpoint(workspace: Path, socket: str, events: str, version: str) -> Endpoint:
@@ -97,10 +107,12 @@ def make_endpoint(workspace: Path, socket: str, events: str, version: str) -> En
         events=events,
         version=version,
         protocol=PROTOCOL_VERSION,
+        started_at_ms=time.time_ns() // 1_000_000,
     )
 
 
-def remove_run_files(state_dir: Path, *sockets: Path) -> None:
+def remove_run_files(state_dir: Path, workspace: Path, *sockets: Path) -> None:
     """On clean shutdown: clients then know at once that nobody serves."""
-    for path in (state_dir / ENDPOINT_FILE, state_dir / PID_FILE, *sockets):
+    entry = registry_entry(str(workspace))
+    for path in (state_dir / ENDPOINT_FILE, state_dir / PID_FILE, entry, *sockets):
         path.unlink(missing_ok=True)

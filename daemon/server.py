@@ -28,11 +28,11 @@ from typing import Any
 import msgspec
 import zmq
 
-from daemon.handlers import Context, DaemonInfo, Handler, Outcome, Write, registry
-from daemon.journal import Journal, JournalError
-from daemon.outside import Observation
-from daemon.publisher import Publisher
-from daemon.runfiles import (
+from editjournal.daemon.handlers import Context, DaemonInfo, Handler, Outcome, Write, registry
+from editjournal.daemon.journal import Journal, JournalError
+from editjournal.daemon.outside import Observation
+from editjournal.daemon.publisher import Publisher
+from editjournal.daemon.runfiles import (
     acquire_lock,
     ensure_private_dir,
     make_endpoint,
@@ -40,15 +40,15 @@ from daemon.runfiles import (
     socket_path,
     write_endpoint,
 )
-from daemon.state import State, fold
-from daemon.textcache import TextCache
-from daemon.watching import Watching, WatchSettings
-from daemon.workspace import PreparedWrite, Workspace
-from schemas.endpoint import JOURNAL_FILE, LOG_FILE
-from schemas.errors import ErrorCode, ToolError
-from schemas.events import DaemonStarted, DaemonStopped, Record
-from schemas.tools import TOOL_PARAMS, explain_validation
-from schemas.wire import Error, Request, Response
+from editjournal.daemon.state import State, fold
+from editjournal.daemon.textcache import TextCache
+from editjournal.daemon.watching import Watching, WatchSettings
+from editjournal.daemon.workspace import PreparedWrite, Workspace
+from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import DaemonStarted, DaemonStopped, Record
+from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
+from editjournal.schemas.wire import Error, Request, Response
 
 VERSION = "0.1.0"
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
@@ -160,7 +160,7 @@ class Server:
         if self.publisher is not None:
             self.publisher.close()
         self._zmq.term()
-        remove_run_files(self.state_dir, self.sock_path, self.events_path)
+        remove_run_files(self.state_dir, self.workspace.root, self.sock_path, self.events_path)
         self.journal.close()
         os.close(self._lock_fd)
         log.info("stopped (%s)", reason)

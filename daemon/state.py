@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from schemas.events import (
+from editjournal.schemas.events import (
     DaemonStarted,
     DaemonStopped,
     EditApplied,

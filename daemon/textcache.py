@@ -13,8 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from functools import cached_property
 
-from daemon.text.anchors import AnchorIndex, LineAnchor
-from daemon.text.lines import Document, parse
+from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor
+from editjournal.daemon.text.lines import Document, parse
 
 DEFAULT_ENTRIES = 16
 

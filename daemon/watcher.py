@@ -40,8 +40,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from daemon.ignore import GITIGNORE, Ignorer
-from daemon.workspace import is_utf8_name
+from editjournal.daemon.ignore import GITIGNORE, Ignorer
+from editjournal.daemon.workspace import is_utf8_name
 
 log = logging.getLogger("editjournal")
 SETTLE_S = 0.02

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import zmq
 
-from daemon.coverage import unwatched_dirs
-from daemon.ignore import Ignorer
-from daemon.outside import Observation, OutsideObserver
-from daemon.state import State
-from daemon.watcher import ADDRESS, DECODER, Watcher, WatcherMessage
-from daemon.workspace import Workspace
+from editjournal.daemon.coverage import unwatched_dirs
+from editjournal.daemon.ignore import Ignorer
+from editjournal.daemon.outside import Observation, OutsideObserver
+from editjournal.daemon.state import State
+from editjournal.daemon.watcher import ADDRESS, DECODER, Watcher, WatcherMessage
+from editjournal.daemon.workspace import Workspace
 
 log = logging.getLogger("editjournal")
 Record = Callable[[Observation], None]  # stages and applies the events at once

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.errors import ErrorCode, ToolError
 
 DEFAULT_MAX_FILE_SIZE = 8 * 1024 * 1024
 STATE_DIR_NAME = ".editjournal"

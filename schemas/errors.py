@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from schemas.wire import Error
+from editjournal.schemas.wire import Error
 
 
 class ErrorCode(str, enum.Enum):
@@ -29,6 +29,7 @@ class ErrorCode(str, enum.Enum):
     FILE_NOT_FOUND = "file_not_found"
     IS_A_DIRECTORY = "is_a_directory"
     BINARY_FILE = "binary_file"
+    NOT_UTF8 = "not_utf8"
     FILE_TOO_LARGE = "file_too_large"
     PERMISSION_DENIED = "permission_denied"
     INVALID_RANGE = "invalid_range"
@@ -48,6 +49,7 @@ class ErrorCode(str, enum.Enum):
     DAEMON_UNAVAILABLE = "daemon_unavailable"
     TIMEOUT = "timeout"
     DAEMON_ALREADY_RUNNING = "daemon_already_running"
+    WORKSPACE_NOT_FOUND = "workspace_not_found"
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,11 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.IS_A_DIRECTORY: ErrorSpec("The path is a directory.", "name a file"),
     ErrorCode.BINARY_FILE: ErrorSpec(
         "The file is not UTF-8 text (NUL bytes or invalid UTF-8).", "only text files are served"
+    ),
+    ErrorCode.NOT_UTF8: ErrorSpec(
+        "The file is text in another encoding than UTF-8 (details.encoding names the one it"
+        " looks like); only UTF-8 text is served.",
+        "convert it to UTF-8 (e.g. `iconv -f ENCODING -t UTF-8`) or leave it alone",
     ),
     ErrorCode.FILE_TOO_LARGE: ErrorSpec(
         "The file is larger than the daemon's size limit.", "raise --max-file-size or skip it"
@@ -137,6 +144,10 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.DAEMON_ALREADY_RUNNING: ErrorSpec(
         "Another daemon already serves this workspace.", "use it, or stop it first"
+    ),
+    ErrorCode.WORKSPACE_NOT_FOUND: ErrorSpec(
+        "The workspace directory does not exist (or is not a directory); nothing was created.",
+        "check --workspace / EDITJOURNAL_WORKSPACE, or create the directory first",
     ),
 }
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Union
 import msgspec
 from msgspec import Meta
 
-from schemas.wire import Error
+from editjournal.schemas.wire import Error
 
 PositiveInt = Annotated[int, Meta(ge=1)]
 NonNegativeInt = Annotated[int, Meta(ge=0)]

@@ -1,6 +1,6 @@
 """Fixtures for real daemons on real temp workspaces.
 
-Nothing of ours is mocked: `daemon_proc` starts `python -m daemon` as its own
+Nothing of ours is mocked: `spawn` starts `python -m editjournal.daemon` as its own
 process, tests talk to it over its real socket, and the journal they inspect
 is the real SQLite file. Waiting is done with bounded polls, never bare sleeps.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,10 +18,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from client import Client
-from client.connection import live_endpoint
-from daemon.journal import Journal
-from schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+from editjournal.client import Client
+from editjournal.client.connection import DAEMON_CWD, daemon_command, live_endpoint
+from editjournal.daemon.journal import Journal
+from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
 T = TypeVar("T")
 START_TIMEOUT = 15.0
@@ -42,8 +41,10 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "c
 
 
 def spawn(root: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """The daemon exactly as clients start it (isolation flags, "/" as working directory)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "daemon", "--workspace", str(root), *extra],
+        daemon_command(root, *extra),
+        cwd=DAEMON_CWD,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from daemon.journal import Journal
-from daemon.state import State
-from daemon.textcache import TextCache
-from daemon.workspace import Workspace
-from schemas.errors import ToolError
-from schemas.events import AnyEvent
-from schemas.tools import TOOL_PARAMS, Params
+from editjournal.daemon.journal import Journal
+from editjournal.daemon.state import State
+from editjournal.daemon.textcache import TextCache
+from editjournal.daemon.workspace import Workspace
+from editjournal.schemas.errors import ToolError
+from editjournal.schemas.events import AnyEvent
+from editjournal.schemas.tools import TOOL_PARAMS, Params
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,6 @@ def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
 
 def registry() -> dict[str, Handler]:
     """Every handler, importing the modules that register them."""
-    from daemon.handlers import agents, edit, meta, read  # noqa: F401 - registration
+    from editjournal.daemon.handlers import agents, edit, meta, read  # noqa: F401 - registration
 
     return HANDLERS

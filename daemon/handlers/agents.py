@@ -3,9 +3,9 @@ whose own context was compacted and must learn which of its knowledge is stale."
 
 from __future__ import annotations
 
-from daemon.handlers import Context, Outcome, handles
-from daemon.handlers.history import changes_since
-from schemas.tools import AgentStatusParams, AgentStatusResult, FileSeen
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.history import changes_since
+from editjournal.schemas.tools import AgentStatusParams, AgentStatusResult, FileSeen
 
 
 @handles("agent_status")

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import msgspec
 
-from daemon.handlers import Context, Outcome, Write, handles
-from daemon.handlers.observe import outside_change
-from daemon.handlers.read import anchored, chosen_path
-from daemon.handlers.seen import after_own_write, after_showing, unseen_now
-from daemon.handlers.staleness import (
+from editjournal.daemon.handlers import Context, Outcome, Write, handles
+from editjournal.daemon.handlers.observe import outside_change
+from editjournal.daemon.handlers.read import anchored, chosen_path
+from editjournal.daemon.handlers.seen import after_own_write, after_showing, unseen_now
+from editjournal.daemon.handlers.staleness import (
     Base,
     agent_base,
     explain_from,
@@ -28,16 +28,16 @@ from daemon.handlers.staleness import (
     unseen_conflict,
     with_delta,
 )
-from daemon.text.anchors import AnchorIndex, LineAnchor
-from daemon.text.diff import anchored_diff, changed_region
-from daemon.text.edit import EditPlan, apply_plan, plan_edit
-from daemon.text.lines import Document, render
-from daemon.text.rebase import exact_map
-from daemon.text.safety import SafetyWarning, brackets_matter, check_edit
-from daemon.workspace import FileSnapshot
-from schemas.errors import ErrorCode, ToolError
-from schemas.events import AnyEvent, EditApplied, EditRejected, OutsideChangeRecorded
-from schemas.tools import AutoCorrection, EditDetails, EditParams, EditResult
+from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor
+from editjournal.daemon.text.diff import anchored_diff, changed_region
+from editjournal.daemon.text.edit import EditPlan, apply_plan, plan_edit
+from editjournal.daemon.text.lines import Document, render
+from editjournal.daemon.text.rebase import exact_map
+from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected, OutsideChangeRecorded
+from editjournal.schemas.tools import AutoCorrection, EditDetails, EditParams, EditResult
 
 WRITER = "edit"
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from daemon.handlers import Context
-from daemon.text.lines import Document
-from daemon.text.rebase import LineChange, LineMap, Step, chain_map
-from daemon.textcache import Parsed
-from daemon.workspace import FileSnapshot
-from schemas.events import AnyEvent, EditApplied, Record
+from editjournal.daemon.handlers import Context
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map
+from editjournal.daemon.textcache import Parsed
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.events import AnyEvent, EditApplied, Record
 
 
 @dataclass(frozen=True)

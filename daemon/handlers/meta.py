@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 
-from daemon.handlers import Context, Outcome, handles
-from schemas.events import AnyEvent
-from schemas.tools import (
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.schemas.events import AnyEvent
+from editjournal.schemas.tools import (
     LogEntry,
     LogParams,
     LogResult,

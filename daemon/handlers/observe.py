@@ -11,9 +11,9 @@ by timestamps.
 
 from __future__ import annotations
 
-from daemon.state import State
-from daemon.workspace import FileSnapshot
-from schemas.events import OutsideChangeRecorded
+from editjournal.daemon.state import State
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.events import OutsideChangeRecorded
 
 
 def outside_change(

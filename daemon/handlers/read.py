@@ -11,17 +11,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from daemon.handlers import Context, Outcome, handles
-from daemon.handlers.history import content_at, document
-from daemon.handlers.observe import outside_change
-from daemon.handlers.seen import after_showing, unseen_now
-from daemon.text.anchors import LineAnchor, render_rows
-from daemon.text.diff import anchored_diff
-from daemon.text.lines import Document
-from daemon.workspace import FileSnapshot
-from schemas.errors import ErrorCode, ToolError
-from schemas.events import AnyEvent, FileRead
-from schemas.tools import (
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.history import content_at, document
+from editjournal.daemon.handlers.observe import outside_change
+from editjournal.daemon.handlers.seen import after_showing, unseen_now
+from editjournal.daemon.text.anchors import LineAnchor, render_rows
+from editjournal.daemon.text.diff import anchored_diff
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent, FileRead
+from editjournal.schemas.tools import (
     AnchoredLine,
     ReadFileParams,
     ReadFileResult,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from daemon.handlers import Context
-from daemon.handlers.history import Base, base_at
-from daemon.text.lines import Document
-from daemon.text.rebase import (
+from editjournal.daemon.handlers import Context
+from editjournal.daemon.handlers.history import Base, base_at
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.rebase import (
     LineMap,
     LineRanges,
     carried_unseen,
@@ -24,8 +24,8 @@ from daemon.text.rebase import (
     moved_lines,
     to_ranges,
 )
-from daemon.workspace import FileSnapshot
-from schemas.events import AnyEvent
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.events import AnyEvent
 
 
 def unseen_now(

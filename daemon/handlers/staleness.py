@@ -16,19 +16,19 @@ from collections.abc import Sequence
 
 import msgspec
 
-from daemon.handlers import Context
-from daemon.handlers.history import Base, base_at
-from daemon.handlers.read import anchored
-from daemon.text.anchors import LineAnchor
-from daemon.text.diff import anchored_diff
-from daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
-from daemon.text.lines import Document
-from daemon.text.rebase import BrokenSpan, first_breaks, from_ranges, map_plan
-from daemon.textcache import Parsed
-from daemon.workspace import FileSnapshot
-from schemas.errors import ErrorCode, ToolError
-from schemas.events import AnyEvent
-from schemas.tools import Operation
+from editjournal.daemon.handlers import Context
+from editjournal.daemon.handlers.history import Base, base_at
+from editjournal.daemon.handlers.read import anchored
+from editjournal.daemon.text.anchors import LineAnchor
+from editjournal.daemon.text.diff import anchored_diff
+from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.rebase import BrokenSpan, first_breaks, from_ranges, map_plan
+from editjournal.daemon.textcache import Parsed
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent
+from editjournal.schemas.tools import Operation
 
 
 def agent_base(ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent]) -> Base | None:

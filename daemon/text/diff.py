@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from daemon.text.anchors import LineAnchor
+from editjournal.daemon.text.anchors import LineAnchor
 
 CONTEXT = 3
 

@@ -16,10 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from daemon.text.anchors import AnchorIndex, LineAnchor, classify_quality
-from daemon.text.lines import Document, parse
-from schemas.errors import ErrorCode, ToolError
-from schemas.tools import (
+from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor, classify_quality
+from editjournal.daemon.text.lines import Document, parse
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.tools import (
     DeleteLine,
     DeleteRange,
     InsertAfter,

@@ -21,8 +21,8 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from daemon.text.diff import changed_region
-from daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.diff import changed_region
+from editjournal.daemon.text.edit import EditPlan, Splice
 
 LineMap = list[int | None]  # old 0-based index -> new 0-based index, or None if gone
 LineChange = tuple[int, int, int]  # lines [start, end) (0-based) became `inserted` new lines

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from daemon.text.edit import Splice
+from editjournal.daemon.text.edit import Splice
 
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".adoc", ".org", ".tex")

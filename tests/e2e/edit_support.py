@@ -12,7 +12,7 @@ from pathlib import Path
 
 import xxhash
 
-from client import Client, RequestError
+from editjournal.client import Client, RequestError
 
 
 def anchors_of(client: Client, path: str) -> dict[int, str]:
@@ -57,7 +57,7 @@ def cli_edit(
         [
             sys.executable,
             "-m",
-            "client.cli",
+            "editjournal.client.cli",
             "--workspace",
             str(root),
             "edit",

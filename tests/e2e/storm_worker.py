@@ -12,7 +12,7 @@ import json
 import random
 import sys
 
-from client import Client, RequestError
+from editjournal.client import Client, RequestError
 
 PATH = "shared.txt"
 

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from client.connection import live_endpoint
+from editjournal.client.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
 
-CLI = [sys.executable, "-m", "client.cli"]
+CLI = [sys.executable, "-m", "editjournal.client.cli"]
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -20,7 +20,7 @@ def cli(root: Path, *args: str, stdin: str | None = None, agent: str = "cli-test
     env = {**os.environ, "EDITJOURNAL_AGENT": agent}
     env.pop("EDITJOURNAL_WORKSPACE", None)
     return subprocess.run(
-        [sys.executable, "-m", "client.cli", "--workspace", str(root), *args],
+        [sys.executable, "-m", "editjournal.client.cli", "--workspace", str(root), *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -117,7 +117,7 @@ def test_start_status_stop(workspace: Path):
 
 def test_serve_runs_in_the_foreground_and_logs_to_the_terminal(workspace: Path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "client.cli", "--workspace", str(workspace), "serve"],
+        [sys.executable, "-m", "editjournal.client.cli", "--workspace", str(workspace), "serve"],
         stderr=subprocess.PIPE,
         text=True,
     )

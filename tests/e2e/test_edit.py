@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from client import Client
-from daemon.state import fold
-from daemon.text.anchors import line_hash
+from editjournal.client import Client
+from editjournal.daemon.state import fold
+from editjournal.daemon.text.anchors import line_hash
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of, cli_edit, colliding_lines, rejected
 from tests.e2e.watch_support import not_sentinels, outside, settle

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from client import Client
-from client.errors import RequestError
-from daemon.state import fold
+from editjournal.client import Client
+from editjournal.client.errors import RequestError
+from editjournal.daemon.state import fold
 from tests.conftest import RunningDaemon, wait_until
 from tests.e2e.edit_support import anchors_of
 

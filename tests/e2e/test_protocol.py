@@ -6,7 +6,7 @@ import msgspec
 import pytest
 import zmq
 
-from client import Client
+from editjournal.client import Client
 from tests.conftest import RunningDaemon
 
 

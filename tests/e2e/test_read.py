@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from client import Client, RequestError
+from editjournal.client import Client, RequestError
 from tests.conftest import RunningDaemon, start
 
 CODE = "def area(r):\n    return 3.14 * r * r\n}\n\ndef name():\n    return 'circle'\n"

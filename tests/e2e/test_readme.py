@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from client.cli import build_parser
-from client.connection import read_endpoint
+from editjournal.client.cli import build_parser
+from editjournal.client.connection import read_endpoint
 from tests.conftest import pid_alive, start, wait_until
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -75,7 +75,7 @@ def test_every_cli_command_is_documented():
 
 
 def test_every_method_is_documented():
-    from schemas.tools import TOOL_PARAMS
+    from editjournal.schemas.tools import TOOL_PARAMS
 
     text = README.read_text()
     for method in TOOL_PARAMS:

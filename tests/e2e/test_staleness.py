@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import zmq
 
-from client import Client, RequestError
-from client.connection import live_endpoint
-from client.subscription import Subscription
-from daemon.state import fold
-from schemas.wire import PublishedEvent
+from editjournal.client import Client, RequestError
+from editjournal.client.connection import live_endpoint
+from editjournal.client.subscription import Subscription
+from editjournal.daemon.state import fold
+from editjournal.schemas.wire import PublishedEvent
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of, rejected
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from client import Client, RequestError
+from editjournal.client import Client, RequestError
 from tests.conftest import RunningDaemon
 
 _files = itertools.count()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal import Journal
-from daemon.state import fold
+from editjournal.daemon.journal import Journal
+from editjournal.daemon.state import fold
 from tests.conftest import RunningDaemon
 
 AGENTS, EDITS, LINES = 8, 200, 2000

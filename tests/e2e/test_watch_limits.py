@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from client import Client
+from editjournal.client import Client
 from tests.conftest import RunningDaemon, start, wait_until
 from tests.e2e.test_outside import changes, outside
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from client import Client
+from editjournal.client import Client
 from tests.conftest import wait_until
 
 _sentinels = itertools.count()

@@ -9,7 +9,7 @@ import xxhash
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.text.anchors import (
+from editjournal.daemon.text.anchors import (
     AnchorIndex,
     LineAnchor,
     Match,

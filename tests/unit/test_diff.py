@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from daemon.text.anchors import anchor_lines
-from daemon.text.diff import ChangedRegion, anchored_diff, changed_region
+from editjournal.daemon.text.anchors import anchor_lines
+from editjournal.daemon.text.diff import ChangedRegion, anchored_diff, changed_region
 
 
 def values(count: int, start: int = 1) -> list[str]:

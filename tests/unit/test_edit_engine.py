@@ -15,14 +15,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from daemon.text.anchors import (
+from editjournal.daemon.text.anchors import (
     AnchorIndex,
     LineAnchor,
     anchor_lines,
     classify_quality,
     line_hash,
 )
-from daemon.text.edit import (
+from editjournal.daemon.text.edit import (
     EditPlan,
     Splice,
     apply_plan,
@@ -31,9 +31,9 @@ from daemon.text.edit import (
     parse_anchor,
     plan_edit,
 )
-from daemon.text.lines import BOM, Document, parse, render
-from schemas.errors import ErrorCode, ToolError
-from schemas.tools import (
+from editjournal.daemon.text.lines import BOM, Document, parse, render
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.tools import (
     DeleteLine,
     DeleteRange,
     InsertAfter,

@@ -14,15 +14,15 @@ import typing
 import msgspec
 import pytest
 
-from client.guidance import (
+from editjournal.client.guidance import (
     DESCRIPTIONS,
     EDIT_DESCRIPTION,
     MULTI_FILE_EDITING_RULE,
     READ_FILE_DESCRIPTION,
     TOOL_USE_RULES,
 )
-from schemas.errors import ErrorCode
-from schemas.tools import Operation, ReadFileParams
+from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.tools import Operation, ReadFileParams
 
 
 def _norm(text: str) -> str:

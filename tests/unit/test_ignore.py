@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.coverage import _parse_fdinfo
-from daemon.ignore import Ignorer
-from daemon.workspace import TEMP_PREFIX
+from editjournal.daemon.coverage import _parse_fdinfo
+from editjournal.daemon.ignore import Ignorer
+from editjournal.daemon.workspace import TEMP_PREFIX
 
 
 @pytest.fixture

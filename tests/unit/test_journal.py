@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.journal import GENESIS_HASH, Journal, JournalError, chain_hash, sha256_hex
-from schemas.errors import CATALOGUE, ErrorCode, ToolError
-from schemas.events import (
+from editjournal.daemon.journal import GENESIS_HASH, Journal, JournalError, chain_hash, sha256_hex
+from editjournal.schemas.errors import CATALOGUE, ErrorCode, ToolError
+from editjournal.schemas.events import (
     EVENT_ENCODER,
     AnyEvent,
     DaemonStarted,

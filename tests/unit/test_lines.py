@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.text.lines import Document, parse, render
+from editjournal.daemon.text.lines import Document, parse, render
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.text.anchors import AnchorIndex
-from daemon.text.edit import plan_edit, relied_lines
-from daemon.text.rebase import (
+from editjournal.daemon.text.anchors import AnchorIndex
+from editjournal.daemon.text.edit import plan_edit, relied_lines
+from editjournal.daemon.text.rebase import (
     LineChange,
     Step,
     carried_unseen,
@@ -22,7 +22,7 @@ from daemon.text.rebase import (
     moved_lines,
     to_ranges,
 )
-from schemas.tools import ReplaceLine, ReplaceRange
+from editjournal.schemas.tools import ReplaceLine, ReplaceRange
 
 
 @st.composite

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from daemon.text.anchors import anchor_lines
-from daemon.text.edit import plan_edit
-from daemon.text.safety import SafetyWarning, brackets_matter, check_edit
-from schemas.tools import (
+from editjournal.daemon.text.anchors import anchor_lines
+from editjournal.daemon.text.edit import plan_edit
+from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
+from editjournal.schemas.tools import (
     DeleteLine,
     DeleteRange,
     InsertAfter,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.journal import Journal, sha256_hex
-from daemon.state import FileInfo, Snapshot, State, fold
-from schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
+from editjournal.daemon.journal import Journal, sha256_hex
+from editjournal.daemon.state import FileInfo, Snapshot, State, fold
+from editjournal.schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
 
 
 def read(

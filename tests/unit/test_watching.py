@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import zmq
 
-from daemon.outside import Observation
-from daemon.state import State
-from daemon.watching import Watching, WatchSettings
-from daemon.workspace import Workspace
-from schemas.events import OutsideChangeRecorded
+from editjournal.daemon.outside import Observation
+from editjournal.daemon.state import State
+from editjournal.daemon.watching import Watching, WatchSettings
+from editjournal.daemon.workspace import Workspace
+from editjournal.schemas.events import OutsideChangeRecorded
 from tests.conftest import wait_until
 
 

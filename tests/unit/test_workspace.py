@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from daemon.workspace import (
+from editjournal.daemon.workspace import (
     DEFAULT_MAX_FILE_SIZE,
     STATE_DIR_NAME,
     FileSnapshot,
     Workspace,
 )
-from schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.errors import ErrorCode, ToolError
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file semantics")
 
