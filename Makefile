@@ -12,8 +12,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
-run: $(STAMP) ## serve WORKSPACE (default: this directory) in the foreground
-	$(BIN)/editjournal --workspace $(WORKSPACE) serve
+run: $(STAMP) ## serve WORKSPACE (default: this directory) in the foreground; Ctrl-C stops it
+	$(BIN)/editjournal --workspace "$(WORKSPACE)" serve
 
 test: $(STAMP) ## the whole suite (stress suites excluded)
 	$(BIN)/python -m pytest -q -m "not stress"

@@ -1,0 +1,104 @@
+"""An installed editjournal owns exactly one import name, `editjournal`.
+
+The repository keeps `daemon/`, `client/` and `schemas/` at its top level, but
+a wheel must not put packages of those names into site-packages: `daemon` is
+python-daemon's import name, and `client` / `schemas` are users' own. The
+wheel is built for real, installed into a fresh virtual environment beside
+python-daemon, and used end to end from there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(*argv: str | Path, cwd: Path, **kwargs) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=300, **kwargs
+    )
+    assert done.returncode == 0, f"{argv} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    # setuptools is in the test environment already: no build isolation, no download
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", out,
+        REPO, cwd=out)  # fmt: skip
+    [built] = out.glob("editjournal-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def fresh_env(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv holding the wheel; its dependencies (and python-daemon) come from the
+    test environment's site-packages through a path entry, without its editable install."""
+    root = tmp_path_factory.mktemp("fresh") / "venv"
+    venv.create(root, with_pip=False)
+    python = root / "bin" / "python"
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", wheel, cwd=root)
+    site = Path(
+        run(
+            python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=root
+        ).stdout.strip()
+    )
+    # a plain path line: the test environment's own .pth files (its editable
+    # editjournal finder among them) are not run, only its packages become importable
+    (site / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return root
+
+
+def test_the_wheel_installs_one_top_level_name(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        [top_level] = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+        assert archive.read(top_level).decode().split() == ["editjournal"]
+    tops = {name.split("/")[0] for name in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"editjournal"}
+    for part in ("daemon", "client", "schemas"):
+        assert f"editjournal/{part}/__init__.py" in names
+    assert "editjournal/daemon/text/anchors.py" in names
+    assert "editjournal/py.typed" in names
+
+
+def test_python_daemon_and_editjournal_import_side_by_side(fresh_env: Path, tmp_path: Path):
+    script = (
+        "import daemon, daemon.pidfile, editjournal.daemon.server\n"
+        "from editjournal import Client, __version__\n"
+        "assert daemon.DaemonContext  # python-daemon's own API\n"
+        "assert 'site-packages' in daemon.__file__ and 'editjournal' not in daemon.__file__\n"
+        "assert editjournal.daemon.server.__file__.startswith(sys.prefix), "
+        "editjournal.daemon.server.__file__\n"
+        "print(__version__, Client.__name__)\n"
+    )
+    done = run(fresh_env / "bin" / "python", "-c", "import sys\n" + script, cwd=tmp_path)
+    assert done.stdout.split() == ["0.1.0", "Client"]
+
+
+def test_the_installed_command_starts_serves_and_stops_a_daemon(fresh_env: Path, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    command = fresh_env / "bin" / "editjournal"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EDITJOURNAL"))}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")  # its own daemon registry
+    run(command, "--workspace", workspace, "start", cwd=tmp_path, env=env)
+    try:
+        read = run(command, "--workspace", workspace, "read", "a.txt", cwd=tmp_path, env=env)
+        assert read.stdout == "alpha\n"
+        pid = int((workspace / ".editjournal" / "daemon.pid").read_text())
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert argv[0] == str(fresh_env / "bin" / "python").encode()  # the installed copy
+    finally:
+        run(command, "--workspace", workspace, "stop", cwd=tmp_path, env=env)
