@@ -10,7 +10,7 @@ not reach it, and re-parented so no client is left with a zombie), and the
 parent exits only once the child is serving — with the child's verdict as its
 exit code. Exit codes: 0 serving (or, in the foreground, a clean stop), 3
 another daemon already serves the workspace (its pid is printed), 1 any other
-failure to start.
+failure to start, 130 (in the foreground) a clean stop asked for by SIGINT.
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ import sys
 from collections.abc import Callable
 
 from editjournal.daemon.journal import JournalError
-from editjournal.daemon.runfiles import AlreadyServed, ensure_private_dir
-from editjournal.daemon.server import Server, configure_logging
+from editjournal.daemon.logs import BACKUPS, LEVELS, LogSettings, configure_logging
+from editjournal.daemon.runfiles import AlreadyServed, ensure_state_dir
+from editjournal.daemon.server import Server
 from editjournal.daemon.watching import WatchSettings
 from editjournal.daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
 from editjournal.schemas.units import UnitError, parse_size
 
-EXIT_FAILED, EXIT_ALREADY_SERVED = 1, 3
+EXIT_FAILED, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 1, 3, 130
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,6 +42,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="largest file served: bytes or e.g. 16MiB (default 8 MiB)",
     )
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
+    parser.add_argument(
+        "--log-level",
+        choices=sorted(LEVELS),
+        default=LogSettings.level,
+        help="what daemon.log keeps of the daemon's own lines; debug adds one per event"
+        " (default %(default)s; libraries log their warnings and errors only)",
+    )
+    parser.add_argument(
+        "--log-max-bytes",
+        type=_size,
+        default=LogSettings.max_bytes,
+        metavar="SIZE",
+        help=f"daemon.log rotates past this size, keeping {BACKUPS} old files; 0 never"
+        " rotates (default 10MiB)",
+    )
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
     parser.add_argument("--no-watch", action="store_true", help="do not watch for outside changes")
     parser.add_argument(
@@ -78,6 +94,12 @@ def watch_settings(args: argparse.Namespace) -> WatchSettings:
     return WatchSettings(ignore=args.ignore, poll_s=args.poll_interval, retry_s=args.watch_retry)
 
 
+def log_settings(args: argparse.Namespace) -> LogSettings:
+    return LogSettings(
+        level=args.log_level, max_bytes=args.log_max_bytes, to_terminal=args.log_stderr
+    )
+
+
 def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
     """Start serving; `report(code)` is called once: 0 when serving, else the failure."""
     root = os.path.realpath(args.workspace)
@@ -88,7 +110,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
         return EXIT_FAILED
     os.chdir("/")  # never work inside the workspace (see the module docstring)
     workspace = Workspace(root, max_file_size=args.max_file_size)
-    configure_logging(ensure_private_dir(workspace.state_dir), args.log_stderr)
+    configure_logging(ensure_state_dir(workspace.state_dir), log_settings(args))
     try:
         server = Server(workspace, watch=None if args.no_watch else watch_settings(args))
     except (AlreadyServed, JournalError) as e:
@@ -97,7 +119,9 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
         report(code)
         return code
     server.serve_forever(on_ready=lambda: report(0))
-    return 0
+    # Stopped by Ctrl-C (`editjournal serve`): cleanly, but say "interrupted" as a shell
+    # expects of a program SIGINT ended, so a script running it stops too.
+    return EXIT_INTERRUPTED if server.stop_reason == "SIGINT" else 0
 
 
 def detach(args: argparse.Namespace) -> int:

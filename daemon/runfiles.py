@@ -1,4 +1,5 @@
-"""The files that say "a daemon serves this workspace": lock, pidfile, endpoint.
+"""The files that say "a daemon serves this workspace": lock, pidfile, endpoint —
+and the state directory that holds them, with its own `.gitignore`.
 
 The lock is taken before the socket is bound: a second `bind` to the same ipc
 path silently steals it from the first daemon, so the flock — not the socket —
@@ -31,6 +32,8 @@ from editjournal.schemas.endpoint import (
 from editjournal.schemas.errors import ErrorCode, ToolError
 
 log = logging.getLogger("editjournal")
+GITIGNORE_FILE = ".gitignore"
+_GITIGNORE_TEXT = "# written by editjournal: nothing in this directory belongs in git\n*\n"
 
 
 class AlreadyServed(ToolError):
@@ -48,6 +51,20 @@ def ensure_private_dir(path: Path) -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path, 0o700)
     return path
+
+
+def ensure_state_dir(state_dir: Path) -> Path:
+    """The workspace's `.editjournal/` (0700), with a `.gitignore` of `*` so that `git add -A`
+    never commits the journal, the log or the run files. Created when missing (also in a
+    state directory an older version made), never overwritten: a person may have edited it."""
+    ensure_private_dir(state_dir)
+    try:
+        fd = os.open(state_dir / GITIGNORE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return state_dir
+    with os.fdopen(fd, "w") as out:
+        out.write(_GITIGNORE_TEXT)
+    return state_dir
 
 
 def acquire_lock(state_dir: Path) -> int:
@@ -70,9 +87,11 @@ def read_pid(state_dir: Path) -> int | None:
 
 
 def socket_path(state_dir: Path) -> Path:
-    """`.editjournal/daemon.sock`, or a per-user runtime dir when that path is too long."""
+    """`.editjournal/daemon.sock`, or a per-user runtime dir when that path is too long
+    (for the longer name beside it too: the PUB socket's `daemon-events.sock`)."""
     preferred = state_dir / SOCKET_FILE
-    if len(str(preferred).encode()) <= zmq.IPC_PATH_MAX_LEN:
+    longest = state_dir / f"{preferred.stem}-events.sock"
+    if len(str(longest).encode()) <= zmq.IPC_PATH_MAX_LEN:
         return preferred
     digest = hashlib.blake2b(str(state_dir).encode(), digest_size=8).hexdigest()
     return ensure_private_dir(user_runtime_dir()) / f"{digest}.sock"

@@ -13,6 +13,9 @@ handler on its logger turns that line into a `rescan` message. The kernel
 mask is narrowed to created / closed-after-write / moved / deleted (no
 opened or modified), so the journal's own open SQLite files generate
 nothing, and an editor's atomic save ends in one move onto the original.
+Ignored directories get no inotify watch at all (pruned_observer.py), so their
+events never reach this module; the debouncer still drops ignored paths, which
+the watched directories above them do report (`.venv` itself being created).
 """
 
 from __future__ import annotations
@@ -38,9 +41,9 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
 
 from editjournal.daemon.ignore import GITIGNORE, Ignorer
+from editjournal.daemon.pruned_observer import PrunedObserver
 from editjournal.daemon.workspace import is_utf8_name
 
 log = logging.getLogger("editjournal")
@@ -142,7 +145,7 @@ class Watcher:
         self.context = context
         self.ignore_patterns = ignore
         self.inbox: queue.Queue[tuple[str, ...]] = queue.Queue()
-        self.observer: Observer | None = None  # type: ignore[valid-type]
+        self.observer: PrunedObserver | None = None
         self._overflow = _OverflowHandler(self.inbox)
         self._stop = threading.Event()
         self._debouncer = threading.Thread(target=self._debounce, name="debouncer", daemon=True)
@@ -163,7 +166,7 @@ class Watcher:
         they do not count against the kernel's limit twice). Raises OSError when the
         kernel refuses to watch the root; refused subdirectories pass silently."""
         self._stop_observer()
-        observer = Observer()
+        observer = PrunedObserver(self.ignore_patterns)  # no watch on an ignored directory
         observer.schedule(
             _Forwarder(self.inbox), str(self.root), recursive=True, event_filter=_FILTER
         )

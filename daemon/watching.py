@@ -15,7 +15,7 @@ from pathlib import Path
 import zmq
 
 from editjournal.daemon.coverage import unwatched_dirs
-from editjournal.daemon.ignore import Ignorer
+from editjournal.daemon.ignore import GITIGNORE, Ignorer
 from editjournal.daemon.outside import Observation, OutsideObserver
 from editjournal.daemon.state import State
 from editjournal.daemon.watcher import ADDRESS, DECODER, Watcher, WatcherMessage
@@ -26,6 +26,7 @@ Record = Callable[[Observation], None]  # stages and applies the events at once
 POLL_COST_FACTOR = 10  # the poll interval stretches so rescans take at most a tenth of the time
 UNWATCHED_EXAMPLES = 5
 COVERAGE_EVERY_S = 1.0  # how often directories that appeared are checked for their watch
+_NS_LIMITS = (("user.max_inotify_watches", Path("/proc/sys/user/max_inotify_watches")),)
 _WATCH_LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
 
 
@@ -205,6 +206,9 @@ class Watching:
         observer = self.observer
         for change in message.changes:
             self.health.paths_checked += 1
+            for path in filter(None, (change.path, change.moved_to)):
+                if path.rpartition("/")[2] == GITIGNORE:  # as the watcher's own Ignorer does
+                    self.ignorer.forget(path)
             if change.scan:
                 for below in filter(None, (change.path, change.moved_to)):
                     self._each(state, observer.changed_below(state, below), record)
@@ -234,8 +238,17 @@ class Watching:
 
 
 def _limit_hint() -> str:
-    try:
-        limit = _WATCH_LIMIT.read_text().strip()
-    except OSError:
+    """Name the limit that applies. Since Linux 5.11 it is counted per user namespace:
+    inside a container (or any user namespace) the namespace's own
+    `user.max_inotify_watches` can be the smaller one, and raising the machine-wide
+    sysctl would not help."""
+    limits = {}
+    for name, path in (("fs.inotify.max_user_watches", _WATCH_LIMIT), *_NS_LIMITS):
+        try:
+            limits[name] = int(path.read_text().strip())
+        except (OSError, ValueError):
+            continue
+    if not limits:
         return ""
-    return f" (inotify watch limit: fs.inotify.max_user_watches = {limit}; raise it with sysctl)"
+    name, value = min(limits.items(), key=lambda item: item[1])
+    return f" (inotify watch limit: {name} = {value}; raise it with sysctl)"

@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,10 +40,12 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "c
         delay = min(delay * 2, 0.1)
 
 
-def spawn(root: Path, *extra: str) -> subprocess.Popen[bytes]:
-    """The daemon exactly as clients start it (isolation flags, "/" as working directory)."""
+def spawn(root: Path, *extra: str, prefix: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """The daemon exactly as clients start it (isolation flags, "/" as working directory),
+    run by `prefix` if given: a wrapper that ends by exec'ing its arguments (such as
+    `unshare`), so the process started is the daemon itself and its pid is the daemon's."""
     return subprocess.Popen(
-        daemon_command(root, *extra),
+        [*prefix, *daemon_command(root, *extra)],
         cwd=DAEMON_CWD,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -76,8 +78,8 @@ class RunningDaemon:
         return Journal(self.root / STATE_DIR_NAME / JOURNAL_FILE)
 
 
-def start(root: Path, *extra: str) -> RunningDaemon:
-    proc = spawn(root, *extra)
+def start(root: Path, *extra: str, prefix: Sequence[str] = ()) -> RunningDaemon:
+    proc = spawn(root, *extra, prefix=prefix)
     wait_until(
         lambda: live_endpoint(root) or proc.poll() is not None,
         START_TIMEOUT,

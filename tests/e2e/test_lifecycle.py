@@ -48,7 +48,7 @@ def test_second_daemon_for_the_same_workspace_is_refused(daemon: RunningDaemon):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_cleanly_and_journals_the_stop(workspace: Path, sig: int):
     running = start(workspace)
-    assert running.stop(sig) == 0
+    assert running.stop(sig) == (130 if sig == signal.SIGINT else 0)  # 130: interrupted
     state_dir = workspace / STATE_DIR_NAME
     assert not (state_dir / ENDPOINT_FILE).exists()
     assert not (state_dir / PID_FILE).exists()
