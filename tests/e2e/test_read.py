@@ -189,7 +189,7 @@ def test_path_errors(daemon: RunningDaemon, client: Client, tmp_path: Path):
         "missing.txt": "file_not_found",
         "dir": "is_a_directory",
         "nul.bin": "binary_file",
-        "latin1.txt": "binary_file",
+        "latin1.txt": "not_utf8",
     }
     for path, code in cases.items():
         error = error_of(client, path)

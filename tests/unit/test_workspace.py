@@ -2,25 +2,34 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
+import random
+import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from editjournal.daemon import encoding
 from editjournal.daemon.workspace import (
     DEFAULT_MAX_FILE_SIZE,
     STATE_DIR_NAME,
     FileSnapshot,
     Workspace,
+    limit_that_fits,
 )
 from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.units import parse_size
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file semantics")
+MIB = 1024 * 1024
 
 
 @pytest.fixture
@@ -267,16 +276,166 @@ def test_read_binary_with_nul(ws: Workspace) -> None:
     assert exc.details["offset"] == 3
 
 
-def test_read_invalid_utf8_reports_offset(ws: Workspace) -> None:
+# ------------------------------------------------- text that is not UTF-8, binary data
+
+WORDS = "Grüße aus München: «schöne Straße», déjà vu.\nZweite Zeile.\n"
+CP1252 = "The café’s menu — “soupe du jour” for 5 €… it’s très bon.\nSee you!\n"
+NOT_UTF8 = {  # name -> (bytes on disk, encoding named, text once converted to UTF-8)
+    "latin-1": (WORDS.encode("latin-1"), "windows-1252", WORDS),
+    "cp1252": (CP1252.encode("cp1252"), "windows-1252", CP1252),
+    "utf-16-le-bom": (codecs.BOM_UTF16_LE + WORDS.encode("utf-16-le"), "UTF-16LE", WORDS),
+    "utf-16-be-bom": (codecs.BOM_UTF16_BE + WORDS.encode("utf-16-be"), "UTF-16BE", WORDS),
+    "utf-32-le-bom": (codecs.BOM_UTF32_LE + WORDS.encode("utf-32-le"), "UTF-32LE", WORDS),
+    "shift-jis": (
+        "日本語のテキストです。\n二行目。\n".encode("shift_jis"),
+        "Shift_JIS",
+        "日本語のテキストです。\n二行目。\n",
+    ),
+    "cp1251": (
+        "Привет, мир! Это текст.\n".encode("cp1251"),
+        "windows-1251",
+        "Привет, мир! Это текст.\n",
+    ),
+}
+
+
+def first_invalid_utf8(data: bytes) -> int:
+    with pytest.raises(UnicodeDecodeError) as info:
+        data.decode("utf-8")
+    return info.value.start
+
+
+@pytest.mark.parametrize("name", list(NOT_UTF8))
+def test_text_in_another_encoding_is_not_utf8_naming_it(ws: Workspace, name: str) -> None:
+    data, encoding, _ = NOT_UTF8[name]
+    (ws.root / "f.txt").write_bytes(data)
+    exc = expect(ErrorCode.NOT_UTF8, ws.read, "f.txt")
+    assert exc.details == {
+        "path": "f.txt",
+        "encoding": encoding,
+        "offset": first_invalid_utf8(data),
+    }
+    assert encoding in exc.message and "f.txt" in exc.message
+    assert f"iconv -f {encoding[:6] if encoding.startswith('UTF') else encoding}" in (
+        exc.suggested_action
+    )
+
+
+def test_not_utf8_offset_is_the_first_invalid_byte(ws: Workspace) -> None:
     (ws.root / "latin1.txt").write_bytes(b"ok line\ncaf\xe9\n")
-    exc = expect(ErrorCode.BINARY_FILE, ws.read, "latin1.txt")
-    assert exc.details["path"] == "latin1.txt"
-    assert exc.details["offset"] == 11
+    exc = expect(ErrorCode.NOT_UTF8, ws.read, "latin1.txt")
+    assert exc.details == {"path": "latin1.txt", "encoding": "windows-1252", "offset": 11}
 
 
-def test_read_encoded_surrogate_is_invalid(ws: Workspace) -> None:
-    (ws.root / "s.txt").write_bytes(b"a\xed\xa0\x80b")
-    assert expect(ErrorCode.BINARY_FILE, ws.read, "s.txt").details["offset"] == 1
+@posix_only
+@pytest.mark.skipif(shutil.which("iconv") is None, reason="needs iconv")
+@pytest.mark.parametrize("name", list(NOT_UTF8))
+def test_the_suggested_conversion_command_works(ws: Workspace, name: str) -> None:
+    data, _, text = NOT_UTF8[name]
+    (ws.root / "my file.txt").write_bytes(data)
+    command = expect(ErrorCode.NOT_UTF8, ws.read, "my file.txt").suggested_action
+    shell = command[command.index("`") + 1 : command.rindex("`")]
+    subprocess.run(shell, shell=True, cwd=ws.root, check=True, timeout=30)
+    assert ws.read("my file.txt").text == text
+
+
+def noise(seed: int, size: int) -> bytes:
+    """Random bytes without NUL: binary data that only the detector can call binary."""
+    rng = random.Random(seed)
+    return bytes(rng.randrange(1, 256) for _ in range(size))
+
+
+BINARY = {  # name -> bytes that no text encoding explains
+    "random": noise(7, 4096),
+    "png-like": b"\x89PNG\r\n\x1a\n" + noise(8, 900),
+    "utf-8 with a NUL": "café\x00crème\n".encode(),
+    "utf-16 without a BOM": WORDS.encode("utf-16-le"),
+    "a BOM then bytes that are not UTF-16": codecs.BOM_UTF16_LE + b"a\x00\x00",
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_data_stays_binary(ws: Workspace, name: str) -> None:
+    (ws.root / "blob").write_bytes(BINARY[name])
+    exc = expect(ErrorCode.BINARY_FILE, ws.read, "blob")
+    assert "encoding" not in exc.details
+    nul = BINARY[name].find(b"\x00")
+    if nul >= 0:
+        assert exc.details == {"path": "blob", "offset": nul, "reason": "nul byte"}
+    else:
+        assert exc.details["reason"] == "invalid utf-8"
+
+
+def test_utf8_with_a_bom_still_reads(ws: Workspace) -> None:
+    data = codecs.BOM_UTF8 + WORDS.encode()
+    (ws.root / "bom.txt").write_bytes(data)
+    assert ws.read("bom.txt").text == "\ufeff" + WORDS
+
+
+@pytest.mark.parametrize("name", [*NOT_UTF8, *BINARY])
+def test_reads_writes_and_fingerprints_judge_the_same_bytes_alike(ws: Workspace, name: str) -> None:
+    data = NOT_UTF8[name][0] if name in NOT_UTF8 else BINARY[name]
+    (ws.root / "f.txt").write_bytes(data)
+    read = expect(
+        ErrorCode.NOT_UTF8 if name in NOT_UTF8 else ErrorCode.BINARY_FILE, ws.read, "f.txt"
+    )
+    written = expect(read.code, ws.write_atomic, "f.txt", data)
+    assert (written.details, written.message) == (read.details, read.message)
+    found = ws.fingerprint("f.txt")
+    assert found is not None and found.text is None
+    assert found.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_the_detector_runs_only_for_bytes_that_are_not_utf8(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """charset-normalizer (not ours) swapped for a tripwire: a file that decodes never
+    meets it, nor does the watcher's fingerprint of a file that does not."""
+    calls: list[int] = []
+
+    def tripwire(data: bytes) -> object:
+        calls.append(len(data))
+        raise AssertionError("the detector ran")
+
+    monkeypatch.setattr(encoding, "from_bytes", tripwire)
+    (ws.root / "ok.txt").write_bytes(WORDS.encode())
+    (ws.root / "latin1.txt").write_bytes(WORDS.encode("latin-1"))
+    assert ws.read("ok.txt").text == WORDS
+    found = ws.fingerprint("latin1.txt")
+    assert found is not None and found.text is None
+    assert calls == []
+    with pytest.raises(AssertionError, match="the detector ran"):
+        ws.read("latin1.txt")
+    assert calls == [len(WORDS)]
+
+
+def test_the_detector_sees_only_the_head_of_a_big_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole 8 MB file costs the daemon's one thread ~0.2 s per refusal; its head
+    (cut after a line feed, so no character is split) says as much."""
+    seen: list[bytes] = []
+    real = encoding.from_bytes
+
+    def spy(data: bytes) -> Any:
+        seen.append(data)
+        return real(data)
+
+    monkeypatch.setattr(encoding, "from_bytes", spy)
+    ws = Workspace(root, max_file_size=16 * MIB)
+    rng = random.Random(3)
+    words = ["Grüße", "München", "Straße", "schöne", "déjà", "vu", "café", "crème"]
+    words += ["brûlée", "naïve", "façade", "Zoë"]
+    lines = (" ".join(rng.choices(words, k=10)) + f" {i}\n" for i in range(120_000))
+    data = "".join(lines).encode("latin-1")  # ~8 MB
+    (root / "big.txt").write_bytes(data)
+    exc = expect(ErrorCode.NOT_UTF8, ws.read, "big.txt")
+    assert exc.details["encoding"] == "windows-1252"
+    assert [len(sample) <= 256 * 1024 for sample in seen] == [True]
+    assert data.startswith(seen[0]) and seen[0].endswith(b"\n")
+
+
+# --------------------------------------------------------------------- size limit
 
 
 def test_read_too_large(root: Path) -> None:
@@ -286,6 +445,38 @@ def test_read_too_large(root: Path) -> None:
     assert ws.read("ten.txt").size == 10
     exc = expect(ErrorCode.FILE_TOO_LARGE, ws.read, "big.txt")
     assert exc.details == {"path": "big.txt", "size": 11, "limit": 10}
+    assert exc.message == "big.txt is 11 B, over the 10 B limit"
+
+
+def test_too_large_speaks_in_units_and_names_a_limit_that_fits(root: Path) -> None:
+    ws = Workspace(root)  # the default limit, 8 MiB
+    with open(root / "big.log", "wb") as sparse:  # 12.4 MB without writing them
+        sparse.truncate(12_400_000)
+    exc = expect(ErrorCode.FILE_TOO_LARGE, ws.read, "big.log")
+    assert exc.message == "big.log is 12.4 MB, over the 8 MiB limit"
+    assert exc.details == {"path": "big.log", "size": 12_400_000, "limit": DEFAULT_MAX_FILE_SIZE}
+    assert exc.suggested_action == (
+        "restart the daemon with a higher limit:"
+        " editjournal stop && editjournal start --max-file-size 16MiB"
+    )
+
+
+@pytest.mark.parametrize(
+    ("size", "fits"),
+    [
+        (1, "1MiB"),
+        (2048, "1MiB"),
+        (MIB, "1MiB"),
+        (MIB + 1, "2MiB"),
+        (12_400_000, "16MiB"),
+        (16 * MIB, "16MiB"),
+        (16 * MIB + 1, "32MiB"),
+        (3 * 1024 * MIB, "4096MiB"),
+    ],
+)
+def test_limit_that_fits_is_a_power_of_two_mib_at_least_the_size(size: int, fits: str) -> None:
+    assert limit_that_fits(size) == fits
+    assert parse_size(fits) >= size
 
 
 NOBODY = 65534
@@ -518,11 +709,14 @@ def test_write_atomic_failure_mid_write_leaves_original(ws: Workspace) -> None:
     assert temp_litter(ws.root) == []
 
 
-def test_write_atomic_refuses_binary_content(ws: Workspace) -> None:
+def test_write_atomic_refuses_content_that_is_not_utf8_text(ws: Workspace) -> None:
     (ws.root / "a.txt").write_bytes(b"keep\n")
-    exc = expect(ErrorCode.BINARY_FILE, ws.write_atomic, "a.txt", b"ab\xffcd")
-    assert exc.details["offset"] == 2
+    exc = expect(
+        ErrorCode.NOT_UTF8, ws.write_atomic, "a.txt", "caf\xe9 cr\xe8me\n".encode("latin-1")
+    )
+    assert exc.details == {"path": "a.txt", "encoding": "windows-1252", "offset": 3}
     expect(ErrorCode.BINARY_FILE, ws.write_atomic, "a.txt", b"a\x00b")
+    expect(ErrorCode.BINARY_FILE, ws.write_atomic, "a.txt", BINARY["random"])
     assert (ws.root / "a.txt").read_bytes() == b"keep\n"
     assert temp_litter(ws.root) == []
 
@@ -531,6 +725,7 @@ def test_write_atomic_refuses_too_large_content(root: Path) -> None:
     ws = Workspace(root, max_file_size=4)
     exc = expect(ErrorCode.FILE_TOO_LARGE, ws.write_atomic, "a.txt", b"12345")
     assert exc.details == {"path": "a.txt", "size": 5, "limit": 4}
+    assert exc.message == "the new content of a.txt would be 5 B, over the 4 B limit"
     assert not (root / "a.txt").exists()
 
 
