@@ -46,6 +46,7 @@ from editjournal.schemas.tools import (
     ReadFileResult,
     ReadManyFilesResult,
     Result,
+    SafePatchResult,
     StatusResult,
 )
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
@@ -200,6 +201,23 @@ class Client:
         ops = [msgspec.to_builtins(op) for op in operations]
         params = {"path": path, "operations": ops, "skip_safety_check": skip_safety_check}
         return self._typed("edit", params, EditResult)
+
+    def safe_patch(
+        self,
+        path: str,
+        unified_diff: str,
+        base_content_sha256: str,
+        *,
+        rebase: bool = False,
+        include_content: bool = True,
+        skip_safety_check: bool = False,
+    ) -> SafePatchResult:
+        """Apply a unified diff made from the content whose SHA-256 is `base_content_sha256`;
+        raise `RequestError` when refused (`details.latest_file_state` has the file now)."""
+        params = {"path": path, "unified_diff": unified_diff}
+        more = {"rebase": rebase, "include_content": include_content}
+        lock = {"base_content_sha256": base_content_sha256, "skip_safety_check": skip_safety_check}
+        return self._typed("safe_patch", {**params, **more, **lock}, SafePatchResult)
 
     def agent_status(self, agent: str | None = None) -> AgentStatusResult:
         """Every file `agent` (default: this client's) has seen, and what changed since."""

@@ -73,9 +73,39 @@ and will be rejected.
 - replace_range / delete_range use start_hash + end_hash (two anchors).
 - Mixing these (e.g., start_hash on a replace_line) causes validation failure."""
 
+# The state-verified patch protocol (seed 002, section 6), close to verbatim; "session-unique"
+# versions are journal seqs here: unique and increasing across all agents and restarts.
+SAFE_PATCH_READ_GUIDANCE = (
+    "Reads the content of a file and returns it along with a session-unique version number and "
+    "a SHA-256 hash. This versioned data is required for safely modifying files with the "
+    "`safe_patch` tool."
+)
+
+READ_MANY_FILES_GUIDANCE = (
+    "Reads the content of multiple files and returns an array of objects, where each object "
+    "contains the file content along with a session-unique version number and a SHA-256 hash. "
+    "This versioned data is required for safely modifying files."
+)
+
+SAFE_PATCH_USAGE_PROTOCOL = """\
+Applies a set of changes to a file using a unified diff patch. This is the preferred tool for \
+all file modifications.
+
+**Usage Protocol:**
+1.  To use this tool, you must operate on the latest version of the file available in your \
+context. Identify this by finding the file content with the **highest version number**.
+2.  If no versioned content is available, you **MUST** call `read_file` or `read_many_files` \
+first to get it.
+3.  When generating the `unified_diff`, you **MUST** include at least 10 lines of unchanged \
+context around each change hunk (equivalent to `diff -U 10`) to ensure the patch can be \
+applied reliably.
+4.  You **MUST** provide the `sha256` hash that was returned with that version as the \
+`base_content_sha256` parameter. This hash acts as a lock; the operation will fail if the \
+file has been modified since you read it."""
+
 READ_FILE_DESCRIPTION = f"""\
 Read a text file of the workspace. Every read is recorded as your snapshot of the file: the \
-anchors it shows are what edit checks your operations against.
+anchors it shows are what edit checks your operations against. {SAFE_PATCH_READ_GUIDANCE}
 
 Parameters:
 - path: the file, relative to the workspace root (or absolute inside it). file_path is a \
@@ -214,7 +244,57 @@ Edit files with edit, using anchors from read_file(hashes: true). \
 
 {OPERATION_SELECTION_MATRIX}"""
 
+READ_MANY_FILES_DESCRIPTION = f"""\
+{READ_MANY_FILES_GUIDANCE}
+
+Call with paths (a list of one or more), and optionally hashes and max_lines as read_file \
+takes them. Returns files: one item per path, in order, each with file_path, ok, and either \
+result (what read_file returns: version, sha256, content, ...) or error (that file's error; \
+the other files are still read)."""
+
+SAFE_PATCH_DESCRIPTION = f"""\
+{SAFE_PATCH_USAGE_PROTOCOL}
+
+Call with path, unified_diff and base_content_sha256, e.g.
+{{"path": "src/app.py", "base_content_sha256": "<sha256 from read_file>", "unified_diff": \
+"--- a/src/app.py\\n+++ b/src/app.py\\n@@ -3,3 +3,3 @@\\n def f(x):\\n-    return x\\n+    \
+return x + 1\\n \\n"}}
+file_path is a deprecated alias of path. Hunks are found by their context and removed lines, \
+whatever line numbers the @@ headers state (the nearest occurrence wins when a block repeats); \
+wrong header counts are recounted. All hunks apply or none. The file keeps its line endings \
+and BOM; "\\ No newline at end of file" adds or removes the final newline. A diff from \
+/dev/null creates a file (base_content_sha256 is then the SHA-256 of empty content, \
+e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855); a diff to /dev/null \
+deletes it.
+
+Options: include_content (default true): false leaves the whole content out of \
+latest_file_state, to spare your context. rebase (default false): when the file changed since \
+your base version, apply the diff over the newer content anyway, but only if none of the lines \
+your hunks rely on (context and removed lines) changed; the reply then says \
+rebased_from_version and rebased_over. skip_safety_check (default false), as for edit.
+
+Every reply carries latest_file_state {{file_path, version, sha256, content}}: on success the \
+file as written (success true, message "Patch applied successfully.", hunks says where each \
+hunk was applied); on an error in error.details.latest_file_state, the file as it is. Use \
+it to retry at once.
+
+Errors (error.code); the file is unchanged after any error:
+- state_mismatch: "State Mismatch: File has changed on disk since it was last read." When \
+your base is a version the daemon recorded, details.conflicts names who changed the lines \
+your hunks rely on (seq, agent, kind, lines) and details.delta has every change since, with \
+fresh anchors: redo the diff against latest_file_state, or pass rebase: true when \
+details.conflicts is empty.
+- invalid_diff: "Invalid Diff: The provided diff content does not match the file's \
+content. The context or lines to be removed may be incorrect." The message names the hunk \
+and its first row that did not match (details.hunk, details.row, details.expected, \
+details.found); also for a malformed diff, a diff of several files, or overlapping hunks.
+- patch_failed: "Internal Error: The corrected patch failed to apply. Please review the diff \
+for subtle errors."
+- safety_check_failed: as for edit; fix the diff, or pass skip_safety_check: true."""
+
 DESCRIPTIONS: dict[str, str] = {
     "read_file": READ_FILE_DESCRIPTION,
+    "read_many_files": READ_MANY_FILES_DESCRIPTION,
     "edit": EDIT_DESCRIPTION,
+    "safe_patch": SAFE_PATCH_DESCRIPTION,
 }

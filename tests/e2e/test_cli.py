@@ -1,32 +1,24 @@
-"""The `editjournal` command, run as a real process against a real daemon."""
+"""The `editjournal` command, run as a real process against a real daemon.
+
+The other test_cli_*.py files cover help and completion, how errors read,
+interruption, and the lifecycle commands.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from editjournal.client.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
+from tests.e2e.cli_support import CLI, SCRIPT, cli
 
-CLI = [sys.executable, "-m", "editjournal.client.cli"]
 REPO = Path(__file__).resolve().parents[2]
-
-
-def cli(root: Path, *args: str, stdin: str | None = None, agent: str = "cli-test"):
-    env = {**os.environ, "EDITJOURNAL_AGENT": agent}
-    env.pop("EDITJOURNAL_WORKSPACE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "editjournal.client.cli", "--workspace", str(root), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
 
 
 def test_call_prints_the_envelope_and_exits_0(daemon: RunningDaemon):
@@ -83,7 +75,7 @@ def test_read_json_and_error_exit_codes(daemon: RunningDaemon):
     assert "file_not_found" in missing.stderr and "suggested action" in missing.stderr
 
 
-def test_log_filters_by_path_and_agent(daemon: RunningDaemon):
+def test_log_filters_by_path_and_by_agent(daemon: RunningDaemon):
     for name in ("a.txt", "b.txt"):
         (daemon.root / name).write_text(name)
     cli(daemon.root, "read", "a.txt", agent="alice")
@@ -91,16 +83,25 @@ def test_log_filters_by_path_and_agent(daemon: RunningDaemon):
     by_path = json.loads(cli(daemon.root, "log", "--path", "a.txt", "--json").stdout)
     reads = [e["agent"] for e in by_path["events"] if e["kind"] == "file_read"]
     assert reads == ["alice"]
-    by_agent = json.loads(cli(daemon.root, "log", "--agent", "bob", "--json").stdout)
+    by_agent = json.loads(cli(daemon.root, "log", "--by", "bob", "--json").stdout)
     assert [e["path"] for e in by_agent["events"]] == ["b.txt"]
     text = cli(daemon.root, "log", "--limit", "2").stdout.splitlines()
     assert len(text) == 2 and "bob" in text[-1] and "file_read" in text[-1]
 
 
-def test_status_prints_fields(daemon: RunningDaemon):
+def test_status_prints_aligned_text_in_words_and_units(daemon: RunningDaemon):
     done = cli(daemon.root, "status")
-    assert done.returncode == 0
-    assert f"pid: {daemon.proc.pid}" in done.stdout
+    assert done.returncode == 0, done.stderr
+    matches = [re.fullmatch(r"(\S+(?: \S+)?)\s{2,}(.+)", line) for line in done.stdout.splitlines()]
+    assert all(matches), done.stdout
+    assert len({m.start(2) for m in matches if m}) == 1  # one column of values
+    rows = {m.group(1): m.group(2) for m in matches if m}
+    assert rows["pid"] == str(daemon.proc.pid)
+    assert rows["watcher"] == "running"
+    assert re.fullmatch(r"(\d+m )?\d+s", rows["uptime"]), rows["uptime"]
+    assert re.fullmatch(r".*journal\.db \(\d+(\.\d)? (B|KB|MB)\)", rows["journal"])
+    assert re.fullmatch(r"\d+ \(last seq \d+\)", rows["events"])
+    assert "\x1b[" not in done.stdout  # no colour on a pipe
     assert json.loads(cli(daemon.root, "status", "--json").stdout)["event_count"] >= 1
 
 
@@ -115,11 +116,9 @@ def test_start_status_stop(workspace: Path):
     assert "not running" in cli(workspace, "stop").stdout
 
 
-def test_serve_runs_in_the_foreground_and_logs_to_the_terminal(workspace: Path):
+def test_serve_runs_in_the_foreground_and_ctrl_c_ends_it_with_130(workspace: Path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "editjournal.client.cli", "--workspace", str(workspace), "serve"],
-        stderr=subprocess.PIPE,
-        text=True,
+        [*CLI, "--workspace", str(workspace), "serve"], stderr=subprocess.PIPE, text=True
     )
     try:
         endpoint = wait_until(lambda: live_endpoint(workspace), what="serve to bind")
@@ -127,26 +126,32 @@ def test_serve_runs_in_the_foreground_and_logs_to_the_terminal(workspace: Path):
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=15)
-    assert proc.returncode == 0
+    assert proc.returncode == 130
     assert "serving" in err and "daemon_stopped" not in err  # human lines, not kinds
-    assert "stopped (SIGINT)" in err
+    assert "stopped (SIGINT)" in err and "Traceback" not in err
 
 
-def test_the_command_serve_prints_works_as_printed(workspace: Path):
-    """`make run` does not activate the venv: the hint names the script by its path."""
-    script = Path(sys.executable).with_name("editjournal")
+def test_the_commands_serve_prints_work_as_printed(tmp_path: Path):
+    """`make run` does not activate the venv: the hints name the script by its path,
+    and quote a workspace whose name has spaces."""
+    workspace = tmp_path / "a dir with spaces"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("hello\n")
     proc = subprocess.Popen(
-        [str(script), "--workspace", str(workspace), "serve"], stderr=subprocess.PIPE, text=True
+        [str(SCRIPT), "--workspace", str(workspace), "serve"], stderr=subprocess.PIPE, text=True
     )
     try:
         assert proc.stderr is not None
-        lines = [proc.stderr.readline() for _ in range(3)]
-        status_hint = lines[2].split()
-        assert status_hint[0] in (str(script), "editjournal")
+        lines = [proc.stderr.readline().strip() for _ in range(4)]
+        status_hint, call_hint = lines[2], lines[3]
+        assert shlex.split(status_hint)[0] in (str(SCRIPT), "editjournal")
         wait_until(lambda: live_endpoint(workspace), what="serve to bind")
-        done = subprocess.run(status_hint, capture_output=True, text=True, timeout=30)
-        assert done.returncode == 0, done.stderr
-        assert str(workspace) in done.stdout
+        status = subprocess.run(status_hint, shell=True, capture_output=True, text=True, timeout=30)
+        assert status.returncode == 0, status.stderr
+        assert str(workspace) in status.stdout
+        called = subprocess.run(call_hint, shell=True, capture_output=True, text=True, timeout=30)
+        assert called.returncode == 0, called.stderr
+        assert json.loads(called.stdout)["result"]["content"] == "hello\n"
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=15)
@@ -281,9 +286,9 @@ def test_global_agent_option_names_the_agent(daemon: RunningDaemon):
     # the option wins over EDITJOURNAL_AGENT (cli() sets it to "cli-test")
     done = cli(daemon.root, "--agent", "alice", "read", "g.txt")
     assert done.returncode == 0, done.stderr
-    by_alice = json.loads(cli(daemon.root, "log", "--agent", "alice", "--json").stdout)
+    by_alice = json.loads(cli(daemon.root, "log", "--by", "alice", "--json").stdout)
     assert [(e["kind"], e["path"]) for e in by_alice["events"]] == [("file_read", "g.txt")]
-    by_env = json.loads(cli(daemon.root, "log", "--agent", "cli-test", "--json").stdout)
+    by_env = json.loads(cli(daemon.root, "log", "--by", "cli-test", "--json").stdout)
     assert by_env["events"] == []
     journal = daemon.journal()
     try:

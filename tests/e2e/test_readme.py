@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from editjournal.client.cli import build_parser
+from editjournal.client.cli import cli
 from editjournal.client.connection import read_endpoint
 from tests.conftest import pid_alive, start, wait_until
 
@@ -68,9 +68,7 @@ def test_python_example_runs(workspace: Path):
 
 def test_every_cli_command_is_documented():
     text = README.read_text()
-    parser = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # argparse keeps them here
-    for name in commands:
+    for name in cli.commands:
         assert re.search(rf"`editjournal {name}\b|/ `{name}\b", text), f"{name} not in README"
 
 

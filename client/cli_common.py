@@ -1,0 +1,196 @@
+"""What every `editjournal` command shares: the global options, the client, JSON output.
+
+The global options (`--workspace`, `--agent`, `--timeout`, `--json`) are
+declared on the group *and* on every command, so they work before or after the
+command name (`editjournal --json status`, `editjournal status --workspace X`).
+Their callbacks write into one `Settings` object (the click context's `obj`):
+the group's values first (command line, else environment), then whatever the
+command itself was given. This module holds no command; the command modules
+import it, never `cli.py` (which `python -m` runs as `__main__`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import msgspec
+
+from editjournal.client import Client
+from editjournal.client.connection import require_workspace, workspace_root
+from editjournal.schemas.errors import ErrorCode
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+DEFAULT_TIMEOUT = 30.0
+
+F = TypeVar("F", bound=Callable[..., Any])
+_JSON = msgspec.json.Encoder()
+
+
+@dataclass
+class Settings:
+    """The global options as finally given; `path` is the file a command is about."""
+
+    workspace: str | None = None
+    agent: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    json: bool = False
+    path: str | None = None
+
+    @property
+    def root(self) -> Path:
+        """The workspace, resolved; `WorkspaceNotFound` when it does not exist."""
+        return require_workspace(workspace_root(self.workspace))
+
+
+class BadInput(click.ClickException):
+    """Input the command cannot use (operations that are not JSON, say): exit 2."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.ctx = click.get_current_context(silent=True)  # the command, for its --help
+
+
+def settings() -> Settings:
+    return click.get_current_context().ensure_object(Settings)
+
+
+def check_workspace() -> Path:
+    """The workspace, or `WorkspaceNotFound` (exit 2) before anything else happens."""
+    return settings().root
+
+
+def _store(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A callback that records an option only when it was given (None / False: not)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None and value is not False:
+            setattr(ctx.ensure_object(Settings), name, value)
+        return value
+
+    return callback
+
+
+_GLOBALS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
+    (
+        "--workspace",
+        "EDITJOURNAL_WORKSPACE",
+        {"metavar": "DIR", "help": "Workspace root (env EDITJOURNAL_WORKSPACE; default: .)."},
+    ),
+    (
+        "--agent",
+        "EDITJOURNAL_AGENT",
+        {
+            "metavar": "NAME",
+            "help": "Who is calling, as the journal records it (env EDITJOURNAL_AGENT;"
+            " default: anonymous).",
+        },
+    ),
+    (
+        "--timeout",
+        None,
+        {
+            "metavar": "SECONDS",
+            "type": click.FloatRange(min=0, min_open=True),
+            "help": f"How long to wait for the daemon (default {DEFAULT_TIMEOUT:g}).",
+        },
+    ),
+    ("--json", None, {"is_flag": True, "help": "Print JSON on stdout, errors included."}),
+)
+
+
+def global_options(*, group: bool = False) -> Callable[[F], F]:
+    """Add the global options; only the group's read the environment (so a command's
+    own option beats the group's, which beats the environment)."""
+
+    def decorate(f: F) -> F:
+        for flag, envvar, kwargs in reversed(_GLOBALS):
+            name = flag.removeprefix("--")
+            f = click.option(
+                flag,
+                name,
+                envvar=envvar if group else None,
+                expose_value=False,
+                callback=_store(name),
+                **kwargs,
+            )(f)
+        return f
+
+    return decorate
+
+
+def open_client(*, autostart: bool = True, daemon_options: tuple[str, ...] = ()) -> Client:
+    """A client of the workspace's daemon; says so on stderr when it had to start one."""
+    s = settings()
+    client = Client(
+        s.root, s.agent, autostart=autostart, timeout=s.timeout, daemon_options=daemon_options
+    )
+    if client.started_daemon is not None:
+        started = client.started_daemon
+        click.echo(
+            f"editjournal: started daemon pid {started.pid} for {client.root};"
+            f" `{command_line(client.root, 'stop')}` ends it",
+            err=True,
+        )
+    return client
+
+
+def print_json(value: Any) -> None:
+    """Pretty JSON on stdout (Structs, dicts and lists alike)."""
+    click.echo(msgspec.json.format(_JSON.encode(value), indent=2).decode())
+
+
+def json_line(value: Any) -> str:
+    return _JSON.encode(value).decode()
+
+
+def program() -> str:
+    """How to run this command again: `editjournal` when the shell finds this very
+    script (say, an activated venv), else its full path (`make run` does not activate)."""
+    me = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    found = shutil.which("editjournal")
+    if not me.endswith("editjournal") or (found and os.path.samefile(found, me)):
+        return "editjournal"
+    return me
+
+
+def command_line(root: Path | None, *words: str) -> str:
+    """A command as a person can paste it: quoted, naming the workspace unless it is
+    the current directory (where the command finds it anyway)."""
+    argv = [program(), *words]
+    if root is not None and str(root) != os.path.realpath("."):
+        argv += ["--workspace", str(root)]
+    return shlex.join(argv)
+
+
+def error_object(
+    code: str, message: str, details: dict[str, Any] | None, suggested_action: str | None
+) -> dict[str, Any]:
+    """An error as `--json` prints it."""
+    return {
+        "code": code,
+        "message": message,
+        "details": details or {},
+        "suggested_action": suggested_action,
+    }
+
+
+def bad_input_object(error: click.ClickException) -> dict[str, Any]:
+    """A usage error or unusable input as `--json` prints it (code invalid_params)."""
+    ctx = getattr(error, "ctx", None)
+    where = ctx.command_path if ctx is not None else program()
+    return error_object(
+        ErrorCode.INVALID_PARAMS.value,
+        error.format_message(),
+        {},
+        f"`{where} --help` shows what it takes",
+    )

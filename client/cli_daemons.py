@@ -1,0 +1,311 @@
+"""The lifecycle commands: `serve`, `start`, `stop`, `list`.
+
+`serve` and `start` take the same daemon options from one table
+(`DAEMON_OPTIONS`), turned into the daemon's argv by `daemon_argv`, so an
+option a limit error tells the user to raise (`--max-file-size`) works with
+both. Every command checks the workspace exists before anything else: a typo
+creates nothing and leaves no daemon behind. `serve` replaces this process by
+the daemon (`os.execv`), started from "/" like every daemon (see
+`editjournal.client.connection`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import msgspec
+
+from editjournal.client import Client
+from editjournal.client.cli_common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    command_line,
+    global_options,
+    print_json,
+    settings,
+)
+from editjournal.client.cli_help import verbatim
+from editjournal.client.connection import (
+    DAEMON_CWD,
+    daemon_command,
+    live_endpoint,
+    running_daemons,
+    start_daemon,
+    state_dir,
+)
+from editjournal.client.errors import RequestError
+from editjournal.client.render import daemon_rows, emit
+from editjournal.schemas.endpoint import PID_FILE, Endpoint
+from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.units import UnitError, parse_size
+
+F = TypeVar("F", bound=Callable[..., Any])
+LIST_STATUS_TIMEOUT = 5.0
+
+
+class SizeType(click.ParamType):
+    """Bytes, or a number with a unit: 16MiB, 20MB (schemas.units.parse_size)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except UnitError as e:
+            self.fail(str(e), param, ctx)
+
+
+SECONDS = click.FloatRange(min=0, min_open=True)
+
+
+@dataclass(frozen=True)
+class DaemonOption:
+    """One option of the daemon, as `serve` and `start` take it."""
+
+    flag: str
+    help: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def argv(self, value: Any) -> list[str]:
+        if self.kwargs.get("is_flag"):
+            return [self.flag] if value else []
+        values = value if self.kwargs.get("multiple") else [] if value is None else [value]
+        return [arg for v in values for arg in (self.flag, str(v))]
+
+
+DAEMON_OPTIONS = (
+    DaemonOption(
+        "--max-file-size",
+        "Largest file served: bytes or with a unit, e.g. 16MiB (default 8 MiB).",
+        {"type": SizeType(), "metavar": "SIZE"},
+    ),
+    DaemonOption("--no-watch", "Do not watch for outside changes.", {"is_flag": True}),
+    DaemonOption(
+        "--ignore",
+        "A gitignore-style pattern the watcher ignores (repeatable).",
+        {"multiple": True, "metavar": "PATTERN"},
+    ),
+    DaemonOption(
+        "--poll-interval",
+        "Rescan interval while the kernel refuses to watch (default 2).",
+        {"type": SECONDS, "metavar": "SECONDS"},
+    ),
+    DaemonOption(
+        "--watch-retry",
+        "How often to try watching again after a refusal (default 30).",
+        {"type": SECONDS, "metavar": "SECONDS"},
+    ),
+    DaemonOption(
+        "--log-level",
+        "What daemon.log keeps; debug adds a line per event (default info).",
+        {"type": click.Choice(["debug", "info", "warning"])},
+    ),
+    DaemonOption(
+        "--log-max-bytes",
+        "daemon.log rotates past this size, keeping 3 old files; 0 never (default 10MiB).",
+        {"type": SizeType(), "metavar": "SIZE"},
+    ),
+)
+
+
+def daemon_options(f: F) -> F:
+    for option in reversed(DAEMON_OPTIONS):
+        f = click.option(option.flag, help=option.help, **option.kwargs)(f)
+    return f
+
+
+def daemon_argv(values: Mapping[str, Any]) -> list[str]:
+    """The daemon's command-line options for the values of `DAEMON_OPTIONS`."""
+    return [arg for option in DAEMON_OPTIONS for arg in option.argv(values.get(option.name))]
+
+
+def already_serving(root: Path, endpoint: Endpoint) -> RequestError:
+    return RequestError.local(
+        ErrorCode.DAEMON_ALREADY_RUNNING,
+        f"pid {endpoint.pid} already serves {root} on {endpoint.socket}",
+        workspace=str(root),
+        pid=endpoint.pid,
+    )
+
+
+# --- serve, start --------------------------------------------------------------------------
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal serve
+  editjournal serve --workspace "a dir with spaces" --max-file-size 16MiB"""
+    )
+)
+@daemon_options
+@global_options()
+def serve(**options: Any) -> int:
+    """Run the daemon in this terminal.
+
+    Event lines go to stderr; Ctrl-C stops it (exit 130). Exits 3 when another
+    daemon already serves the workspace."""
+    root = settings().root
+    running = live_endpoint(root)
+    if running is not None:
+        raise already_serving(root, running)
+    emit(
+        [
+            f"editjournal: serving {root} in the foreground (Ctrl-C stops it)",
+            "  talk to it from another terminal:",
+            f"    {command_line(root, 'status')}",
+            f'    echo \'{{"path": "README.md", "hashes": true}}\' |'
+            f" {command_line(root, 'call', 'read_file')}",
+        ],
+        err=True,
+    )
+    os.chdir(DAEMON_CWD)  # never run the daemon from inside the workspace
+    command = daemon_command(root, "--log-stderr", *daemon_argv(options))
+    os.execv(command[0], command)
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal start
+  editjournal start --workspace ~/src/app --max-file-size 16MiB --ignore '*.log'"""
+    )
+)
+@daemon_options
+@global_options()
+def start(**options: Any) -> int:
+    """Start a background daemon.
+
+    Takes the same daemon options as `serve`. Does nothing when a daemon already
+    serves the workspace (which keeps its own options)."""
+    s = settings()
+    root = s.root
+    argv = daemon_argv(options)
+    running = live_endpoint(root)
+    endpoint = running or start_daemon(root, s.timeout, argv)
+    if s.json:
+        print_json({"started": running is None, **msgspec.to_builtins(endpoint)})
+        return EXIT_OK
+    if running is None:
+        emit(f"started: pid {endpoint.pid} serves {root} on {endpoint.socket}")
+        return EXIT_OK
+    emit(f"already running: pid {running.pid} serves {root} on {running.socket}")
+    if argv:
+        emit(
+            f"editjournal: options not applied ({' '.join(argv)}); to apply them:"
+            f" {command_line(root, 'stop')} first",
+            err=True,
+        )
+    return EXIT_OK
+
+
+# --- stop, list ----------------------------------------------------------------------------
+
+
+def stop_daemon(endpoint: Endpoint, timeout: float) -> bool:
+    """SIGTERM the daemon and wait until it has journaled its stop and left."""
+    root = Path(endpoint.workspace)
+    try:
+        os.kill(endpoint.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not (state_dir(root) / PID_FILE).exists() and live_endpoint(root) is None:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal stop
+  editjournal stop --all"""
+    )
+)
+@click.option("--all", "all_", is_flag=True, help="Stop every daemon this user runs.")
+@global_options()
+def stop(all_: bool) -> int:
+    """Stop the workspace's daemon (--all: every daemon).
+
+    Sends SIGTERM and waits until the daemon has journaled its stop and left;
+    --all stops every daemon `editjournal list` shows."""
+    s = settings()
+    if all_:
+        targets = running_daemons()
+    else:
+        endpoint = live_endpoint(s.root)
+        targets = [endpoint] if endpoint else []
+    results = [(e, stop_daemon(e, s.timeout)) for e in targets]
+    if s.json:
+        print_json([{"pid": e.pid, "workspace": e.workspace, "stopped": ok} for e, ok in results])
+    elif not targets:
+        emit("not running: no daemon runs" if all_ else f"not running: no daemon serves {s.root}")
+    for endpoint, ok in results:
+        if not ok:
+            emit(f"pid {endpoint.pid} did not stop within {s.timeout:g} s", err=True)
+        elif not s.json:
+            emit(f"stopped: pid {endpoint.pid}" + (f" ({endpoint.workspace})" if all_ else ""))
+    return EXIT_OK if all(ok for _, ok in results) else EXIT_ERROR
+
+
+def event_count(endpoint: Endpoint, timeout: float) -> int | None:
+    """What the daemon says its event count is; None when it does not answer."""
+    try:
+        with Client(endpoint.workspace, autostart=False, timeout=timeout) as client:
+            return client.status().event_count
+    except RequestError:
+        return None
+
+
+@click.command(
+    "list",
+    epilog=verbatim(
+        """Examples:
+  editjournal list
+  editjournal list --json"""
+    ),
+)
+@global_options()
+def list_daemons() -> int:
+    """The daemons this user runs: workspace, pid, uptime, events."""
+    s = settings()
+    timeout = min(s.timeout, LIST_STATUS_TIMEOUT)
+    found = [(e, event_count(e, timeout)) for e in running_daemons()]
+    now_ms = int(time.time() * 1000)
+    if s.json:
+        print_json(
+            [
+                {
+                    "workspace": e.workspace,
+                    "pid": e.pid,
+                    "uptime_s": (now_ms - e.started_at_ms) / 1000 if e.started_at_ms else None,
+                    "events": events,
+                    "socket": e.socket,
+                    "version": e.version,
+                }
+                for e, events in found
+            ]
+        )
+    elif found:
+        emit(daemon_rows(found, now_ms))
+    else:
+        emit("no daemons running")
+    return EXIT_OK
+
+
+COMMANDS = (serve, start, stop, list_daemons)

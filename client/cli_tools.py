@@ -1,0 +1,352 @@
+"""The commands that talk to a daemon: status, read, edit, patch, log, watch, agent-status, call.
+
+Each parses its options, makes one client call and renders the result (as
+JSON with `--json`); errors travel up as `RequestError` to `cli.main`, which
+shows them and picks the exit code. Every command but `status` starts a
+daemon when none serves the workspace (and says so on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import click
+
+from editjournal.client.cli_common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    BadInput,
+    check_workspace,
+    global_options,
+    json_line,
+    open_client,
+    print_json,
+    settings,
+)
+from editjournal.client.cli_help import CALL_EPILOG, EDIT_EPILOG, verbatim
+from editjournal.client.render import (
+    agent_status_lines,
+    edit_lines,
+    emit,
+    event_line,
+    patch_lines,
+    status_lines,
+)
+from editjournal.schemas.events import AnyEvent
+from editjournal.schemas.tools import TOOL_PARAMS
+from editjournal.schemas.wire import PublishedEvent
+
+EVENT_KINDS = [kind.__struct_config__.tag for kind in typing.get_args(AnyEvent)]
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal status
+  editjournal status --workspace ~/src/app --json"""
+    )
+)
+@global_options()
+def status() -> int:
+    """What the daemon knows.
+
+    Events, files, agents, journal size, watcher state. Never starts a daemon:
+    exits 2 when none serves the workspace."""
+    with open_client(autostart=False) as client:
+        result = client.status()
+    if settings().json:
+        print_json(result)
+    else:
+        emit(status_lines(result))
+    return EXIT_OK
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal read src/app.py --hashes --range 10-40
+  editjournal read src/app.py --since 42"""
+    )
+)
+@click.argument("path", type=click.Path())  # relative to the workspace, not checked here
+@click.option("--hashes", is_flag=True, help="Show LINE#ANCHOR|text rows, the anchors to edit by.")
+@click.option("--range", "range_", metavar="START-END", help="Lines, 1-based, inclusive.")
+@click.option(
+    "--since",
+    type=click.IntRange(min=0),
+    metavar="VERSION",
+    help="Only what changed since this version, with fresh anchors.",
+)
+@global_options()
+def read(path: str, hashes: bool, range_: str | None, since: int | None) -> int:
+    """Read a file (journaled).
+
+    The read becomes your snapshot of the file: what your anchors refer to. The
+    content goes to stdout, its version and sha256 to stderr."""
+    s = settings()
+    s.path = path
+    with open_client() as client:
+        result = client.read_file(path, hashes=hashes, range=range_, since_version=since)
+    if s.json:
+        print_json(result)
+        return EXIT_OK
+    if result.since_version is not None:
+        body = "(unchanged)" if result.unchanged else (result.delta or result.content)
+    else:
+        body = (result.rendered or "") if hashes else result.content.rstrip("\r\n")
+    emit(body)
+    shown = f"lines {result.start_line}-{result.end_line} of {result.line_count}"
+    more = ", truncated" if result.truncated else ""
+    emit(
+        f"-- {result.file_path} version {result.version} sha256 {result.sha256[:12]}"
+        f" ({shown}{more}, eol {result.eol})",
+        err=True,
+    )
+    return EXIT_OK
+
+
+@click.command(epilog=EDIT_EPILOG)
+@click.argument("path", type=click.Path())  # relative to the workspace, not checked here
+@click.option(
+    "--ops-file",
+    default="-",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The operations as JSON (default -: stdin).",
+)
+@click.option(
+    "--skip-safety-check",
+    is_flag=True,
+    help="Write even when the edit looks like a mistake (an unbalanced bracket, say).",
+)
+@global_options()
+def edit(path: str, ops_file: str, skip_safety_check: bool) -> int:
+    """Apply anchored operations to a file, all or nothing."""
+    s = settings()
+    s.path = path
+    check_workspace()  # a mistyped workspace fails before anyone types operations
+    operations = read_operations(ops_file)
+    with open_client() as client:
+        result = client.edit(path, operations, skip_safety_check=skip_safety_check)
+        warnings = client.last_response.warnings if client.last_response else []
+    if s.json:
+        print_json(result)
+        return EXIT_OK
+    for warning in warnings:
+        emit(f"warning: {warning}", err=True)
+    emit(edit_lines(result))
+    return EXIT_OK
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal patch src/app.py fix.diff --base "$(sha256sum < src/app.py | cut -d' ' -f1)"
+  git diff -- src/app.py | editjournal patch src/app.py - --base 3a7b...e2 --rebase"""
+    )
+)
+@click.argument("path", type=click.Path())  # relative to the workspace, not checked here
+@click.argument(
+    "diff_file", default="-", type=click.Path(dir_okay=False, allow_dash=True), metavar="DIFF"
+)
+@click.option(
+    "--base",
+    required=True,
+    metavar="SHA256",
+    help="SHA-256 of the content the diff was made from (`read --json` shows it as sha256).",
+)
+@click.option(
+    "--rebase",
+    is_flag=True,
+    help="Apply over newer content when none of the lines the diff relies on changed since.",
+)
+@click.option(
+    "--skip-safety-check",
+    is_flag=True,
+    help="Write even when the result looks like a mistake (an unbalanced bracket, say).",
+)
+@global_options()
+def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check: bool) -> int:
+    """Apply a unified diff to a file, guarded by its content hash (safe_patch).
+
+    DIFF is a file or - for stdin (the default). The diff applies only to the
+    content whose SHA-256 is --base; hunks are found by their context, whatever
+    their line numbers say, and land all or nothing."""
+    s = settings()
+    s.path = path
+    check_workspace()
+    where = "on stdin" if diff_file == "-" else f"in {diff_file}"
+    diff = _read_stdin("a unified diff") if diff_file == "-" else _read_file(diff_file)
+    if not diff.strip():
+        raise BadInput(f"no diff {where}")
+    with open_client() as client:
+        result = client.safe_patch(
+            path, diff, base, rebase=rebase, include_content=False,
+            skip_safety_check=skip_safety_check,
+        )  # fmt: skip
+    if s.json:
+        print_json(result)
+        return EXIT_OK
+    emit(patch_lines(result))
+    return EXIT_OK
+
+
+def read_operations(source: str) -> list[Any]:
+    """The operations from a file or stdin: a JSON list, or {"operations": [...]}."""
+    where = "on stdin" if source == "-" else f"in {source}"
+    text = _read_stdin("operations as JSON") if source == "-" else _read_file(source)
+    if not text.strip():
+        raise BadInput(f"no operations {where}; `editjournal edit --help` shows the format")
+    try:
+        loaded = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"operations {where} are not JSON: {e}") from e
+    operations = loaded.get("operations") if isinstance(loaded, dict) else loaded
+    if not isinstance(operations, list):
+        raise BadInput(f'operations {where} must be a JSON list, or {{"operations": [...]}}')
+    return operations
+
+
+def _read_stdin(what: str) -> str:
+    if sys.stdin is None:
+        return ""
+    if sys.stdin.isatty():
+        click.echo(f"editjournal: reading {what} from stdin; end with Ctrl-D", err=True)
+    return sys.stdin.read()
+
+
+def _read_file(source: str) -> str:
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8"
+        raise BadInput(f"cannot read {source}: {why}") from e
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal log --limit 20
+  editjournal log --path src/app.py --by alice --kind edit_rejected
+  editjournal log --after-seq 120 --json"""
+    )
+)
+@click.option("--path", metavar="PATH", help="Only events about this file.")
+@click.option("--by", metavar="AGENT", help="Only this agent's events.")
+@click.option("--kind", type=click.Choice(EVENT_KINDS), help="Only events of this kind.")
+@click.option(
+    "--after-seq", type=click.IntRange(min=0), default=0, metavar="SEQ", help="Only after SEQ."
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1, max=100_000),
+    default=50,
+    show_default=True,
+    help="At most this many events.",
+)
+@global_options()
+def log(path: str | None, by: str | None, kind: str | None, after_seq: int, limit: int) -> int:
+    """The journal, oldest first.
+
+    One line per event: seq, time, agent, kind, what happened."""
+    with open_client() as client:
+        result = client.log(path=path, agent=by, kind=kind, after_seq=after_seq, limit=limit)
+    if settings().json:
+        print_json(result)
+        return EXIT_OK
+    for entry in result.events:
+        shown = PublishedEvent(
+            seq=entry.seq,
+            ts=entry.ts,
+            kind=entry.kind,
+            agent=entry.agent,
+            path=entry.path,
+            summary=entry.summary,
+        )
+        emit(event_line(shown, with_time=True))
+    return EXIT_OK
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal watch
+  editjournal watch src/app.py --count 1 --json"""
+    )
+)
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--count", type=click.IntRange(min=0), default=0, help="Exit after N events.")
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Exit after this long without an event.",
+)
+@global_options()
+def watch(paths: tuple[str, ...], count: int, idle_timeout: float | None) -> int:
+    """Print committed events live.
+
+    All events, or those about PATHs, until Ctrl-C (or --count, --idle-timeout).
+    With --json, one JSON object per line."""
+    as_json = settings().json
+    with open_client() as client, client.subscribe(list(paths) or None) as subscription:
+        for n, event in enumerate(subscription.events(idle_timeout), start=1):
+            emit(json_line(event) if as_json else event_line(event))
+            sys.stdout.flush()
+            if count and n >= count:
+                break
+    return EXIT_OK
+
+
+@click.command(
+    "agent-status",
+    epilog=verbatim(
+        """Examples:
+  editjournal agent-status alice
+  editjournal agent-status --agent alice --json"""
+    ),
+)
+@click.argument("of", metavar="[AGENT]", required=False)
+@global_options()
+def agent_status(of: str | None) -> int:
+    """Files an agent has seen, and which are stale.
+
+    AGENT defaults to the caller (--agent)."""
+    with open_client() as client:
+        result = client.agent_status(of)
+    if settings().json:
+        print_json(result)
+    else:
+        emit(agent_status_lines(result))
+    return EXIT_OK
+
+
+def _complete_method(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    return [m for m in TOOL_PARAMS if m.startswith(incomplete)]
+
+
+@click.command(epilog=CALL_EPILOG)
+@click.argument("method", shell_complete=_complete_method)
+@global_options()
+def call(method: str) -> int:
+    """Send any method; params and reply as JSON.
+
+    Params as a JSON object on stdin, the response envelope as JSON on stdout."""
+    raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    try:
+        params = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as e:
+        raise BadInput(f"params on stdin are not JSON: {e}") from e
+    if not isinstance(params, dict):
+        raise BadInput("params on stdin must be a JSON object")
+    with open_client() as client:
+        response = client.call(method, params)
+    print_json(response)
+    return EXIT_OK if response.ok else EXIT_ERROR
+
+
+COMMANDS = (status, read, edit, patch, log, watch, agent_status, call)

@@ -1,0 +1,243 @@
+"""How results and errors read to a person at a terminal (the `--json` output is elsewhere).
+
+Only text: nothing here talks to a daemon or decides an exit code. Colour is
+used only when the stream is a terminal and `NO_COLOR` is unset or empty
+(https://no-color.org). An error is shown with what it refers to — a stale
+edit's conflicts and delta with fresh anchors, a low-entropy line's neighbour
+anchors, an ambiguous anchor's candidates — since a person, unlike an agent,
+never sees `details`; the daemon's messages name `details.x` for agents, so
+those references are reworded to point at what is printed below them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import click
+
+from editjournal.client.errors import RequestError
+from editjournal.schemas.endpoint import Endpoint
+from editjournal.schemas.tools import (
+    AgentStatusResult,
+    EditResult,
+    SafePatchResult,
+    StatusResult,
+)
+from editjournal.schemas.units import format_duration, format_size
+from editjournal.schemas.wire import PublishedEvent
+
+INDENT = "  "
+
+
+def colour_enabled(stream: IO[str]) -> bool:
+    return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def emit(lines: str | list[str], *, err: bool = False) -> None:
+    """Print, keeping ANSI styles only where colour is wanted."""
+    stream = sys.stderr if err else sys.stdout
+    text = lines if isinstance(lines, str) else "\n".join(lines)
+    click.echo(text, err=err, color=colour_enabled(stream))
+
+
+def aligned(rows: list[tuple[str, str]]) -> list[str]:
+    """`label   value` rows, the values in one column."""
+    width = max((len(label) for label, _ in rows), default=0)
+    return [f"{click.style(label.ljust(width), bold=True)}  {value}" for label, value in rows]
+
+
+# --- results ---------------------------------------------------------------------------
+
+
+def status_lines(result: StatusResult) -> list[str]:
+    return aligned(
+        [
+            ("workspace", result.workspace),
+            ("pid", str(result.pid)),
+            ("version", result.version),
+            ("uptime", format_duration(result.uptime_s)),
+            ("events", f"{result.event_count} (last seq {result.last_seq})"),
+            ("files", f"{result.known_files} known"),
+            ("agents", str(result.agents)),
+            ("journal", f"{result.journal_path} ({format_size(result.journal_bytes)})"),
+            ("watcher", watcher_words(result.watcher)),
+            ("log", result.log_path),
+            ("socket", result.socket),
+            ("events socket", result.events_socket),
+            ("state digest", result.state_digest),
+        ]
+    )
+
+
+def watcher_words(watcher: dict[str, Any]) -> str:
+    """The watcher's state as a person would say it, coloured by how well it goes."""
+    state = watcher.get("state", "disabled")
+    poll = watcher.get("poll_interval_s")
+    polling = f"polling every {poll:g} s" if poll else "polling"
+    if state == "running":
+        return click.style("running", fg="green")
+    if state == "degraded":
+        unwatched = watcher.get("unwatched_dirs", 0)
+        words = f"degraded: {unwatched} directories unwatched" + (f", {polling}" if poll else "")
+        return click.style(words, fg="yellow")
+    if state == "failed":
+        why = watcher.get("error")
+        return click.style(polling + (f" ({why})" if why else ""), fg="yellow")
+    return state
+
+
+def event_line(event: PublishedEvent, *, with_time: bool = False) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M:%S  ", time.localtime(event.ts / 1000))
+    kind = click.style(f"{event.kind:<16}", fg="cyan")
+    return (
+        f"{event.seq:>6}  {when if with_time else ''}{event.agent or '-':<16} {kind} "
+        f"{event.summary}"
+    )
+
+
+def edit_lines(result: EditResult) -> list[str]:
+    lines = [
+        f"{result.message}: {result.file_path} version {result.version}",
+        f"lines {result.lines_before} -> {result.lines_after} ({result.net_change:+d})",
+    ]
+    if result.rebased_from_version is not None:
+        lines.append(f"carried over others' changes since version {result.rebased_from_version}")
+    lines += [f"auto-corrected: {c.detail}" for c in result.auto_corrections]
+    return [*lines, result.diff]
+
+
+def patch_lines(result: SafePatchResult) -> list[str]:
+    state = result.latest_file_state
+    lines = [
+        f"{result.message}: {state.file_path} version {state.version} sha256 {state.sha256}",
+        f"lines {result.lines_before} -> {result.lines_after} ({result.net_change:+d})",
+    ]
+    for hunk in result.hunks:
+        if hunk.offset:
+            lines.append(
+                f"hunk {hunk.hunk} ({hunk.header}) applied at line {hunk.applied_line},"
+                f" {hunk.offset:+d} from the line it states"
+            )
+    if result.rebased_from_version is not None:
+        lines.append(f"carried over others' changes since version {result.rebased_from_version}")
+    lines += [f"auto-corrected: {c.detail}" for c in result.auto_corrections]
+    return [*lines, result.diff]
+
+
+def agent_status_lines(result: AgentStatusResult) -> list[str]:
+    lines = [f"{result.agent}: {len(result.files)} files seen, {result.stale_files} stale"]
+    for seen in result.files:
+        state = (
+            "current"
+            if seen.current
+            else click.style(f"STALE ({len(seen.changed_since)} changes since)", fg="yellow")
+        )
+        lines.append(f"{INDENT}{seen.path}  saw version {seen.version_seen}  {state}")
+        for change in seen.changed_since:
+            who = change["agent"] or "outside"
+            lines.append(f"{INDENT * 3}seq {change['seq']} {change['kind']} by {who}")
+    return lines
+
+
+def daemon_rows(daemons: list[tuple[Endpoint, int | None]], now_ms: int) -> list[str]:
+    """`editjournal list`: one row per daemon, under a header."""
+    rows = [("WORKSPACE", "PID", "UPTIME", "EVENTS")]
+    for endpoint, events in daemons:
+        started = endpoint.started_at_ms
+        uptime = format_duration((now_ms - started) / 1000) if started else "?"
+        rows.append(
+            (endpoint.workspace, str(endpoint.pid), uptime, "?" if events is None else str(events))
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[3]])
+        for row in rows
+    ]
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+_SHOWN_BELOW = {
+    "delta": "the delta below",
+    "problems": "the problems below",
+    "neighbor_anchors": "the neighbour anchors below",
+    "candidates": "the candidates below",
+    "safety_warnings": "the warnings below",
+    "conflicts": "the conflicts below",
+}
+
+
+def plain_message(message: str) -> str:
+    """The daemon's message with `details.x` references pointed at what is printed."""
+    return re.sub(r"details\.(\w+)", lambda m: _SHOWN_BELOW.get(m.group(1), m.group(0)), message)
+
+
+def error_lines(error: RequestError, suggestion: str | None) -> list[str]:
+    """An error as a person reads it: code and message, what it refers to, what to do."""
+    head = click.style(f"editjournal: {error.code}:", fg="red", bold=True)
+    lines = [f"{head} {plain_message(error.message)}"]
+    for key, show in _DETAIL_VIEWS.items():
+        if error.details.get(key):
+            lines += list(show(error.details[key]))
+    if suggestion:
+        lines.append(f"{INDENT}suggested action: {suggestion}")
+    return lines
+
+
+def _conflicts(conflicts: list[dict[str, Any]]) -> Iterator[str]:
+    yield f"{INDENT}conflicts (the changes your anchors missed):"
+    for c in conflicts:
+        who = c.get("agent") or "an outside writer"
+        lines = ", ".join(map(str, c.get("lines", [])))
+        yield f"{INDENT * 2}seq {c['seq']}  {who}  {c['kind']}  line(s) {lines}"
+
+
+def _delta(delta: dict[str, Any]) -> Iterator[str]:
+    yield (
+        f"{INDENT}delta from version {delta.get('from_version')} to {delta.get('to_version')}"
+        " (new lines with fresh anchors):"
+    )
+    for row in str(delta.get("diff", "")).splitlines():
+        colour = {"+": "green", "-": "red", "@": "cyan"}.get(row[:1])
+        yield INDENT * 2 + (click.style(row, fg=colour) if colour else row)
+
+
+def _neighbours(anchors: list[str]) -> Iterator[str]:
+    yield f"{INDENT}neighbour anchors: {'  '.join(anchors)}"
+
+
+def _candidates(candidates: list[dict[str, Any]]) -> Iterator[str]:
+    yield f"{INDENT}candidates:"
+    for c in candidates:
+        yield f"{INDENT * 2}line {c['line']}: {c.get('preview', '')!r}"
+
+
+def _warnings(warnings: list[dict[str, Any]]) -> Iterator[str]:
+    """Each finding, by operation (0: the edit as a whole); one alone is the message."""
+    if len(warnings) < 2:
+        return
+    yield f"{INDENT}safety warnings:"
+    for w in warnings:
+        where = f"operation {w['operation']}" if w.get("operation") else "the whole edit"
+        yield f"{INDENT * 2}{where}: {w.get('message')}"
+
+
+def _problems(problems: list[dict[str, Any]]) -> Iterator[str]:
+    yield f"{INDENT}problems:"
+    for n, p in enumerate(problems, start=1):
+        yield f"{INDENT * 2}{n}. {p.get('code')}: {plain_message(str(p.get('message')))}"
+
+
+_DETAIL_VIEWS: dict[str, Callable[[Any], Iterator[str]]] = {
+    "conflicts": _conflicts,
+    "delta": _delta,
+    "neighbor_anchors": _neighbours,
+    "candidates": _candidates,
+    "safety_warnings": _warnings,
+    "problems": _problems,
+}

@@ -1,0 +1,87 @@
+"""Running the real `editjournal` command: as a process, on pipes or on a pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+CLI = [sys.executable, "-m", "editjournal.client.cli"]
+BIN = Path(sys.executable).parent
+SCRIPT = BIN / "editjournal"
+TIMEOUT = 60
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The test's environment without EDITJOURNAL_* settings, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EDITJOURNAL_")}
+    env.pop("NO_COLOR", None)
+    return {**env, **extra}
+
+
+def cli(
+    root: Path | None,
+    *args: str,
+    stdin: str | None = None,
+    agent: str = "cli-test",
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`editjournal --workspace ROOT ARGS...` (no --workspace when root is None)."""
+    workspace = ["--workspace", str(root)] if root is not None else []
+    return subprocess.run(
+        [*CLI, *workspace, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env or cli_env(EDITJOURNAL_AGENT=agent),
+    )
+
+
+def read_until(stream: IO[str], needle: str, timeout: float = 20.0) -> str:
+    """Read `stream` (a pipe) until `needle` appears; fail after `timeout` seconds."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"{needle!r} did not appear within {timeout:g} s: {seen!r}")
+        ready, _, _ = select.select([stream], [], [], min(left, 0.2))
+        if ready:
+            chunk = os.read(stream.fileno(), 4096).decode()
+            if not chunk:
+                raise AssertionError(f"stream closed before {needle!r} appeared: {seen!r}")
+            seen += chunk
+    return seen
+
+
+def run_on_terminal(argv: Sequence[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run with stdout and stderr on a pseudo-terminal: its exit code and what it showed."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every writer of the terminal has closed it
+                    break
+                if not chunk:
+                    break
+                out += chunk
+        else:
+            proc.kill()
+            raise AssertionError(f"{argv} did not finish within {TIMEOUT} s")
+        return proc.wait(TIMEOUT), out.decode()
+    finally:
+        os.close(master)
