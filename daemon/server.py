@@ -21,20 +21,28 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import msgspec
 import zmq
 
-from editjournal.daemon.handlers import Context, DaemonInfo, Handler, Outcome, Write, registry
+from editjournal.daemon.handlers import (
+    ABSENT,
+    Context,
+    DaemonInfo,
+    Handler,
+    Outcome,
+    Write,
+    registry,
+)
 from editjournal.daemon.journal import Journal, JournalError
+from editjournal.daemon.logs import EVENTS
 from editjournal.daemon.outside import Observation
 from editjournal.daemon.publisher import Publisher
 from editjournal.daemon.runfiles import (
     acquire_lock,
-    ensure_private_dir,
+    ensure_state_dir,
     make_endpoint,
     remove_run_files,
     socket_path,
@@ -57,6 +65,7 @@ POLL_MS = 100
 MAX_AGENT_LEN = 200
 
 log = logging.getLogger("editjournal")
+events_log = logging.getLogger(EVENTS)
 _REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
 _LOOSE_DECODER = msgspec.msgpack.Decoder()
 _RESPONSE_ENCODER = msgspec.msgpack.Encoder()
@@ -75,7 +84,7 @@ class Server:
     def __init__(self, workspace: Workspace, watch: WatchSettings | None = None) -> None:
         """`watch=None`: outside changes are noticed only when a file is accessed."""
         self.workspace = workspace
-        self.state_dir = ensure_private_dir(workspace.state_dir)
+        self.state_dir = ensure_state_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
         self.state: State = fold(self.journal.records())
@@ -111,15 +120,7 @@ class Server:
             stale.unlink(missing_ok=True)
         self.router.bind(self.address)
         self.publisher = Publisher(self._zmq, self.info.events_socket)
-        self._record_now(
-            None,
-            DaemonStarted(
-                pid=self.info.pid,
-                workspace=str(self.workspace.root),
-                version=VERSION,
-                socket=self.address,
-            ),
-        )
+        self._record_now(None, self._started_event())
         if self._watch is not None:
             self.watching = Watching(self.workspace, self._zmq, self._watch)
             self.watching.start()  # first, so nothing slips between the check and the watch
@@ -136,6 +137,20 @@ class Server:
         finally:
             self._shutdown()
 
+    def _started_event(self) -> DaemonStarted:
+        """`daemon_started`, saying so when the run before it never journaled its stop."""
+        unclean = _unclean_previous_run(self.journal)
+        pid, last_seen = unclean if unclean is not None else (None, None)
+        return DaemonStarted(
+            pid=self.info.pid,
+            workspace=str(self.workspace.root),
+            version=VERSION,
+            socket=self.address,
+            previous_unclean=unclean is not None,
+            previous_pid=pid,
+            previous_last_seen_ms=last_seen,
+        )
+
     def _watch_health(self) -> dict[str, Any]:
         if self.watching is None:
             return {"state": "disabled"}
@@ -143,6 +158,11 @@ class Server:
 
     def request_stop(self, reason: str) -> None:
         self._stopping = reason
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the daemon stopped or is stopping (a signal's name), if it is."""
+        return self._stopping
 
     def _install_signal_handlers(self) -> None:
         def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -219,8 +239,11 @@ class Server:
             log.error("%s; the state is rebuilt from the journal", e)
             self.state = fold(self.journal.records())
             raise
-        for record in records:
-            log.info("%d %s %s", record.seq, record.agent or "-", record.event.summary())
+        if events_log.isEnabledFor(logging.DEBUG):  # no summary() built for nothing
+            for record in records:
+                events_log.debug(
+                    "%d %s %s", record.seq, record.agent or "-", record.event.summary()
+                )
         if self.publisher is not None:
             self.publisher.publish(records)
 
@@ -321,7 +344,7 @@ class Server:
             if write.based_on is None:
                 continue
             found = self.workspace.fingerprint(write.path)
-            if found is None or found.sha256 != write.based_on:
+            if (found.sha256 if found is not None else ABSENT) != write.based_on:
                 log.info("%s changed on disk during a write; planning it again", write.path)
                 return False
         return True
@@ -331,7 +354,10 @@ class Server:
         prepared: list[PreparedWrite] = []
         try:
             for write in outcome.writes:
-                prepared.append(self.workspace.prepare_write(write.path, write.data))
+                if write.data is None:
+                    prepared.append(self.workspace.prepare_delete(write.path))
+                else:
+                    prepared.append(self.workspace.prepare_write(write.path, write.data))
         except ToolError as e:
             for done in prepared:
                 done.discard()
@@ -413,6 +439,19 @@ class Server:
             log.error("daemon_stopped could not be journaled")
 
 
+def _unclean_previous_run(journal: Journal) -> tuple[int | None, int] | None:
+    """(pid, ts of its last event) of the previous run when its last event is not
+    `daemon_stopped` — killed, crashed or cut off by a power loss; None after a clean
+    stop or on a new journal. Read from the journal, not from leftover run files, so
+    it holds even when the machine itself went down."""
+    last = list(journal.records(newest_first=True, limit=1))
+    if not last or isinstance(last[0].event, DaemonStopped):
+        return None
+    found = list(journal.records(kind="daemon_started", newest_first=True, limit=1))
+    started = found[0].event if found else None
+    return (started.pid if isinstance(started, DaemonStarted) else None), last[0].ts
+
+
 def _loose_id(payload: bytes) -> int | str | None:
     """The request id, if the frame is a map that has a usable one."""
     try:
@@ -435,15 +474,3 @@ def _unrecorded(response: Response, cause: JournalError) -> Response:
         {"seq": response.seq} if response.seq is not None else {},
     )
     return _error_response(response.id, error.to_wire())
-
-
-def configure_logging(state_dir: Path, to_terminal: bool) -> None:
-    """daemon.log always; the terminal too under `editjournal serve`."""
-    handlers: list[logging.Handler] = [logging.FileHandler(state_dir / LOG_FILE)]
-    if to_terminal:
-        handlers.append(logging.StreamHandler())
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
-    for handler in handlers:
-        handler.setFormatter(fmt)
-        log.addHandler(handler)
-    log.setLevel(logging.INFO)

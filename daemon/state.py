@@ -42,8 +42,8 @@ class FileInfo:
 
     @property
     def baseline_continuity(self) -> str:
-        """ "clean" while only `edit` ever wrote the file, "mixed" once anything else did."""
-        return "clean" if set(self.writers) <= {"edit"} else "mixed"
+        """ "clean" while one writer type wrote the file, "mixed" once a second one did."""
+        return "clean" if len(set(self.writers)) <= 1 else "mixed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +95,12 @@ class State:
         self._see(record, event.path, event.sha256, event.lines, event.unseen)
 
     def _apply_write(self, record: Record, event: EditApplied) -> None:
-        """A tool's write: new content, a writer, and the writer's own snapshot."""
-        self._observe_content(
-            record.seq, event.path, event.after_sha256, event.size, event.line_count, event.writer
-        )
-        self._see(record, event.path, event.after_sha256, None, event.unseen)
+        """A tool's write: new content, a writer, and the writer's own snapshot (a
+        deletion leaves no content to see: the file is gone)."""
+        sha, size, lines = event.content_sha256, event.size, event.line_count
+        self._observe_content(record.seq, event.path, sha, size, lines, event.writer)
+        if sha is not None:
+            self._see(record, event.path, sha, None, event.unseen)
 
     def _apply_rejection(self, record: Record, event: EditRejected) -> None:
         """A rejection that showed the agent the current content (a delta) is a read."""

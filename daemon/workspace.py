@@ -6,7 +6,8 @@ It holds three things and nothing else:
   refusing anything that resolves (through `..` or symlinks) outside the root,
   and refusing the daemon's own state directory `.editjournal/`;
 * reading -- exact bytes, in binary mode, so CRLF/CR/mixed line endings, a BOM
-  and a missing final newline survive untouched, and only UTF-8 text is served;
+  and a missing final newline survive untouched, and only UTF-8 text is served
+  (`_decode` is the one door; `encoding.py` says what the rest is);
 * atomic writing -- temp file in the same directory, fsync, `os.replace`,
   directory fsync, so a reader or a crash sees either the old file or the new
   one, never half of each.
@@ -29,7 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from editjournal.daemon.encoding import refusal, utf8_text
 from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.units import format_binary_size, format_size
 
 DEFAULT_MAX_FILE_SIZE = 8 * 1024 * 1024
 STATE_DIR_NAME = ".editjournal"
@@ -70,24 +73,29 @@ class Fingerprint:
 
 @dataclass(frozen=True, slots=True)
 class PreparedWrite:
-    """A fully written, fsynced temp file waiting to be renamed over its target."""
+    """A fully written, fsynced temp file waiting to be renamed over its target
+    (`temp` None: a removal, waiting to unlink the target)."""
 
     snapshot: FileSnapshot
-    temp: Path
+    temp: Path | None
     target: Path
 
     def publish(self) -> None:
-        """Swap the new content in; then make the rename itself durable."""
+        """Swap the new content in (or remove the file); then make it durable."""
         try:
-            os.replace(self.temp, self.target)
+            if self.temp is None:
+                os.unlink(self.target)
+            else:
+                os.replace(self.temp, self.target)
         except OSError as exc:
             self.discard()
             raise _translate(exc, self.snapshot.path) from exc
         _fsync_dir(self.target.parent)
 
     def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.temp)
+        if self.temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
 
 
 class Workspace:
@@ -233,19 +241,24 @@ class Workspace:
                 data = handle.read()
         except OSError:
             return None
-        text: str | None = None
-        if len(data) <= self.max_file_size:
-            with contextlib.suppress(ToolError):
-                text = _decode(data, rel)
+        # The same test as `_decode`, without asking why: the watcher only needs to
+        # know a file is not text, and must not run the encoding detector on every change.
+        text = utf8_text(data) if len(data) <= self.max_file_size else None
         return Fingerprint(rel, len(data), info.st_mtime_ns, _sha256(data), data, text)
 
-    def _check_size(self, size: int, rel: str) -> None:
-        if size > self.max_file_size:
-            raise ToolError(
-                ErrorCode.FILE_TOO_LARGE,
-                f"{rel} is {size} bytes, over the limit of {self.max_file_size}",
-                {"path": rel, "size": size, "limit": self.max_file_size},
-            )
+    def _check_size(self, size: int, rel: str, writing: bool = False) -> None:
+        """Sizes in units a person reads; the fix as a command that takes the file."""
+        if size <= self.max_file_size:
+            return
+        subject = f"the new content of {rel} would be" if writing else f"{rel} is"
+        raise ToolError(
+            ErrorCode.FILE_TOO_LARGE,
+            f"{subject} {format_size(size)}, over the {format_binary_size(self.max_file_size)}"
+            " limit",
+            {"path": rel, "size": size, "limit": self.max_file_size},
+            "restart the daemon with a higher limit: editjournal stop && editjournal start"
+            f" --max-file-size {limit_that_fits(size)}",
+        )
 
     # ---------------------------------------------------------------- writing
 
@@ -266,7 +279,7 @@ class Workspace:
         """
         rel = self.relative(path)
         data = _as_bytes(data, rel)
-        self._check_size(len(data), rel)
+        self._check_size(len(data), rel, writing=True)
         text = _decode(data, rel)
         target = Path(os.path.realpath(self.root / rel))
         existing = self._existing(target, rel)
@@ -274,6 +287,15 @@ class Workspace:
         temp, mtime_ns = _prepare_temp(target, data, existing, rel)
         snapshot = FileSnapshot(rel, data, text, _sha256(data), len(data), mtime_ns)
         return PreparedWrite(snapshot, temp, target)
+
+    def prepare_delete(self, path: str) -> PreparedWrite:
+        """Check that a removal can be done; `publish` unlinks the file by the name given
+        (a symlink itself, like `rm`), after its event is committed."""
+        rel = self.relative(path)
+        target = self.root / rel
+        if self._existing(target, rel) is None:
+            raise _translate(FileNotFoundError(errno.ENOENT, "no such file"), rel)
+        return PreparedWrite(FileSnapshot(rel, b"", "", _sha256(b""), 0, 0), None, target)
 
     def _existing(self, target: Path, rel: str) -> os.stat_result | None:
         """The stat of the file about to be replaced; refuse to replace a non-file."""
@@ -357,22 +379,20 @@ def _as_bytes(data: bytes, rel: str) -> bytes:
 
 
 def _decode(data: bytes, rel: str) -> str:
-    """Strict UTF-8; NUL bytes count as binary even though they are valid UTF-8."""
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise ToolError(
-            ErrorCode.BINARY_FILE,
-            f"{rel} contains a NUL byte at offset {nul}",
-            {"path": rel, "offset": nul, "reason": "nul byte"},
-        )
-    try:
-        return data.decode("utf-8")  # not utf-8-sig: a BOM stays as "\ufeff"
-    except UnicodeDecodeError as exc:
-        raise ToolError(
-            ErrorCode.BINARY_FILE,
-            f"{rel} is not valid UTF-8 at byte offset {exc.start}",
-            {"path": rel, "offset": exc.start, "reason": "invalid utf-8"},
-        ) from exc
+    """The one decode of file bytes, for reads and writes alike: UTF-8 text, or the
+    refusal that says what the bytes are instead (`not_utf8` or `binary_file`)."""
+    text = utf8_text(data)
+    if text is None:
+        raise refusal(data, rel)
+    return text
+
+
+def limit_that_fits(size: int) -> str:
+    """A `--max-file-size` that takes a file of `size` bytes: a power of two MiB."""
+    mib = 1
+    while mib * 1024 * 1024 < size:
+        mib *= 2
+    return f"{mib}MiB"
 
 
 def _sha256(data: bytes) -> str:

@@ -42,6 +42,10 @@ class ErrorCode(str, enum.Enum):
     OVERLAPPING_OPERATIONS = "overlapping_operations"
     SAFETY_CHECK_FAILED = "safety_check_failed"
     FILE_CHANGING = "file_changing"
+    # patches
+    STATE_MISMATCH = "state_mismatch"
+    INVALID_DIFF = "invalid_diff"
+    PATCH_FAILED = "patch_failed"
     # the journal
     JOURNAL_CORRUPT = "journal_corrupt"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -81,7 +85,9 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.FILE_NOT_FOUND: ErrorSpec("No such file.", "check the path"),
     ErrorCode.IS_A_DIRECTORY: ErrorSpec("The path is a directory.", "name a file"),
     ErrorCode.BINARY_FILE: ErrorSpec(
-        "The file is not UTF-8 text (NUL bytes or invalid UTF-8).", "only text files are served"
+        "The file holds binary data: NUL bytes, or bytes that are neither UTF-8 nor text in"
+        " another encoding (that is `not_utf8`).",
+        "only text files are served",
     ),
     ErrorCode.NOT_UTF8: ErrorSpec(
         "The file is text in another encoding than UTF-8 (details.encoding names the one it"
@@ -89,7 +95,10 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "convert it to UTF-8 (e.g. `iconv -f ENCODING -t UTF-8`) or leave it alone",
     ),
     ErrorCode.FILE_TOO_LARGE: ErrorSpec(
-        "The file is larger than the daemon's size limit.", "raise --max-file-size or skip it"
+        "The file is larger than the daemon's size limit (details.size and details.limit in"
+        " bytes).",
+        "restart the daemon with a higher limit (editjournal stop && editjournal start"
+        " --max-file-size 16MiB), or skip the file",
     ),
     ErrorCode.PERMISSION_DENIED: ErrorSpec(
         "The daemon may not read or write the file.", "check the file's permissions"
@@ -125,6 +134,20 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.FILE_CHANGING: ErrorSpec(
         "The file kept changing on disk while the edit was being written; nothing was written.",
         "retry once the other writer is done (read_file with since_version shows its changes)",
+    ),
+    ErrorCode.STATE_MISMATCH: ErrorSpec(
+        "The file's SHA-256 is not base_content_sha256: it changed since that version was read.",
+        "redo the diff against details.latest_file_state (details.delta shows what changed),"
+        " or pass rebase: true when your hunks' lines were not touched",
+    ),
+    ErrorCode.INVALID_DIFF: ErrorSpec(
+        "The unified diff is malformed, or a hunk's context or removed lines are not in the"
+        " file; nothing was written.",
+        "fix the hunk named in the message against details.latest_file_state",
+    ),
+    ErrorCode.PATCH_FAILED: ErrorSpec(
+        "The located patch failed to apply for an unexpected reason; the file is untouched.",
+        "review the diff for subtle errors; report it with .editjournal/daemon.log",
     ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
         "The journal's stored data is damaged (a blob does not match its SHA-256).",

@@ -8,6 +8,7 @@ never reordered or retyped in place.
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar, Union
 
 import msgspec
@@ -40,13 +41,26 @@ class Event(msgspec.Struct, tag_field="kind", kw_only=True, omit_defaults=True):
 
 
 class DaemonStarted(Event, tag="daemon_started"):
+    """A daemon began serving. The `previous_*` fields say whether the run before it
+    ended without `daemon_stopped` (killed, crashed, power lost): derived from the
+    journal itself, so they are honest whatever happened to the machine."""
+
     pid: int
     workspace: str
     version: str
     socket: str
+    previous_unclean: bool = False
+    previous_pid: int | None = None  # the unclean run's pid, from its daemon_started
+    previous_last_seen_ms: int | None = None  # ts of the last event that run journaled
 
     def summary(self) -> str:
-        return f"daemon {self.version} started, pid {self.pid}"
+        started = f"daemon {self.version} started, pid {self.pid}"
+        if not self.previous_unclean:
+            return started
+        who = f" (pid {self.previous_pid})" if self.previous_pid is not None else ""
+        seen = self.previous_last_seen_ms
+        when = f"; last seen {_local_time(seen)}" if seen is not None else ""
+        return f"{started}; previous run{who} did not stop cleanly{when}"
 
 
 class DaemonStopped(Event, tag="daemon_stopped"):
@@ -103,10 +117,13 @@ class EditApplied(Event, tag="edit_applied"):
     # Lines of the new content the writing agent has not been shown: other agents'
     # changes its edit was carried over (1-based, inclusive ranges).
     unseen: list[tuple[int, int]] = []
+    # The tool removed the file (a patch to /dev/null): `after_sha256` is the empty
+    # content's, and the file no longer exists.
+    deleted: bool = False
 
     @property
     def content_sha256(self) -> str | None:
-        return self.after_sha256
+        return None if self.deleted else self.after_sha256
 
     @property
     def changes_content(self) -> bool:
@@ -115,6 +132,8 @@ class EditApplied(Event, tag="edit_applied"):
     def summary(self) -> str:
         n = len(self.operations)
         delta = self.line_count - self.lines_before
+        if self.deleted:
+            return f"{self.writer} {self.path}: deleted ({self.lines_before} lines)"
         return (
             f"{self.writer} {self.path}: {n} operation{'s' * (n != 1)}, "
             f"{self.lines_before} -> {self.line_count} lines ({delta:+d})"
@@ -173,6 +192,11 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
         new = (self.new_sha256 or "-")[:12]
         to = f" to {self.moved_to}" if self.moved_to else ""
         return f"outside change: {self.path} {self.change}{to} ({old} -> {new})"
+
+
+def _local_time(ms: int) -> str:
+    """As `editjournal log` shows times: local, to the second."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
 AnyEvent = Union[  # noqa: UP007 - a runtime value

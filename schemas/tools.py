@@ -280,6 +280,70 @@ class EditResult(Result):
     rebased_over: list[dict[str, Any]] = []
 
 
+# --- patching ------------------------------------------------------------------------
+
+Sha256 = Annotated[str, Meta(pattern=r"^[0-9a-fA-F]{64}$")]
+
+
+class SafePatchParams(Params, kw_only=True):
+    """A unified diff of one file, locked by the SHA-256 of the content it was made from.
+
+    `path` is required (`file_path` is its deprecated alias). `rebase: true` applies
+    the diff over newer content when none of the lines it relies on changed since.
+    """
+
+    path: str | None = None
+    file_path: str | None = None
+    unified_diff: str
+    base_content_sha256: Sha256
+    rebase: bool = False
+    include_content: bool = True  # false: latest_file_state without the whole content
+    skip_safety_check: bool = False
+
+
+class LatestFileState(Result):
+    """The file as it is after the call (applied or not): what to patch next."""
+
+    file_path: str
+    version: int
+    sha256: str  # of the whole file's bytes; the empty content's when it does not exist
+    content: str | None = None  # the whole content (without a BOM); None: not asked for
+    exists: bool = True
+
+
+class HunkPlacement(Result):
+    """Where a hunk was applied: the line its header stated and the line it was found at."""
+
+    hunk: int
+    header: str
+    stated_line: int
+    applied_line: int
+    offset: int
+
+
+class SafePatchResult(Result):
+    """An applied patch (the seed's success / message / latest_file_state, and more)."""
+
+    success: bool
+    message: str
+    latest_file_state: LatestFileState
+    lines_before: int
+    lines_after: int
+    net_change: int
+    hunks: list[HunkPlacement]
+    diff: str  # the changed region with new anchors, as `edit` shows it
+    changed_lines: list[AnchoredLine]
+    anchors_valid_through: int
+    must_refresh_from_line: int
+    auto_corrections: list[AutoCorrection]
+    safety_check: str  # "clean" | "skipped" | "overridden"
+    details: EditDetails
+    created: bool = False
+    deleted: bool = False
+    rebased_from_version: int | None = None
+    rebased_over: list[dict[str, Any]] = []
+
+
 def explain_validation(method: str, message: str) -> str | None:
     """A hint for the validation errors agents make most, e.g. mixing op fields."""
     if "matching regex" in message and "hash`" in message:
@@ -308,6 +372,7 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "read_file": ReadFileParams,
     "read_many_files": ReadManyFilesParams,
     "edit": EditParams,
+    "safe_patch": SafePatchParams,
     "agent_status": AgentStatusParams,
 }
 
@@ -318,5 +383,6 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "read_file": ReadFileResult,
     "read_many_files": ReadManyFilesResult,
     "edit": EditResult,
+    "safe_patch": SafePatchResult,
     "agent_status": AgentStatusResult,
 }

@@ -37,14 +37,19 @@ class DaemonInfo:
     watch_health: Callable[[], dict[str, Any]] = lambda: {"state": "disabled"}
 
 
+# `Write.based_on` for a file that did not exist when the new content was computed
+ABSENT = "absent"
+
+
 @dataclass(frozen=True)
 class Write:
     """A file write to perform once the request's events are committed."""
 
     path: str
-    data: bytes
-    # the sha256 of the content the new data was computed from: if the file no longer
-    # holds it when the write is prepared, the request is planned again (None: no check)
+    data: bytes | None  # None: the file is removed
+    # the sha256 of the content the new data was computed from (ABSENT: no file): if the
+    # file no longer holds it when the write is prepared, the request is planned again
+    # (None: no check)
     based_on: str | None = None
 
 
@@ -97,6 +102,7 @@ def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
 
 def registry() -> dict[str, Handler]:
     """Every handler, importing the modules that register them."""
-    from editjournal.daemon.handlers import agents, edit, meta, read  # noqa: F401 - registration
+    from editjournal.daemon.handlers import agents, edit, meta, patch, read  # noqa: F401
+    # (imported for their registration)
 
     return HANDLERS

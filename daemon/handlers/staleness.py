@@ -152,12 +152,9 @@ def stale_error(
     current_version: int,
 ) -> ToolError:
     """`anchor_stale` naming every event that changed a line the edit relied on."""
-    conflicts = _conflicts(ctx, base, broken)
+    conflicts = conflicts_of(ctx, base, broken)
     first = broken[0]
-    who = ", ".join(
-        f"{c['agent'] or 'an outside writer'} ({c['kind']}, seq {c['seq']})" for c in conflicts
-    )
-    lines = ", ".join(map(str, first.lines[:5])) + ("…" if len(first.lines) > 5 else "")
+    who, lines = named(conflicts), shown_lines(first.lines)
     message = (
         f"the file has changed since you read it (version {base.version}): "
         f"operation {first.operation} ({first.op}) relies on line(s) {lines}, which changed"
@@ -170,6 +167,18 @@ def stale_error(
         "delta": delta(base, current, anchors, current_version),
     }
     return ToolError(ErrorCode.ANCHOR_STALE, message, details)
+
+
+def named(conflicts: Sequence[dict[str, object]]) -> str:
+    """Who made the conflicting changes, for a message: "agent-b (edit_applied, seq 7)"."""
+    return ", ".join(
+        f"{c['agent'] or 'an outside writer'} ({c['kind']}, seq {c['seq']})" for c in conflicts
+    )
+
+
+def shown_lines(lines: Sequence[int]) -> str:
+    """The first few line numbers, for a message."""
+    return ", ".join(map(str, lines[:5])) + ("…" if len(lines) > 5 else "")
 
 
 def explain_from(
@@ -222,7 +231,7 @@ def delta(
     }
 
 
-def _conflicts(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:
+def conflicts_of(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:
     """Which recorded change broke each span (all changes, when no single one did)."""
     breaks = first_breaks(base.doc.lines, base.sha256, base.steps, [b.lines for b in broken])
     named: dict[int, dict[str, object]] = {}

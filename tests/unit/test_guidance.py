@@ -175,4 +175,5 @@ def test_read_file_description_explains_rows_and_marks() -> None:
 
 
 def test_descriptions_map_tool_names() -> None:
-    assert DESCRIPTIONS == {"read_file": READ_FILE_DESCRIPTION, "edit": EDIT_DESCRIPTION}
+    assert DESCRIPTIONS["read_file"] == READ_FILE_DESCRIPTION
+    assert DESCRIPTIONS["edit"] == EDIT_DESCRIPTION

@@ -1,0 +1,315 @@
+"""`safe_patch`: a unified diff, locked by the SHA-256 of the content it was made from.
+
+The planner of unified diffs on the shared writing path
+(`daemon.handlers.writing`). The contract is the seed's: the file's SHA-256 must
+be `base_content_sha256` (else `state_mismatch`); every hunk is located by its
+context and removed lines whatever its stated line numbers (else
+`invalid_diff`); the applied result is checked strictly (else `patch_failed`);
+every reply carries the latest file state. What the journal adds: a mismatch on
+a version the journal stored names who changed the lines the diff relies on and
+hands over the delta; with `rebase: true`, a diff whose relied-on lines nobody
+changed is carried over the newer content, exactly as `edit` carries anchors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.history import Base, base_at
+from editjournal.daemon.handlers.read import chosen_path
+from editjournal.daemon.handlers.staleness import conflicts_of, delta, named, shown_lines
+from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.patch import (
+    FilePatch,
+    Placed,
+    carry,
+    final_newline,
+    locate,
+    parse_patch,
+    removes_everything,
+    to_plan,
+    verify,
+)
+from editjournal.daemon.text.rebase import BrokenSpan, carried_unseen
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.tools import (
+    AutoCorrection,
+    HunkPlacement,
+    LatestFileState,
+    SafePatchParams,
+    SafePatchResult,
+)
+
+WRITER = "safe_patch"
+STATE_MISMATCH_MESSAGE = "State Mismatch: File has changed on disk since it was last read."
+APPLIED_MESSAGE = "Patch applied successfully."
+BASE_SCAN = 5000  # journal events of the file searched for the base version, newest first
+
+
+@handles("safe_patch")
+def safe_patch(ctx: Context, params: SafePatchParams) -> Outcome:
+    path, warnings = chosen_path(params.path, params.file_path)
+    return write(open_target(ctx, path, missing_ok=True), _Patch(params), warnings)
+
+
+@dataclass
+class _Patch:
+    """One `safe_patch` request as a planner; `placements` is filled in by `plan`."""
+
+    params: SafePatchParams
+    name: str = WRITER
+    placements: list[HunkPlacement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def skip_safety_check(self) -> bool:
+        return self.params.skip_safety_check
+
+    @property
+    def base_sha(self) -> str:
+        return self.params.base_content_sha256.lower()
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        """The whole request, so the journal can show (and replay) what was asked."""
+        request = {"unified_diff": self.params.unified_diff, "rebase": self.params.rebase}
+        return [{"op": "safe_patch", "base_content_sha256": self.base_sha, **request}]
+
+    def plan(self, target: Target) -> Planned:
+        """Strict when the hash matches; carried over newer content only with rebase."""
+        if self.base_sha != target.snap.sha256:
+            if not self.params.rebase:
+                raise _mismatch(target, self._parsed_or_none(), self.base_sha)
+            return self._rebased(target)
+        patch = self._parsed()
+        placed = locate(target.doc.lines, patch)
+        return self._planned(target, patch, placed, None, set())
+
+    def _parsed(self) -> FilePatch:
+        patch = parse_patch(self.params.unified_diff)
+        self.notes[:] = list(patch.warnings)
+        return patch
+
+    def _parsed_or_none(self) -> FilePatch | None:
+        try:
+            return self._parsed()
+        except ToolError:
+            return None
+
+    def _rebased(self, target: Target) -> Planned:
+        """Located in the base version, carried to the current content, or refused."""
+        base = base_for(target, self.base_sha)
+        patch = self._parsed()
+        if base is None or patch.deletes:
+            raise _mismatch(target, patch, self.base_sha, rebasing=True)
+        mapping = base.line_map(target.doc)
+        moved, broken = carry(locate(base.doc.lines, patch), mapping, base.doc.line_count)
+        if broken:
+            raise _stale(target, base, broken)
+        unseen = carried_unseen(set(), mapping, target.doc.line_count)
+        return self._planned(target, patch, moved, base, unseen)
+
+    def _planned(
+        self,
+        target: Target,
+        patch: FilePatch,
+        placed: Sequence[Placed],
+        base: Base | None,
+        unseen: set[int],
+    ) -> Planned:
+        count = target.doc.line_count
+        if patch.deletes:
+            _check_deletion(target, placed)
+        self.placements = [_placement(p) for p in placed]
+        wanted = None if patch.deletes else final_newline(placed, count)
+
+        def check(doc: Document) -> None:
+            verify(placed, doc.lines, wanted, doc.final_newline)
+
+        plan = to_plan(placed, count)
+        return Planned(plan, unseen, base, wanted, patch.deletes, None if patch.deletes else check)
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        """Every refusal carries `success: false` and the latest file state (the seed's
+        contract: every reply has success, message and latest_file_state)."""
+        state = latest_state(target, target.request_version, self.params.include_content)
+        error.details["success"] = False
+        error.details["latest_file_state"] = msgspec.to_builtins(state)
+        return error
+
+    def result(self, written: Written) -> SafePatchResult:
+        target, doc, base = written.target, written.doc, written.planned.base
+        valid = written.valid_through
+        deleted = written.planned.delete
+        content = _text(written.data, doc.bom) if self.params.include_content else None
+        return SafePatchResult(
+            success=True,
+            message=APPLIED_MESSAGE,
+            latest_file_state=LatestFileState(
+                file_path=target.path,
+                version=written.version,
+                sha256=written.sha256,
+                content=None if deleted else content,
+                exists=not deleted,
+            ),
+            lines_before=target.doc.line_count,
+            lines_after=doc.line_count,
+            net_change=doc.line_count - target.doc.line_count,
+            hunks=self.placements,
+            diff=written.diff,
+            changed_lines=written.changed_lines,
+            anchors_valid_through=valid,
+            must_refresh_from_line=valid + 1,
+            auto_corrections=[
+                *written.corrections,
+                *(AutoCorrection(type="hunk_header_recounted", detail=n) for n in self.notes),
+            ],
+            safety_check=written.safety,
+            details=written.details(WRITER),
+            created=not target.exists,
+            deleted=deleted,
+            rebased_from_version=base.version if base else None,
+            rebased_over=[c.describe() for c in base.changes] if base else [],
+        )
+
+
+def latest_state(target: Target, version: int, include_content: bool) -> LatestFileState:
+    """The file as it is now: the state an agent patches next."""
+    content = _text(target.snap.data, target.doc.bom) if include_content else None
+    return LatestFileState(
+        file_path=target.path,
+        version=version,
+        sha256=target.snap.sha256,
+        content=content if target.exists else None,
+        exists=target.exists,
+    )
+
+
+def _text(data: bytes, bom: bool) -> str:
+    """The content as read_file serves it: without the BOM."""
+    text = data.decode("utf-8", "surrogatepass")
+    return text[1:] if bom else text
+
+
+def _placement(spot: Placed) -> HunkPlacement:
+    stated, applied = spot.hunk.stated + 1, spot.start + 1
+    return HunkPlacement(
+        hunk=spot.hunk.number,
+        header=spot.hunk.header,
+        stated_line=stated,
+        applied_line=applied,
+        offset=applied - stated,
+    )
+
+
+def _check_deletion(target: Target, placed: Sequence[Placed]) -> None:
+    if not target.exists:
+        raise ToolError(
+            ErrorCode.FILE_NOT_FOUND,
+            f"{target.path} does not exist: there is nothing to delete",
+            {"path": target.path},
+        )
+    if not removes_everything(placed, target.doc.line_count):
+        raise ToolError(
+            ErrorCode.INVALID_DIFF,
+            "Invalid Diff: a diff to /dev/null deletes the file, so it must remove every line"
+            " and add none",
+            {"path": target.path, "line_count": target.doc.line_count},
+        )
+
+
+def base_for(target: Target, sha256: str) -> Base | None:
+    """The newest version of the file the journal stored with that content, and the
+    changes since; None when no stored version has it."""
+    ctx = target.ctx
+    records = ctx.journal.records(path=target.path, newest_first=True, limit=BASE_SCAN)
+    for record in records:
+        if record.event.content_sha256 == sha256:
+            return base_at(ctx, target.snap, target.noticed, record.seq, sha256)
+    return None
+
+
+def _mismatch(
+    target: Target, patch: FilePatch | None, base_sha: str, rebasing: bool = False
+) -> ToolError:
+    """`state_mismatch`; explained from the journal when it stored the base version."""
+    details: dict[str, Any] = {
+        "base_content_sha256": base_sha,
+        "current_sha256": target.snap.sha256 if target.exists else None,
+    }
+    base = base_for(target, base_sha)
+    if base is None:
+        why = "base_content_sha256 is no version of the file the journal stored"
+        what = "rebase is impossible; " if rebasing else ""
+        return ToolError(
+            ErrorCode.STATE_MISMATCH,
+            f"{STATE_MISMATCH_MESSAGE} {why}: {what}redo the diff against"
+            " details.latest_file_state",
+            details,
+        )
+    if rebasing:  # a deletion: never carried over changes it did not see
+        return _explained(target, base, [], details, "a deletion is never rebased; ")
+    placed = _located(base, patch)
+    if placed is None:  # the diff does not fit its own base: every change may matter
+        changes = [c.describe() for c in base.changes]
+        return _explained(target, base, changes, details, "")
+    broken = carry(placed, base.line_map(target.doc), base.doc.line_count)[1]
+    if broken:
+        return _stale(target, base, broken)
+    hint = (
+        f"none of the lines your hunks rely on changed since version {base.version}: pass"
+        " rebase: true to apply the diff over the newer content, or use the delta; "
+    )
+    return _explained(target, base, [], details, hint)
+
+
+def _located(base: Base, patch: FilePatch | None) -> list[Placed] | None:
+    """The hunks placed in the base version; None when the diff does not fit it."""
+    if patch is None:
+        return None
+    try:
+        return locate(base.doc.lines, patch)
+    except ToolError:
+        return None
+
+
+def _stale(target: Target, base: Base, broken: Sequence[BrokenSpan]) -> ToolError:
+    """`state_mismatch` naming, per hunk, the lines that changed and who changed them."""
+    conflicts = conflicts_of(target.ctx, base, broken)
+    first = broken[0]
+    who, lines = named(conflicts), shown_lines(first.lines)
+    said = (
+        f"hunk {first.operation} relies on line(s) {lines} of version {base.version}, which"
+        f" changed{' — by ' + who if who else ''}; "
+    )
+    details: dict[str, Any] = {
+        "stale": [{"hunk": b.operation, "lines": list(b.lines)} for b in broken],
+    }
+    return _explained(target, base, conflicts, details, said)
+
+
+def _explained(
+    target: Target,
+    base: Base,
+    conflicts: list[dict[str, object]],
+    details: dict[str, Any],
+    said: str,
+) -> ToolError:
+    details = {
+        **details,
+        "base_version": base.version,
+        "conflicts": conflicts,
+        "delta": delta(base, target.doc, target.anchors, target.version),
+    }
+    return ToolError(
+        ErrorCode.STATE_MISMATCH,
+        f"{STATE_MISMATCH_MESSAGE} You based the diff on version {base.version}; {said}"
+        "details.delta has the changes since with fresh anchors",
+        details,
+    )

@@ -1,0 +1,388 @@
+"""The one writing path: every writing tool is a planner plugged into it.
+
+A writing tool (`edit`, `safe_patch`, and the ones to come) only decides what
+the new content is: given the file as the request found it (`Target`), its
+planner returns splices in the current content's coordinates (`Planned`) or
+raises a `ToolError` refusal. Everything else happens here, once, the same way
+for every tool: reading and fingerprinting the file, noticing an outside change,
+the agent's snapshot, applying the splices with line endings, BOM and final
+newline kept, the safety check, the `Write` guarded by `based_on`, the
+`edit_applied` / `edit_rejected` events with the writer type, the agent's
+snapshot and unseen-line bookkeeping, and `baseline_continuity`. Rejections
+are journaled too, with the content they were checked against.
+
+What it must never do: decide what an operation means (that is the planner's),
+or touch the disk (the server performs the `Write` after the commit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+from editjournal.daemon.handlers import ABSENT, Context, Outcome, Write
+from editjournal.daemon.handlers.history import Base
+from editjournal.daemon.handlers.observe import outside_change
+from editjournal.daemon.handlers.read import anchored
+from editjournal.daemon.handlers.seen import after_own_write, after_showing, unseen_now
+from editjournal.daemon.handlers.staleness import agent_base
+from editjournal.daemon.text.anchors import LineAnchor
+from editjournal.daemon.text.diff import anchored_diff, changed_region
+from editjournal.daemon.text.edit import EditPlan, apply_plan
+from editjournal.daemon.text.lines import Document, render
+from editjournal.daemon.text.patch import with_final_newline
+from editjournal.daemon.text.rebase import exact_map
+from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
+from editjournal.daemon.textcache import Parsed
+from editjournal.daemon.workspace import FileSnapshot
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected, OutsideChangeRecorded
+from editjournal.schemas.tools import AnchoredLine, AutoCorrection, EditDetails
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+_NEWLINE_ADDED = (
+    "final_newline_added",
+    "The last line is now empty, which a file without a final newline cannot hold:"
+    " the file now ends with a newline.",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The file as this request found it: what a planner plans against."""
+
+    ctx: Context
+    snap: FileSnapshot
+    parsed: Parsed
+    noticed: list[AnyEvent]  # an outside change noticed on the way (recorded first)
+    exists: bool = True  # False: no such file; `snap` is then the empty content
+
+    @property
+    def doc(self) -> Document:
+        return self.parsed.doc
+
+    @property
+    def anchors(self) -> list[LineAnchor]:
+        return self.parsed.anchors
+
+    @property
+    def path(self) -> str:
+        return self.snap.path
+
+    @property
+    def version(self) -> int:
+        """The version of the content on disk: a just-noticed change gets the next seq."""
+        known = self.ctx.state.files.get(self.snap.path)
+        if self.noticed or known is None:
+            return self.ctx.next_seq
+        return known.version
+
+    @property
+    def request_version(self) -> int:
+        """The seq this request's own event (applied or rejected) will get."""
+        return self.ctx.next_seq + len(self.noticed)
+
+    @cached_property
+    def agent_base(self) -> Base | None:
+        """The agent's snapshot, when it differs from the current content (and is stored)."""
+        return agent_base(self.ctx, self.snap, self.noticed)
+
+    def unseen(self, base: Base | None = None) -> set[int] | None:
+        """Lines of the current content the agent has not been shown (None: never saw it)."""
+        return unseen_now(self.ctx, self.snap, self.noticed, self.doc, base)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A planner's answer: splices in the current content's coordinates, and how it got them."""
+
+    plan: EditPlan
+    unseen: set[int] | None  # lines of the current content the agent was not shown
+    base: Base | None = None  # the older content the plan was carried from, if any
+    final_newline: bool | None = None  # stated by the tool; None keeps the file's own
+    delete: bool = False  # the file is removed (the plan must leave it empty)
+    # the planner's own check of the document the plan produced (a ToolError refuses it)
+    check: Callable[[Document], None] | None = None
+
+
+class Writer(Protocol):
+    """One writing tool: its writer type, what it asks, its planner and its reply."""
+
+    @property
+    def name(self) -> str:
+        """The writer type journaled and reported (`edit`, `safe_patch`, ...)."""
+        ...
+
+    @property
+    def skip_safety_check(self) -> bool: ...
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        """The request as the journal records it."""
+        ...
+
+    def plan(self, target: Target) -> Planned:
+        """The new content as splices, or a `ToolError` refusal."""
+        ...
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        """Make a refusal as useful as the journal allows (conflicts, delta, state)."""
+        ...
+
+    def result(self, written: Written) -> Any:
+        """The tool's reply to an applied write."""
+        ...
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the shared path wrote, for the tool's reply."""
+
+    target: Target
+    planned: Planned
+    doc: Document
+    data: bytes
+    sha256: str
+    anchors: list[LineAnchor]
+    diff: str  # the changed region, new lines as LINE#ANCHOR rows
+    added: list[int]  # 1-based new lines the diff shows as added
+    valid_through: int  # old anchors still name the same lines up to here
+    safety: str  # "clean" | "skipped" | "overridden"
+    continuity: str  # "clean" | "mixed"
+    auto_corrections: tuple[tuple[str, str], ...] = ()
+    findings: list[SafetyWarning] = field(default_factory=list)
+
+    @property
+    def version(self) -> int:
+        return self.target.request_version
+
+    @property
+    def changed_lines(self) -> list[AnchoredLine]:
+        """The lines the write added, with their new anchors."""
+        return [anchored(self.anchors[n - 1], self.doc.lines[n - 1]) for n in self.added]
+
+    @property
+    def corrections(self) -> list[AutoCorrection]:
+        return [AutoCorrection(type=t, detail=d) for t, d in self.auto_corrections]
+
+    def details(self, writer: str) -> EditDetails:
+        valid = self.valid_through
+        return EditDetails(
+            writer_type=writer,
+            baseline_continuity=self.continuity,
+            anchors_valid_through=valid,
+            must_refresh_from_line=valid + 1,
+        )
+
+
+def open_target(ctx: Context, path: str, missing_ok: bool = False) -> Target:
+    """Read and fingerprint the file, noticing an outside change since the journal's view.
+
+    `missing_ok`: a file that does not exist is the empty content (a tool that can
+    create files); otherwise `file_not_found` is raised, journaling nothing.
+    """
+    try:
+        snap = ctx.workspace.read(path)
+    except ToolError as e:
+        if not missing_ok or e.code is not ErrorCode.FILE_NOT_FOUND:
+            raise
+        return _absent(ctx, ctx.workspace.relative(path))
+    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, parsed.doc.line_count))
+    return Target(ctx, snap, parsed, noticed)
+
+
+def _absent(ctx: Context, rel: str) -> Target:
+    """No file: the empty content, and its deletion noticed if the journal thinks it exists."""
+    snap = FileSnapshot(rel, b"", "", EMPTY_SHA256, 0, 0)
+    known = ctx.state.files.get(rel)
+    noticed: list[AnyEvent] = []
+    if known is not None and known.sha256 is not None:
+        gone = OutsideChangeRecorded(
+            path=rel, change="deleted", old_sha256=known.sha256, new_sha256=None
+        )
+        noticed.append(gone)
+    return Target(ctx, snap, ctx.cache.parsed(EMPTY_SHA256, ""), noticed, exists=False)
+
+
+def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
+    """Plan, check and write: an applied or a rejected outcome, both journaled."""
+    try:
+        planned = writer.plan(target)
+    except ToolError as e:
+        return rejected(target, writer, writer.explain(target, e), warnings)
+    new_doc, corrections = _applied_doc(target.doc, planned)
+    try:
+        if planned.check is not None:
+            planned.check(new_doc)
+    except ToolError as e:
+        return rejected(target, writer, writer.explain(target, e), warnings)
+    findings: list[SafetyWarning] = []
+    if not planned.delete:
+        findings = check_edit(target.doc.lines, planned.plan.splices, brackets_matter(target.path))
+    if findings and not writer.skip_safety_check:
+        return rejected(target, writer, writer.explain(target, unsafe(findings)), warnings)
+    written = _written(target, writer, planned, new_doc, corrections, findings)
+    warnings = [*warnings, *planned.plan.warnings]
+    if findings:
+        warnings.append("safety check overridden (skip_safety_check): " + _joined(findings))
+    return Outcome(
+        writer.result(written),
+        events=[*target.noticed, _applied_event(written, writer)],
+        blobs=_blobs(target, written.data, written.sha256),
+        writes=[_write(target, written)],
+        warnings=warnings,
+    )
+
+
+def _applied_doc(doc: Document, planned: Planned) -> tuple[Document, tuple[tuple[str, str], ...]]:
+    """The new document (endings, BOM and final newline kept unless the tool stated one)."""
+    new_doc = apply_plan(doc, planned.plan)
+    corrections = planned.plan.auto_corrections
+    if planned.final_newline is not None:
+        return with_final_newline(new_doc, planned.final_newline, doc.dominant_ending), corrections
+    if new_doc.final_newline and not doc.final_newline:
+        corrections = (*corrections, _NEWLINE_ADDED)
+    return new_doc, corrections
+
+
+def _written(
+    target: Target,
+    writer: Writer,
+    planned: Planned,
+    new_doc: Document,
+    corrections: tuple[tuple[str, str], ...],
+    findings: list[SafetyWarning],
+) -> Written:
+    data = render(new_doc).encode("utf-8", "surrogatepass")
+    sha = hashlib.sha256(data).hexdigest()
+    anchors = target.ctx.cache.put(sha, new_doc).anchors
+    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors)
+    valid_through = _anchors_valid_through(target.doc, new_doc, target.anchors, anchors)
+    safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
+    continuity = _continuity(target, writer.name)
+    return Written(
+        target, planned, new_doc, data, sha, anchors, diff, added, valid_through, safety,
+        continuity, corrections, findings,
+    )  # fmt: skip
+
+
+def _applied_event(written: Written, writer: Writer) -> EditApplied:
+    target, plan = written.target, written.planned.plan
+    line_changes = [(s.start, s.end, len(s.new_lines)) for s in plan.splices]
+    own = exact_map(target.doc.line_count, line_changes)
+    return EditApplied(
+        path=target.path,
+        writer=writer.name,
+        before_sha256=target.snap.sha256,
+        after_sha256=written.sha256,
+        size=len(written.data),
+        lines_before=target.doc.line_count,
+        line_count=written.doc.line_count,
+        operations=writer.operations,
+        line_changes=line_changes,
+        unseen=after_own_write(written.planned.unseen, own),
+        auto_corrections=[detail for _, detail in written.auto_corrections],
+        safety_check=written.safety,
+        safety_warnings=[f.message for f in written.findings],
+        deleted=written.planned.delete,
+    )
+
+
+def _write(target: Target, written: Written) -> Write:
+    """Guarded by the content it was computed from (or by the file's absence)."""
+    based_on = target.snap.sha256 if target.exists else ABSENT
+    data = None if written.planned.delete else written.data
+    return Write(target.path, data, based_on=based_on)
+
+
+def _anchors_valid_through(
+    old: Document, new: Document, old_anchors: list[LineAnchor], new_anchors: list[LineAnchor]
+) -> int:
+    """The last line up to which every old anchor still names the same line.
+
+    Usually the line before the first change; earlier when the edit made an old
+    anchor ambiguous (say, by inserting a twin of a line above it).
+    """
+    first_change = changed_region(old.lines, new.lines).start
+    for i in range(first_change):
+        if old_anchors[i].anchor != new_anchors[i].anchor:
+            return i
+    return first_change
+
+
+def _continuity(target: Target, writer: str) -> str:
+    """ "mixed" once more than one writer type changed the file (this request's noticed
+    outside change and this write included), "clean" while one only did."""
+    known = target.ctx.state.files.get(target.path)
+    writers = set(known.writers if known else ()) | {writer}
+    if target.noticed:
+        writers.add("outside")
+    return "clean" if len(writers) <= 1 else "mixed"
+
+
+def _blobs(target: Target, after: bytes, after_sha: str) -> dict[str, bytes]:
+    """Before and after contents, each stored once, so the write can be replayed."""
+    blobs = {after_sha: after}
+    if not target.ctx.journal.has_blob(target.snap.sha256):
+        blobs[target.snap.sha256] = target.snap.data
+    return blobs
+
+
+def unsafe(findings: list[SafetyWarning]) -> ToolError:
+    return ToolError(
+        ErrorCode.SAFETY_CHECK_FAILED,
+        f"the edit was not written: {_joined(findings)}",
+        {
+            "safety_warnings": [
+                {"kind": f.kind, "operation": f.operation, "message": f.message} for f in findings
+            ]
+        },
+    )
+
+
+def _joined(findings: list[SafetyWarning]) -> str:
+    return "; ".join(f.message for f in findings)
+
+
+def rejected(target: Target, writer: Writer, error: ToolError, warnings: list[str]) -> Outcome:
+    """An error reply, journaled with the content it was checked against. An error that
+    showed the agent the current content (a delta, or the whole content) advances its
+    snapshot: what it was not shown stays unseen."""
+    shown = _shown(target, error)
+    unseen: list[tuple[int, int]] = []
+    if shown is not None:
+        unseen = after_showing(target.unseen(), shown, target.doc.line_count)
+    event = EditRejected(
+        path=target.path,
+        writer=writer.name,
+        sha256=target.snap.sha256 if target.exists else None,
+        code=error.code.value,
+        message=error.message,
+        details=error.details,
+        operations=writer.operations,
+        shown_sha256=target.snap.sha256 if shown is not None else None,
+        unseen=unseen,
+    )
+    events: list[AnyEvent] = [*target.noticed, event]
+    blobs: dict[str, bytes] = {}
+    if target.exists and not target.ctx.journal.has_blob(target.snap.sha256):
+        blobs[target.snap.sha256] = target.snap.data
+    return Outcome(events=events, blobs=blobs, warnings=warnings, error=error)
+
+
+def _shown(target: Target, error: ToolError) -> list[int] | None:
+    """The lines of the current content the error showed the agent, if it showed any."""
+    if not target.exists:
+        return None
+    state = error.details.get("latest_file_state")
+    if isinstance(state, dict) and state.get("content") is not None:
+        return list(range(1, target.doc.line_count + 1))
+    delta = error.details.get("delta")
+    if delta is not None:
+        return [row["line"] for row in delta["changed_lines"]]
+    return None

@@ -1,0 +1,457 @@
+"""Unified diffs: parse one, find where its hunks really are, plan the splices. Pure.
+
+Parsing is unidiff's (a typed, maintained parser of git, GNU and difflib diffs),
+after one forgiving pass of ours: each hunk header's line counts are recounted
+from its body, because agents miscount, and unidiff, trusting the header, ends a
+hunk early and silently drops the rest of it.
+
+Locating ignores the stated line numbers except to choose: a hunk's block (its
+context and removed lines, in order) must occur in the content; where it occurs
+more than once, the occurrence nearest the stated position — shifted by how far
+the previous hunk was from its own — wins. Hunks keep their order and may not
+overlap. A hunk found nowhere is refused, naming the first of its lines that did
+not match. Nothing is applied unless every hunk is placed: all or nothing.
+
+Carrying placed hunks to newer content (`carry`) follows `daemon.text.rebase`:
+a hunk moves only when every line it relies on survived, contiguously.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import unidiff
+
+from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.rebase import BrokenSpan, LineMap, span_survives
+from editjournal.schemas.errors import ErrorCode, ToolError
+
+PATCH_FAILED_MESSAGE = (
+    "Internal Error: The corrected patch failed to apply. Please review the diff for subtle errors."
+)
+INVALID_DIFF_MESSAGE = (
+    "Invalid Diff: The provided diff content does not match the file's content."
+    " The context or lines to be removed may be incorrect."
+)
+PREVIEW_CHARS = 80
+DEV_NULL = "/dev/null"
+_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$", re.DOTALL)
+_BLANK_BODY = ("\n", "\r\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One change inside a hunk: block lines [start, end) become `new_lines`."""
+
+    start: int
+    end: int
+    new_lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One hunk: its block (context and removed lines, in order) and its changes."""
+
+    number: int  # 1-based position in the diff
+    header: str
+    stated: int  # 0-based index the header names for the block (an insertion point if empty)
+    old: tuple[str, ...]
+    old_rows: tuple[int, ...]  # for each block line, its 1-based row in the hunk's body
+    new: tuple[str, ...]  # its context and added lines, in order: what the result must hold
+    runs: tuple[Run, ...]
+    old_ends_without_newline: bool = False
+    new_ends_without_newline: bool = False
+
+    @property
+    def adds(self) -> int:
+        return sum(len(r.new_lines) for r in self.runs)
+
+
+@dataclass(frozen=True, slots=True)
+class FilePatch:
+    """The hunks of a one-file diff; /dev/null on a side means creation or deletion."""
+
+    hunks: tuple[Hunk, ...]
+    creates: bool = False
+    deletes: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A hunk and where its block starts in some content (0-based)."""
+
+    hunk: Hunk
+    start: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.hunk.old)
+
+    @property
+    def offset(self) -> int:
+        return self.start - self.hunk.stated
+
+    def relied(self, line_count: int) -> tuple[int, ...]:
+        """The 1-based lines the hunk relies on: its block, or around an insertion point."""
+        if self.hunk.old:
+            return tuple(range(self.start + 1, self.end + 1))
+        return tuple(n for n in (self.start, self.start + 1) if 1 <= n <= line_count)
+
+
+# --- parsing --------------------------------------------------------------------------
+
+
+def parse_patch(text: str) -> FilePatch:
+    """The one file's hunks of `text`; `invalid_diff` when it is no usable diff."""
+    text, warnings = _recounted(_with_file_header(text))
+    try:
+        files = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError as e:
+        raise _invalid(f"the diff could not be parsed: {e}", {"reason": str(e)}) from e
+    if not files:
+        raise _invalid("the text has no hunks (no line starting with @@)", {})
+    if len(files) != 1:
+        raise _invalid(
+            f"the diff names {len(files)} files; safe_patch takes a diff of one file",
+            {"files": [f.path for f in files]},
+        )
+    patched = files[0]
+    hunks = tuple(_hunk(i + 1, h) for i, h in enumerate(patched))
+    # only /dev/null says so: unidiff also takes a hunk that empties a file for a deletion
+    creates, deletes = patched.source_file == DEV_NULL, patched.target_file == DEV_NULL
+    if not hunks and not creates:
+        raise _invalid("the diff has no hunks (no line starting with @@)", {})
+    return FilePatch(hunks, creates, deletes, tuple(warnings))
+
+
+def _with_file_header(text: str) -> str:
+    """A diff of hunks only (no ---/+++ lines) gets neutral file headers."""
+    return "--- a\n+++ b\n" + text if text.lstrip("\r\n").startswith("@@") else text
+
+
+def _recounted(text: str) -> tuple[str, list[str]]:
+    """Every hunk header's counts recounted from its body; trailing blank lines dropped."""
+    rows = list(io.StringIO(text.rstrip("\r\n") + "\n"))  # splits on "\n" only
+    out: list[str] = []
+    warnings: list[str] = []
+    i = 0
+    while i < len(rows):
+        match = _HEADER.match(rows[i])
+        if match is None:
+            out.append(rows[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(rows) and _is_body(rows, j):
+            j += 1
+        header, warning = _header_for(match, rows[i + 1 : j], len(warnings) + 1)
+        out.append(header)
+        out.extend(rows[i + 1 : j])
+        warnings.extend([warning] if warning else [])
+        i = j
+    return "".join(out), warnings
+
+
+def _is_body(rows: Sequence[str], j: int) -> bool:
+    row = rows[j]
+    if row.startswith("--- ") and j + 1 < len(rows) and rows[j + 1].startswith("+++ "):
+        return False  # the next file's header
+    return row[:1] in (" ", "-", "+", "\\") or row in _BLANK_BODY
+
+
+def _header_for(match: re.Match[str], body: Sequence[str], number: int) -> tuple[str, str | None]:
+    old = sum(1 for row in body if row[:1] in (" ", "-") or row in _BLANK_BODY)
+    new = sum(1 for row in body if row[:1] in (" ", "+") or row in _BLANK_BODY)
+    stated_old = 1 if match[2] is None else int(match[2])
+    stated_new = 1 if match[4] is None else int(match[4])
+    header = f"@@ -{match[1]},{old} +{match[3]},{new} @@{match[5]}"
+    if (stated_old, stated_new) == (old, new):
+        return header, None
+    return header, (
+        f"hunk {number}: its header counts {stated_old} old and {stated_new} new lines, its"
+        f" body has {old} and {new}: the body was used"
+    )
+
+
+def _hunk(number: int, hunk: unidiff.Hunk) -> Hunk:
+    old: list[str] = []
+    new: list[str] = []
+    rows: list[int] = []
+    runs: list[Run] = []
+    pending: list[str] = []  # added lines of the run being collected
+    run_start: int | None = None
+    flags = {"old": False, "new": False}
+    previous = " "
+    for row, line in enumerate(hunk, start=1):
+        kind = line.line_type or " "
+        if kind == "\\":
+            flags["old"] |= previous in " -"
+            flags["new"] |= previous in " +"
+            continue
+        body = _body(number, row, line.value)
+        if kind == " " and run_start is not None:
+            runs.append(Run(run_start, len(old), tuple(pending)))
+            run_start, pending = None, []
+        if kind in "-+" and run_start is None:
+            run_start = len(old)
+        if kind in " -":
+            old.append(body)
+            rows.append(row)
+        if kind in " +":
+            new.append(body)
+        if kind == "+":
+            pending.append(body)
+        previous = kind
+    if run_start is not None:
+        runs.append(Run(run_start, len(old), tuple(pending)))
+    stated = hunk.source_start - 1 if hunk.source_length else hunk.source_start
+    header = (
+        f"@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@"
+    )
+    return Hunk(
+        number,
+        header,
+        max(stated, 0),
+        tuple(old),
+        tuple(rows),
+        tuple(new),
+        tuple(runs),
+        flags["old"],
+        flags["new"],
+    )
+
+
+def _body(number: int, row: int, value: str) -> str:
+    """A diff line's text without its line ending; no bare CR, no NUL."""
+    body = value[:-1] if value.endswith("\n") else value
+    body = body[:-1] if body.endswith("\r") else body
+    for char, name in (("\r", "a bare carriage return"), ("\x00", "a NUL character")):
+        if char in body:
+            raise _invalid(
+                f"hunk {number}, row {row} contains {name}, which no line of a text file holds",
+                {"hunk": number, "row": row},
+            )
+    return body
+
+
+# --- locating -------------------------------------------------------------------------
+
+
+def locate(lines: Sequence[str], patch: FilePatch) -> list[Placed]:
+    """Where each hunk's block is in `lines`, in order, not overlapping; or `invalid_diff`."""
+    where: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        where.setdefault(line, []).append(i)
+    placed: list[Placed] = []
+    floor, shift = 0, 0
+    for hunk in patch.hunks:
+        spot = _place(lines, where, hunk, floor, hunk.stated + shift)
+        placed.append(spot)
+        floor, shift = spot.end, spot.offset
+    return placed
+
+
+def _place(
+    lines: Sequence[str], where: dict[str, list[int]], hunk: Hunk, floor: int, expected: int
+) -> Placed:
+    if not hunk.old:  # an insertion without context: only the stated position says where
+        if not floor <= expected <= len(lines):
+            raise _unplaceable_insertion(hunk, expected, len(lines))
+        return Placed(hunk, expected)
+    found = _occurrences(lines, where, hunk.old)
+    after = [p for p in found if p >= floor]
+    if after:
+        return Placed(hunk, min(after, key=lambda p: (abs(p - expected), p)))
+    if found:
+        raise _invalid(
+            f"hunk {hunk.number} ({hunk.header}) overlaps the hunk before it, or comes before"
+            " it, where its lines are found: hunks must be in file order and not overlap",
+            {"hunk": hunk.number, "header": hunk.header, "found_at_line": found[0] + 1},
+        )
+    raise _mismatch(lines, where, hunk, expected)
+
+
+def _occurrences(
+    lines: Sequence[str], where: dict[str, list[int]], block: Sequence[str]
+) -> list[int]:
+    """Every start at which `block` occurs, keyed on its rarest line."""
+    counts = [len(where.get(line, ())) for line in block]
+    k = min(range(len(block)), key=counts.__getitem__)
+    starts = (p - k for p in where.get(block[k], ()))
+    size = len(block)
+    return [s for s in starts if s >= 0 and tuple(lines[s : s + size]) == tuple(block)]
+
+
+def _mismatch(
+    lines: Sequence[str], where: dict[str, list[int]], hunk: Hunk, expected: int
+) -> ToolError:
+    """`invalid_diff` naming the first block line that matched nowhere (best attempt)."""
+    best, best_at = 0, None
+    for start in where.get(hunk.old[0], ()):
+        n = _common_prefix(lines, start, hunk.old)
+        if n > best or (
+            n == best and best_at is not None and abs(start - expected) < abs(best_at - expected)
+        ):
+            best, best_at = n, start
+    text = hunk.old[best]
+    found = None
+    if best_at is not None and best_at + best < len(lines):
+        found = lines[best_at + best]
+    details = {
+        "hunk": hunk.number,
+        "header": hunk.header,
+        "row": hunk.old_rows[best],
+        "expected": text,
+        "found": found,
+        "at_line": best_at + best + 1 if best_at is not None else None,
+    }
+    where_text = (
+        f"; at line {best_at + best + 1} the file has {_preview(found)!r}"
+        if best_at is not None
+        else ""
+    )
+    return _invalid(
+        f"hunk {hunk.number} ({hunk.header}): its row {hunk.old_rows[best]}, {_preview(text)!r},"
+        f" does not match{where_text}",
+        details,
+    )
+
+
+def _common_prefix(lines: Sequence[str], start: int, block: Sequence[str]) -> int:
+    n = 0
+    while n < len(block) and start + n < len(lines) and lines[start + n] == block[n]:
+        n += 1
+    return n
+
+
+def _unplaceable_insertion(hunk: Hunk, at: int, line_count: int) -> ToolError:
+    return _invalid(
+        f"hunk {hunk.number} ({hunk.header}) inserts without context at line {at + 1}, which"
+        f" is not in the file ({line_count} lines) or comes before the hunk above it;"
+        " include context lines",
+        {"hunk": hunk.number, "header": hunk.header, "line_count": line_count},
+    )
+
+
+# --- carrying and planning --------------------------------------------------------------
+
+
+def carry(
+    placed: Sequence[Placed], mapping: LineMap, old_count: int
+) -> tuple[list[Placed], list[BrokenSpan]]:
+    """The hunks moved to newer content, or the ones whose relied-on lines changed."""
+    moved: list[Placed] = []
+    broken: list[BrokenSpan] = []
+    for spot in placed:
+        relied = spot.relied(old_count)
+        if not relied or not span_survives(mapping, relied):
+            gone = tuple(n for n in relied if mapping[n - 1] is None)
+            broken.append(BrokenSpan(spot.hunk.number, "hunk", gone or relied))
+            continue
+        first = mapping[relied[0] - 1]
+        assert first is not None
+        start = first + 1 if not spot.hunk.old and relied[0] == spot.start else first
+        moved.append(Placed(spot.hunk, start))
+    return moved, broken
+
+
+def to_plan(placed: Sequence[Placed], line_count: int) -> EditPlan:
+    """Each change of each hunk as a splice of the content the hunks were placed in."""
+    splices = [
+        Splice(
+            spot.hunk.number - 1,
+            "hunk",
+            spot.start + run.start,
+            spot.start + run.end,
+            run.new_lines,
+            spot.relied(line_count),
+        )
+        for spot in placed
+        for run in spot.hunk.runs
+    ]
+    return EditPlan(tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index))))
+
+
+def final_newline(placed: Sequence[Placed], line_count: int) -> bool | None:
+    """Whether the result ends with a newline, when the diff says (None: keep the file's).
+
+    Only a hunk that reaches the end of the file speaks about it: the "\\ No newline
+    at end of file" marker on its new side says no; on its old side only, yes; an
+    empty file given lines gets a newline unless the marker says otherwise.
+    """
+    for spot in placed:
+        if spot.end != line_count:
+            continue
+        hunk = spot.hunk
+        if not hunk.new:  # removes the last lines: the line above them ends the file
+            return True if hunk.old_ends_without_newline and spot.start > 0 else None
+        if hunk.new_ends_without_newline:
+            return False
+        if hunk.old_ends_without_newline or line_count == 0:
+            return True
+    return None
+
+
+def with_final_newline(doc: Document, wanted: bool, ending: str = "\n") -> Document:
+    """The final newline as a tool stated it (`ending`: the file's habit, when the result
+    has no ending left to copy); an empty last line keeps its ending (without one it would
+    be no line at all)."""
+    if not doc.lines or doc.final_newline == wanted or (not wanted and doc.lines[-1] == ""):
+        return doc
+    habit = doc.dominant_ending if any(doc.endings) else ending
+    last = habit if wanted else ""
+    return dataclasses.replace(doc, endings=(*doc.endings[:-1], last))
+
+
+def removes_everything(placed: Sequence[Placed], line_count: int) -> bool:
+    """The hunks remove every line and add none (what a diff to /dev/null must do)."""
+    removed = sum(r.end - r.start for spot in placed for r in spot.hunk.runs)
+    return removed == line_count and all(spot.hunk.adds == 0 for spot in placed)
+
+
+def verify(
+    placed: Sequence[Placed], result: Sequence[str], wanted: bool | None, ends: bool
+) -> None:
+    """The strict check of the applied result: every hunk's new side stands where its
+    block was, shifted by the hunks above, and the final newline is as the diff says.
+    `patch_failed` otherwise (a bug of ours, or a diff no text file can satisfy)."""
+    shift = 0
+    for spot in placed:
+        at = spot.start + shift
+        if tuple(result[at : at + len(spot.hunk.new)]) != spot.hunk.new:
+            raise _failed(spot.hunk, f"its new lines are not at line {at + 1} of the result")
+        shift += len(spot.hunk.new) - len(spot.hunk.old)
+    if wanted is not None and wanted != ends:
+        last = placed[-1].hunk if placed else None
+        said = "ends with" if wanted else "ends without"
+        raise _failed(last, f"the diff says the file {said} a newline, which the result cannot")
+
+
+def _failed(hunk: Hunk | None, detail: str) -> ToolError:
+    where = f"hunk {hunk.number} ({hunk.header}): " if hunk else ""
+    details = {"hunk": hunk.number, "header": hunk.header} if hunk else {}
+    return ToolError(
+        ErrorCode.PATCH_FAILED,
+        f"{PATCH_FAILED_MESSAGE} {where}{detail}",
+        {**details, "problem": detail},
+    )
+
+
+def _preview(text: str | None) -> str | None:
+    if text is None or len(text) <= PREVIEW_CHARS:
+        return text
+    return text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _invalid(detail: str, details: dict[str, object]) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_DIFF,
+        f"{INVALID_DIFF_MESSAGE} {detail[:1].upper()}{detail[1:]}",
+        {**details, "problem": detail},
+    )
