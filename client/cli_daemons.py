@@ -162,19 +162,24 @@ def serve(**options: Any) -> int:
     running = live_endpoint(root)
     if running is not None:
         raise already_serving(root, running)
-    emit(
-        [
-            f"editjournal: serving {root} in the foreground (Ctrl-C stops it)",
-            "  talk to it from another terminal:",
-            f"    {command_line(root, 'status')}",
-            f'    echo \'{{"path": "README.md", "hashes": true}}\' |'
-            f" {command_line(root, 'call', 'read_file')}",
-        ],
-        err=True,
-    )
+    emit(_serve_banner(root), err=True)
     os.chdir(DAEMON_CWD)  # never run the daemon from inside the workspace
     command = daemon_command(root, "--log-stderr", *daemon_argv(options))
     os.execv(command[0], command)
+
+
+def _serve_banner(root: Path) -> list[str]:
+    """What to type in another terminal, with this workspace filled in, as printed."""
+    readme = next((n for n in ("README.md", "README") if (root / n).is_file()), None)
+    read = [f"    {command_line(root, 'read', readme, '--hashes')}"] if readme else []
+    return [
+        f"editjournal: serving {root} in the foreground (Ctrl-C stops it)",
+        "  talk to it from another terminal:",
+        f"    {command_line(root, 'status')}",
+        *read,
+        f"    {command_line(root, 'log')}",
+        f"    {command_line(root, 'stop')}    # or Ctrl-C here",
+    ]
 
 
 @click.command(
