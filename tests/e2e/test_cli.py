@@ -149,8 +149,9 @@ def test_make_run_serves_a_workspace_with_spaces_and_its_commands_work_as_printe
     )
     try:
         assert proc.stderr is not None
-        while not proc.stderr.readline().startswith("editjournal: serving"):
-            pass  # make's own lines (an install, when the stamp is stale) come first
+        # make's own lines (an install, when the stamp is stale) come first
+        while not (line := proc.stderr.readline()).startswith("editjournal: serving"):
+            assert line, "make run ended before serving"
         banner = [proc.stderr.readline() for _ in range(6)]
         commands = [line.split("#")[0].strip() for line in banner if line.startswith("    ")]
         assert [shlex.split(c)[1] for c in commands] == ["status", "read", "log", "stop"]
