@@ -38,7 +38,6 @@ from editjournal.client.render import (
 )
 from editjournal.schemas.events import AnyEvent
 from editjournal.schemas.tools import TOOL_PARAMS
-from editjournal.schemas.wire import PublishedEvent
 
 EVENT_KINDS = [kind.__struct_config__.tag for kind in typing.get_args(AnyEvent)]
 
@@ -259,15 +258,7 @@ def log(path: str | None, by: str | None, kind: str | None, after_seq: int, limi
         print_json(result)
         return EXIT_OK
     for entry in result.events:
-        shown = PublishedEvent(
-            seq=entry.seq,
-            ts=entry.ts,
-            kind=entry.kind,
-            agent=entry.agent,
-            path=entry.path,
-            summary=entry.summary,
-        )
-        emit(event_line(shown, with_time=True))
+        emit(event_line(entry, with_time=True))
     return EXIT_OK
 
 

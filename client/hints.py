@@ -10,15 +10,13 @@ Codes without an entry fall back to the catalogue's text. Pure: builds strings.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from editjournal.client.errors import RequestError
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
-
-MIB = 1024 * 1024
+from editjournal.schemas.units import limit_that_fits
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def _file_too_large(error: RequestError, ctx: HintContext) -> str | None:
     size = error.details.get("size")
     if not isinstance(size, int):
         return None
-    limit = f"{2 ** math.ceil(math.log2(max(size / MIB, 1)))}MiB"
+    limit = limit_that_fits(size)
     restart = f"{ctx.command('stop')} && {ctx.command('start', '--max-file-size', limit)}"
     return f"restart the daemon with a higher limit: {restart}"
 

@@ -25,6 +25,7 @@ from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import (
     AgentStatusResult,
     EditResult,
+    LogEntry,
     SafePatchResult,
     StatusResult,
 )
@@ -91,7 +92,8 @@ def watcher_words(watcher: dict[str, Any]) -> str:
     return state
 
 
-def event_line(event: PublishedEvent, *, with_time: bool = False) -> str:
+def event_line(event: PublishedEvent | LogEntry, *, with_time: bool = False) -> str:
+    """One event as `watch` (live) and `log` (from the journal) print it."""
     when = time.strftime("%Y-%m-%d %H:%M:%S  ", time.localtime(event.ts / 1000))
     kind = click.style(f"{event.kind:<16}", fg="cyan")
     return (

@@ -32,7 +32,7 @@ from typing import BinaryIO
 
 from editjournal.daemon.encoding import refusal, utf8_text
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.units import format_binary_size, format_size
+from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
 
 DEFAULT_MAX_FILE_SIZE = 8 * 1024 * 1024
 STATE_DIR_NAME = ".editjournal"
@@ -385,14 +385,6 @@ def _decode(data: bytes, rel: str) -> str:
     if text is None:
         raise refusal(data, rel)
     return text
-
-
-def limit_that_fits(size: int) -> str:
-    """A `--max-file-size` that takes a file of `size` bytes: a power of two MiB."""
-    mib = 1
-    while mib * 1024 * 1024 < size:
-        mib *= 2
-    return f"{mib}MiB"
 
 
 def _sha256(data: bytes) -> str:

@@ -75,3 +75,12 @@ def format_duration(seconds: float) -> str:
     if minutes:
         return f"{minutes}m {secs}s"
     return f"{secs}s"
+
+
+def limit_that_fits(size: int) -> str:
+    """A `--max-file-size` that takes a file of `size` bytes: a power of two MiB.
+    The daemon's refusal and the CLI's suggestion both name it."""
+    mib = 1
+    while mib * 1024 * 1024 < size:
+        mib *= 2
+    return f"{mib}MiB"

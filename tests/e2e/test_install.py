@@ -10,6 +10,7 @@ python-daemon, and used end to end from there.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -30,12 +31,20 @@ def run(*argv: str | Path, cwd: Path, **kwargs) -> subprocess.CompletedProcess[s
     return done
 
 
+SOURCES = ("pyproject.toml", "README.md", "editjournal", "daemon", "client", "schemas")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """Built from a copy of the sources: an in-tree build would leave build/ behind, and
+    a stale build/lib could put files the sources no longer have into the wheel."""
+    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
+    for name in SOURCES:
+        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy2
+        copy(REPO / name, src / name)
     # setuptools is in the test environment already: no build isolation, no download
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", out,
-        REPO, cwd=out)  # fmt: skip
+        src, cwd=out)  # fmt: skip
     [built] = out.glob("editjournal-*.whl")
     return built
 

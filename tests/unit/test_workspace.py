@@ -23,10 +23,9 @@ from editjournal.daemon.workspace import (
     STATE_DIR_NAME,
     FileSnapshot,
     Workspace,
-    limit_that_fits,
 )
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.units import parse_size
+from editjournal.schemas.units import limit_that_fits, parse_size
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file semantics")
 MIB = 1024 * 1024
