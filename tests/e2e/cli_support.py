@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -85,3 +86,11 @@ def run_on_terminal(argv: Sequence[str], env: dict[str, str]) -> tuple[int, str]
         return proc.wait(TIMEOUT), out.decode()
     finally:
         os.close(master)
+
+
+def as_at_a_terminal() -> None:
+    """`preexec_fn` for a process a test will Ctrl-C: SIGINT at its default, as a
+    terminal's foreground process has it. A shell runs background jobs (`make test &`)
+    with SIGINT ignored, the ignoring is inherited, and Python then never raises
+    KeyboardInterrupt: the test would measure how it was launched, not the CLI."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -166,7 +166,7 @@ def test_make_run_serves_a_workspace_with_spaces_and_its_commands_work_as_printe
         assert proc.wait(15) == 0  # `stop` ended the daemon that make ran
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
+            os.killpg(proc.pid, signal.SIGTERM)
             proc.communicate(timeout=15)
 
 

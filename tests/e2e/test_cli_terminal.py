@@ -14,7 +14,14 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import RunningDaemon, wait_until
-from tests.e2e.cli_support import CLI, TIMEOUT, cli_env, read_until, run_on_terminal
+from tests.e2e.cli_support import (
+    CLI,
+    TIMEOUT,
+    as_at_a_terminal,
+    cli_env,
+    read_until,
+    run_on_terminal,
+)
 
 WAITING = "reading operations as JSON from stdin; end with Ctrl-D"
 
@@ -34,6 +41,7 @@ def test_ctrl_c_ends_watch_with_130_and_no_traceback(daemon: RunningDaemon):
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(),
+        preexec_fn=as_at_a_terminal,
     )
     try:
         assert proc.stdout is not None
@@ -64,6 +72,7 @@ def test_edit_on_a_terminal_says_what_it_waits_for_and_ctrl_c_ends_it(workspace:
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(),
+        preexec_fn=as_at_a_terminal,
     )
     os.close(slave)
     try:
@@ -91,6 +100,7 @@ def test_edit_waiting_on_a_pipe_is_silent_and_ctrl_c_ends_it(workspace: Path, tm
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(),
+        preexec_fn=as_at_a_terminal,
     )
     writer = wait_until(lambda: _open_for_writing(fifo), 20, "edit to open the pipe")
     try:
