@@ -292,9 +292,23 @@ details.found); also for a malformed diff, a diff of several files, or overlappi
 for subtle errors."
 - safety_check_failed: as for edit; fix the diff, or pass skip_safety_check: true."""
 
+AGENT_STATUS_DESCRIPTION = """\
+Lists every file you (or the agent you name) have read or written, the version you saw, and \
+whether it changed since: current false means someone else (another agent, or a change made \
+outside the daemon) changed it after you saw it, and changed_since names each change (seq, \
+agent, kind; agent null for an outside change). Call it when you resume work or are unsure \
+which of your anchors are still good; re-read a stale file with read_file(since_version: \
+version_seen) to get just what changed, with fresh anchors.
+
+Call with no parameters for yourself, or with agent to ask about another agent. Returns \
+agent, files (path, version_seen, sha256_seen, lines_seen, current, current_version, \
+current_sha256, changed_since, unseen_lines: lines of the version you saw that you were \
+never shown) and stale_files (how many are not current)."""
+
 DESCRIPTIONS: dict[str, str] = {
     "read_file": READ_FILE_DESCRIPTION,
     "read_many_files": READ_MANY_FILES_DESCRIPTION,
     "edit": EDIT_DESCRIPTION,
     "safe_patch": SAFE_PATCH_DESCRIPTION,
+    "agent_status": AGENT_STATUS_DESCRIPTION,
 }

@@ -137,8 +137,9 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.STATE_MISMATCH: ErrorSpec(
         "The file's SHA-256 is not base_content_sha256: it changed since that version was read.",
-        "redo the diff against details.latest_file_state (details.delta shows what changed),"
-        " or pass rebase: true when your hunks' lines were not touched",
+        "redo the diff against details.latest_file_state (when the journal knows your base,"
+        " details.delta shows what changed since), or pass rebase: true when your hunks'"
+        " lines were not touched",
     ),
     ErrorCode.INVALID_DIFF: ErrorSpec(
         "The unified diff is malformed, or a hunk's context or removed lines are not in the"

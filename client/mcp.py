@@ -1,0 +1,197 @@
+"""`editjournal mcp`: the agent tools over MCP (stdio), on the official MCP Python SDK.
+
+Built on the SDK's low-level `Server` (mcp 2.x), which takes each tool's input
+schema as raw JSON Schema: the definitions come from `tooldefs` (schemas +
+guidance), so a tool added to `TOOL_PARAMS` appears here with no code of its
+own. Each call goes through the ordinary `Client` (which starts the daemon when
+none serves), so MCP adds no second path into the daemon.
+
+One process serves one MCP connection (stdio), as one agent: `--agent`, or
+else the client's `clientInfo` name plus a per-connection id, so two sessions
+of the same harness are two agents in the journal. The `Client` is made on the
+first tool call, once the handshake has told us that name. The blocking
+`Client` runs in a worker thread, one call at a time (it is not thread-safe),
+so the SDK's event loop keeps serving. After every call, `agent_status` says
+which files the agent read have changed since (see `staleness`).
+
+The SDK is an optional extra (`pip install 'editjournal[mcp]'`); only this
+module imports it, and the CLI imports this module only for `editjournal mcp`.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+from anyio.to_thread import run_sync
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from editjournal.client import Client
+from editjournal.client.errors import RequestError
+from editjournal.client.guidance import TOOL_USE_RULES
+from editjournal.client.mcp_text import error_text, result_text
+from editjournal.client.staleness import EDITS_LOOKED_UP, StalenessNotices
+from editjournal.client.tooldefs import agent_methods, tool_definitions
+from editjournal.schemas.tools import LogEntry
+from editjournal.schemas.wire import Response
+
+SERVER_NAME = "editjournal"
+FALLBACK_CLIENT_NAME = "mcp-client"  # a client that did not say who it is
+MAX_NAME_CHARS = 64
+
+
+def agent_name(client_name: str | None, connection_id: str) -> str:
+    """`clientInfo` name, made journal-friendly, plus the connection's id."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", client_name or "").strip("-.")
+    return f"{cleaned[:MAX_NAME_CHARS] or FALLBACK_CLIENT_NAME}-{connection_id}"
+
+
+@dataclass
+class Reply:
+    """One tool call's outcome, before it becomes an MCP result."""
+
+    text: str
+    structured: dict[str, Any]
+    is_error: bool = False
+
+
+@dataclass
+class Session:
+    """The one MCP connection this process serves, as one agent of one workspace."""
+
+    workspace: Path
+    agent: str | None = None  # fixed by --agent; else set from clientInfo on the first call
+    timeout: float = 30.0
+    connection_id: str = field(default_factory=lambda: secrets.token_hex(3))
+    client: Client | None = None
+    notices: StalenessNotices = field(default_factory=StalenessNotices)
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    def connect(self, client_name: str | None) -> Client:
+        if self.client is None:
+            self.agent = self.agent or agent_name(client_name, self.connection_id)
+            self.client = Client(self.workspace, self.agent, timeout=self.timeout)
+            if self.client.started_daemon is not None:
+                print(
+                    f"editjournal mcp: started daemon pid {self.client.daemon_pid}"
+                    f" for {self.client.root}",
+                    file=sys.stderr,
+                )
+        return self.client
+
+    def call(self, method: str, arguments: dict[str, Any], client_name: str | None) -> Reply:
+        """Blocking: one tool call, then the staleness notices it should carry."""
+        try:
+            client = self.connect(client_name)
+            reply = _reply(method, client.call(method, arguments))
+        except RequestError as e:  # no daemon, a timeout: the client's own errors
+            return Reply(error_text(e), _error_object(e), is_error=True)
+        told = self._notices(client)
+        if told:
+            reply.text = "\n".join([*(f"notice: {n}" for n in told), reply.text])
+        return reply
+
+    def _notices(self, client: Client) -> list[str]:
+        def history(path: str, after_seq: int) -> list[LogEntry]:
+            found = client.log(
+                path=path, kind="edit_applied", after_seq=after_seq, limit=EDITS_LOOKED_UP
+            )
+            return found.events
+
+        try:
+            status = client.agent_status()
+            return self.notices.notices(status, history)
+        except RequestError:  # a notice is a courtesy: never fail the call for it
+            return []
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
+def _reply(method: str, response: Response) -> Reply:
+    if response.ok or response.error is None:
+        result = response.result if isinstance(response.result, dict) else {}
+        return Reply(result_text(method, response.result, response.warnings), result)
+    error = RequestError.from_wire(response.error, response.seq)
+    return Reply(error_text(error), _error_object(error), is_error=True)
+
+
+def _error_object(error: RequestError) -> dict[str, Any]:
+    body = {
+        "code": error.code,
+        "message": error.message,
+        "details": error.details,
+        "suggested_action": error.suggested_action,
+    }
+    return {"error": msgspec.to_builtins(body)}
+
+
+# --- the SDK's side ----------------------------------------------------------------------
+
+
+def build_server(session: Session) -> Server[Any]:
+    tools = [
+        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+        for t in tool_definitions()
+    ]
+    known = set(agent_methods())
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in known:
+            text = f"unknown tool {params.name!r}; the tools are {', '.join(sorted(known))}"
+            return _result(Reply(text, {"error": {"code": "unknown_tool"}}, is_error=True))
+        info = ctx.session.client_params
+        client_name = info.client_info.name if info is not None else None
+        arguments = dict(params.arguments or {})
+        async with session.lock:  # the Client is not thread-safe: one call at a time
+            reply = await run_sync(session.call, params.name, arguments, client_name)
+        return _result(reply)
+
+    return Server(
+        SERVER_NAME,
+        version=version("editjournal"),
+        instructions=TOOL_USE_RULES,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _result(reply: Reply) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=reply.text)],
+        structured_content=reply.structured,
+        is_error=reply.is_error,
+    )
+
+
+async def _serve(session: Session) -> None:
+    server = build_server(session)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(workspace: Path, agent: str | None = None, timeout: float = 30.0) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin."""
+    session = Session(workspace, agent, timeout)
+    try:
+        anyio.run(_serve, session)
+    finally:
+        session.close()

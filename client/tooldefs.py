@@ -1,0 +1,207 @@
+"""Tool definitions for agents, generated from `schemas/` and `client/guidance.py`.
+
+One list of definitions feeds every harness: the MCP server's `tools/list` and
+`editjournal tools --format mcp|openai|anthropic|gemini`. A definition is a
+tool name from `TOOL_PARAMS`, its description from `guidance.DESCRIPTIONS`,
+and an input schema made by `msgspec.json.schema` from the params Struct —
+never written by hand, so a new field or a new tool appears everywhere at
+once. Only the daemon's own admin methods (`ADMIN_METHODS`) are left out.
+
+The generated schema is adjusted for a model, the same way for every format:
+`$ref`s are inlined (the params are not recursive; a recursive one fails
+loudly), a deprecated alias is dropped and its canonical field required
+(`file_path` -> `path`), and an optional field whose default is null is shown
+as its plain type (omitting it means null). Gemini's `parameters` take only a
+subset of OpenAPI 3.0, so `gemini_schema` rewrites further (see there).
+Pure data in, data out: nothing here does I/O or talks to a daemon.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.schemas.tools import TOOL_PARAMS, Params
+
+# The daemon's own methods: liveness, daemon status and the audit log are for people
+# and scripts (`editjournal status`, `log`), not for an agent's tool list.
+ADMIN_METHODS = frozenset({"ping", "status", "log"})
+# deprecated alias -> the field an agent should use instead
+DEPRECATED_ALIASES = {"file_path": "path"}
+FORMATS = ("mcp", "openai", "anthropic", "gemini")
+
+# The keys Gemini's FunctionDeclaration.parameters (an OpenAPI 3.0 Schema subset) accepts.
+GEMINI_KEYS = frozenset(
+    {
+        "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
+        "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
+        "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum",
+        "maximum",
+    }
+)  # fmt: skip
+
+JsonSchema = dict[str, Any]
+
+
+class SchemaError(Exception):
+    """A params Struct whose schema cannot be turned into a tool definition."""
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One agent-facing tool: what every export format is made from."""
+
+    name: str
+    description: str
+    input_schema: JsonSchema
+
+
+def agent_methods() -> list[str]:
+    """Every method of `TOOL_PARAMS` an agent may call, in the daemon's order."""
+    return [method for method in TOOL_PARAMS if method not in ADMIN_METHODS]
+
+
+def tool_definitions() -> list[ToolDef]:
+    return [tool_definition(method) for method in agent_methods()]
+
+
+def tool_definition(method: str) -> ToolDef:
+    params = TOOL_PARAMS[method]
+    return ToolDef(method, describe(method, params), input_schema(params))
+
+
+def describe(method: str, params: type[Params]) -> str:
+    """The guidance text; a tool that has none yet falls back to its params docstring."""
+    fallback = (params.__doc__ or "").strip() or f"The daemon's `{method}` method."
+    return DESCRIPTIONS.get(method, fallback)
+
+
+# --- JSON Schema for a model -----------------------------------------------------------------
+
+
+def input_schema(params: type[Params]) -> JsonSchema:
+    """The params Struct's JSON Schema, self-contained (no $ref / $defs), as a model sees it."""
+    generated = msgspec.json.schema(params)
+    root = _inline(generated, generated.get("$defs", {}), ())
+    root.pop("title", None)
+    root.pop("description", None)  # the Struct's docstring is for us; the tool has its own
+    _drop_aliases(root)
+    return _plain_optionals(root)
+
+
+def _inline(node: Any, defs: dict[str, JsonSchema], seen: tuple[str, ...]) -> Any:
+    """`node` with every `#/$defs/X` reference replaced by a copy of X."""
+    if isinstance(node, list):
+        return [_inline(item, defs, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.removeprefix("#/$defs/")
+        if name in seen or name not in defs:
+            raise SchemaError(f"cannot inline {ref}: recursive or unknown")
+        return _inline(copy.deepcopy(defs[name]), defs, (*seen, name))
+    # a discriminator's mapping points into $defs, which are gone: the tag enum says it all
+    skipped = {"$defs", "discriminator"}
+    return {k: _inline(v, defs, seen) for k, v in node.items() if k not in skipped}
+
+
+def _drop_aliases(schema: JsonSchema) -> None:
+    properties = schema.get("properties", {})
+    for alias, canonical in DEPRECATED_ALIASES.items():
+        if alias in properties and canonical in properties:
+            del properties[alias]
+            required = schema.setdefault("required", [])
+            if canonical not in required:
+                required.insert(0, canonical)
+
+
+def _plain_optionals(node: Any) -> Any:
+    """`{anyOf: [X, {type: null}], default: null}` -> X, recursively."""
+    if isinstance(node, list):
+        return [_plain_optionals(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _plain_optionals(v) for k, v in node.items()}
+    options = node.get("anyOf")
+    if "default" in node and node["default"] is None and isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1 and len(options) == 2:
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+            return {**kept[0], **rest}
+    return node
+
+
+def gemini_schema(node: Any) -> Any:
+    """A schema in the OpenAPI 3.0 subset Gemini's function declarations accept.
+
+    No $ref / $defs (already inlined), no additionalProperties, no `type: null`
+    (a nullable union becomes `nullable: true`), an enum only on a string, and
+    only the keys of `GEMINI_KEYS`; `anyOf` (the edit operations' union) stays."""
+    if isinstance(node, list):
+        return [gemini_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    options = node.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        kept = [o for o in options if o != {"type": "null"}]
+        rest = {k: v for k, v in node.items() if k != "anyOf"}
+        merged = {**kept[0], **rest} if len(kept) == 1 else {**rest, "anyOf": kept}
+        return gemini_schema({**merged, "nullable": True})
+    out: JsonSchema = {}
+    for key, value in node.items():
+        if key not in GEMINI_KEYS:
+            continue
+        out[key] = (
+            {name: gemini_schema(sub) for name, sub in value.items()}
+            if key == "properties"
+            else gemini_schema(value)
+        )
+    if "enum" in out and "type" not in out:
+        out["type"] = "string"
+    return out
+
+
+# --- export formats --------------------------------------------------------------------------
+
+
+def export(fmt: str, tools: list[ToolDef] | None = None) -> Any:
+    """The definitions as `fmt` expects them (a JSON-ready value)."""
+    tools = tool_definitions() if tools is None else tools
+    if fmt == "mcp":  # entries of a tools/list result
+        return [
+            {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+            for t in tools
+        ]
+    if fmt == "openai":  # chat completions `tools`
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in tools
+        ]
+    if fmt == "anthropic":  # messages API `tools`
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in tools
+        ]
+    if fmt == "gemini":  # one entry of generateContent `tools`
+        declarations = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "parameters": gemini_schema(t.input_schema),
+            }
+            for t in tools
+        ]
+        return {"functionDeclarations": declarations}
+    raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

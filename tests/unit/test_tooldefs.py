@@ -1,0 +1,236 @@
+"""Tool definitions: generated from the schemas and the guidance, valid in every export format."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import msgspec
+import pytest
+
+from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.client.staleness import StalenessNotices, changed_lines
+from editjournal.client.tooldefs import (
+    ADMIN_METHODS,
+    FORMATS,
+    GEMINI_KEYS,
+    agent_methods,
+    export,
+    gemini_schema,
+    tool_definitions,
+)
+from editjournal.schemas.tools import TOOL_PARAMS, AgentStatusResult, FileSeen, LogEntry
+
+ANCHOR = "12#a1b2c3"
+SHA = "0" * 64
+
+# Arguments an agent might send: (method, arguments, valid?). The input schema and the
+# daemon's own decoder (msgspec, from the same Struct) must agree on every one.
+CASES: list[tuple[str, dict[str, Any], bool]] = [
+    ("read_file", {"path": "a.py"}, True),
+    ("read_file", {"path": "a.py", "hashes": True, "range": "2-", "max_lines": 10}, True),
+    ("read_file", {"path": "a.py", "since_version": 0}, True),
+    ("read_file", {"path": "a.py", "max_lines": 0}, False),
+    ("read_file", {"path": "a.py", "hashes": "yes"}, False),
+    ("read_file", {"path": "a.py", "colour": True}, False),
+    ("read_many_files", {"paths": ["a.py", "b.py"]}, True),
+    ("read_many_files", {"paths": []}, False),
+    ("edit", {"path": "a.py", "operations": [{"op": "delete_line", "hash": ANCHOR}]}, True),
+    (
+        "edit",
+        {
+            "path": "a.py",
+            "operations": [
+                {"op": "replace_range", "start_hash": "a1b2", "end_hash": "c3d4", "content": ""},
+                {"op": "insert_after", "hash": "beef01", "content": "x", "occurrence": 2},
+            ],
+        },
+        True,
+    ),
+    ("edit", {"path": "a.py", "operations": []}, False),
+    ("edit", {"path": "a.py", "operations": [{"op": "replace_line", "hash": "zz"}]}, False),
+    (
+        "edit",
+        {"path": "a.py", "operations": [{"op": "delete_line", "start_hash": "a1b2c3"}]},
+        False,
+    ),
+    ("edit", {"path": "a.py", "operations": [{"op": "move_line", "hash": "a1b2c3"}]}, False),
+    ("safe_patch", {"path": "a.py", "unified_diff": "", "base_content_sha256": SHA}, True),
+    ("safe_patch", {"path": "a.py", "unified_diff": "", "base_content_sha256": "abc"}, False),
+    ("agent_status", {}, True),
+    ("agent_status", {"agent": "agent-b"}, True),
+]
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    return {t.name: t.input_schema for t in tool_definitions()}
+
+
+def test_every_agent_method_is_a_tool_and_admin_methods_are_not():
+    assert agent_methods() == [m for m in TOOL_PARAMS if m not in ADMIN_METHODS]
+    assert {"read_file", "read_many_files", "edit", "safe_patch", "agent_status"} <= set(
+        agent_methods()
+    )
+    assert not ADMIN_METHODS & set(agent_methods())
+
+
+def test_every_tool_has_its_guidance_as_description():
+    for tool in tool_definitions():
+        assert tool.description == DESCRIPTIONS[tool.name]
+
+
+@pytest.mark.parametrize("name", agent_methods())
+def test_input_schemas_are_valid_self_contained_objects(name: str):
+    schema = schemas()[name]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["type"] == "object"
+    dumped = json.dumps(schema)
+    assert "$ref" not in dumped and "$defs" not in dumped and "discriminator" not in dumped
+
+
+def test_deprecated_alias_is_hidden_and_path_required():
+    for name in ("read_file", "edit", "safe_patch"):
+        schema = schemas()[name]
+        assert "file_path" not in schema["properties"]
+        assert "path" in schema["required"]
+
+
+@pytest.mark.parametrize(("method", "arguments", "valid"), CASES)
+def test_schema_and_daemon_decoder_agree(method: str, arguments: dict[str, Any], valid: bool):
+    by_schema = jsonschema.Draft202012Validator(schemas()[method]).is_valid(arguments)
+    try:
+        msgspec.json.decode(json.dumps(arguments), type=TOOL_PARAMS[method])
+        by_daemon = True
+    except msgspec.ValidationError:
+        by_daemon = False
+    assert (by_schema, by_daemon) == (valid, valid)
+
+
+def test_every_agent_method_has_a_case():
+    assert {method for method, _, _ in CASES} == set(agent_methods())
+
+
+# --- export formats ----------------------------------------------------------------------------
+
+
+def test_mcp_format_is_tools_list_entries():
+    from mcp import types
+
+    for entry in export("mcp"):
+        assert set(entry) == {"name", "description", "inputSchema"}
+        types.Tool.model_validate(entry)  # the SDK's own model of a tools/list entry
+
+
+def test_openai_format():
+    for entry in export("openai"):
+        assert entry["type"] == "function" and set(entry) == {"type", "function"}
+        function = entry["function"]
+        assert set(function) == {"name", "description", "parameters"}
+        assert function["parameters"]["type"] == "object"
+        assert len(function["name"]) <= 64 and function["name"].replace("_", "").isalnum()
+
+
+def test_anthropic_format():
+    for entry in export("anthropic"):
+        assert set(entry) == {"name", "description", "input_schema"}
+        assert entry["input_schema"]["type"] == "object"
+
+
+def _gemini_nodes(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [n for item in node for n in _gemini_nodes(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node]
+    for key, value in node.items():
+        if key == "properties":
+            found += [n for sub in value.values() for n in _gemini_nodes(sub)]
+        elif key in ("items", "anyOf"):
+            found += _gemini_nodes(value)
+    return found
+
+
+def test_gemini_format_uses_only_the_openapi_subset_gemini_accepts():
+    exported = export("gemini")
+    assert set(exported) == {"functionDeclarations"}
+    for declaration in exported["functionDeclarations"]:
+        assert set(declaration) == {"name", "description", "parameters"}
+        for node in _gemini_nodes(declaration["parameters"]):
+            assert set(node) <= GEMINI_KEYS, set(node) - GEMINI_KEYS
+            assert node.get("type") != "null"
+            if "enum" in node:
+                assert node["type"] == "string"
+            if "anyOf" not in node:
+                assert "type" in node
+
+
+def test_gemini_turns_a_nullable_union_into_nullable():
+    schema = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None}
+    assert gemini_schema(schema) == {
+        "type": "integer",
+        "minimum": 1,
+        "default": None,
+        "nullable": True,
+    }
+
+
+def test_unknown_format_is_refused():
+    with pytest.raises(ValueError, match="one of mcp"):
+        export("yaml")
+    assert FORMATS == ("mcp", "openai", "anthropic", "gemini")
+
+
+# --- staleness notices ----------------------------------------------------------------------
+
+
+def test_changed_lines_are_numbered_in_the_content_after_the_edit():
+    assert changed_lines([(4, 5, 1)]) == "line 5"
+    assert changed_lines([(0, 0, 2), (9, 10, 3)]) == "lines 1-2, lines 12-14"
+    assert changed_lines([(2, 4, 0), (6, 7, 1)]) == "2 lines removed after line 2, line 5"
+
+
+def _status(changes: list[dict[str, Any]], current: bool = False) -> AgentStatusResult:
+    seen = FileSeen(
+        path="src/app.py",
+        version_seen=7,
+        sha256_seen=SHA,
+        lines_seen=None,
+        current=current,
+        current_version=12,
+        current_sha256="1" * 64,
+        changed_since=changes,
+    )
+    return AgentStatusResult(agent="a", files=[seen], stale_files=0 if current else 1)
+
+
+def _edit(seq: int, line_changes: list[list[int]]) -> LogEntry:
+    body = {"line_changes": line_changes}
+    return LogEntry(seq=seq, ts=0, agent="agent-b", kind="edit_applied", path="src/app.py",
+                    summary="", hash="", body=body)  # fmt: skip
+
+
+def test_each_change_is_told_once_with_its_lines_and_author():
+    tracker = StalenessNotices()
+    asked: list[tuple[str, int]] = []
+
+    def history(path: str, after: int) -> list[LogEntry]:
+        asked.append((path, after))
+        return [_edit(10, [[39, 52, 13]])]
+
+    first = [{"seq": 10, "agent": "agent-b", "kind": "edit_applied"}]
+    told = tracker.notices(_status(first), history)
+    assert told == [
+        "src/app.py changed since you read it: lines 40-52 by agent-b, seq 10. Your anchors "
+        "for those lines are stale: read_file with since_version 7 shows what changed, with "
+        "fresh anchors."
+    ]
+    assert asked == [("src/app.py", 9)]
+    assert tracker.notices(_status(first), history) == []  # told already
+    more = [*first, {"seq": 12, "agent": None, "kind": "outside_change"}]
+    assert tracker.notices(_status(more), history) == [
+        "src/app.py changed since you read it: an outside change, seq 12. Your "
+        "anchors for those lines are stale: read_file with since_version 7 shows what "
+        "changed, with fresh anchors."
+    ]
+    assert tracker.notices(_status(more, current=True), history) == []
