@@ -39,6 +39,7 @@ from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import (
     TOOL_RESULTS,
     AgentStatusResult,
+    AtomicResult,
     EditResult,
     LogResult,
     Op,
@@ -218,6 +219,49 @@ class Client:
         more = {"rebase": rebase, "include_content": include_content}
         lock = {"base_content_sha256": base_content_sha256, "skip_safety_check": skip_safety_check}
         return self._typed("safe_patch", {**params, **more, **lock}, SafePatchResult)
+
+    def edit_file(
+        self,
+        path: str,
+        old_string: str,
+        new_string: str,
+        *,
+        expected_replacements: int | None = None,
+        skip_safety_check: bool = False,
+    ) -> AtomicResult:
+        """Replace the exact text `old_string` (once, or `expected_replacements` times)."""
+        params = {"path": path, "old_string": old_string, "new_string": new_string}
+        more = {"expected_replacements": expected_replacements}
+        return self._typed(
+            "edit_file", {**params, **more, "skip_safety_check": skip_safety_check}, AtomicResult
+        )
+
+    def append_to_file(
+        self, path: str, content: str, *, skip_safety_check: bool = False
+    ) -> AtomicResult:
+        """Add `content` at the end of the file, creating it when missing."""
+        params = {"path": path, "content": content, "skip_safety_check": skip_safety_check}
+        return self._typed("append_to_file", params, AtomicResult)
+
+    def prepend_to_file(
+        self, path: str, content: str, *, skip_safety_check: bool = False
+    ) -> AtomicResult:
+        """Add `content` at the start of the file, creating it when missing."""
+        params = {"path": path, "content": content, "skip_safety_check": skip_safety_check}
+        return self._typed("prepend_to_file", params, AtomicResult)
+
+    def update_section(
+        self, path: str, section_header: str, new_content: str, *, skip_safety_check: bool = False
+    ) -> AtomicResult:
+        """Replace the body of the markdown section `section_header` ("## Name")."""
+        params = {"path": path, "section_header": section_header, "new_content": new_content}
+        return self._typed(
+            "update_section", {**params, "skip_safety_check": skip_safety_check}, AtomicResult
+        )
+
+    def write_file(self, path: str, content: str) -> AtomicResult:
+        """Create (or fill) a file; over content you have not read, warns (see warnings)."""
+        return self._typed("write_file", {"path": path, "content": content}, AtomicResult)
 
     def agent_status(self, agent: str | None = None) -> AgentStatusResult:
         """Every file `agent` (default: this client's) has seen, and what changed since."""

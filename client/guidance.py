@@ -305,10 +305,102 @@ agent, files (path, version_seen, sha256_seen, lines_seen, current, current_vers
 current_sha256, changed_since, unseen_lines: lines of the version you saw that you were \
 never shown) and stale_files (how many are not current)."""
 
+# The atomic text tools (seed 004): for agents whose context is compacted, so they cannot
+# hold a file to rewrite it. The seed's "Tool Selection Guide" table, verbatim.
+TOOL_SELECTION_GUIDE = """\
+| Scenario | Tool |
+|----------|------|
+| Change a specific value | `edit_file` |
+| Add new entry/section | `append_to_file` |
+| Update markdown section | `update_section` |
+| Create new file | `write_file` |
+| Full file replacement (rare) | Read first, then `write_file` |"""
+
+ATOMIC_TOOLS_NOTE = f"""\
+Atomic tools: the daemon reads, changes and writes the file in one step, so you never need \
+to hold the file in your context. Prefer them to rewriting a whole file.
+
+{TOOL_SELECTION_GUIDE}
+
+Every change is journaled; the file keeps its line endings and BOM. If you read the file \
+earlier and someone else changed the lines your call touches since, the call is refused \
+anchor_stale: details.conflicts names who changed them and details.delta shows the change \
+with fresh anchors; retry with what it shows. If you never read the file, it simply applies."""
+
+EDIT_FILE_DESCRIPTION = f"""\
+Replace old_string with new_string in a file, without reading it first. old_string must \
+match exactly, whitespace and indentation included (write line breaks as \\n; they match \
+the file's own endings), and must be unique in the file unless you pass \
+expected_replacements, the exact number of places to change.
+
+Call with path, old_string, new_string and optionally expected_replacements and \
+skip_safety_check, e.g. {{"path": "workspace.md", "old_string": "Status: Initializing", \
+"new_string": "Status: Phase 2 complete"}}
+
+{ATOMIC_TOOLS_NOTE}
+
+Errors (error.code); the file is unchanged after any error:
+- no_match: "old_string not found in PATH. Make sure it matches exactly (including \
+whitespace)." details.similar_lines shows the closest lines with their anchors: a hint only, \
+never applied. Copy the text exactly and retry.
+- multiple_matches: "old_string appears N times in PATH. Include more surrounding context to \
+make it unique." details.lines lists where it occurs.
+- anchor_stale: the matched lines changed since you last saw the file (see above).
+- safety_check_failed: as for edit."""
+
+APPEND_TO_FILE_DESCRIPTION = f"""\
+Add content at the end of a file, without reading it first; the file (and its directories) \
+is created when missing. Use it to add new entries, notes or sections. When the file does \
+not end with a newline, one is added before content (the reply says separator_added).
+
+Call with path and content, e.g. {{"path": "workspace.md", "content": "## New \
+Accomplishment\\n- Extracted 47 requirements\\n"}}
+
+{ATOMIC_TOOLS_NOTE}"""
+
+PREPEND_TO_FILE_DESCRIPTION = f"""\
+Add content at the start of a file, without reading it first; the file (and its \
+directories) is created when missing. content becomes whole lines before the first line \
+(separator_added says a newline was put after content that had none).
+
+Call with path and content. {ATOMIC_TOOLS_NOTE}"""
+
+UPDATE_SECTION_DESCRIPTION = f"""\
+Replace the content of one section of a markdown file: everything after its header up to \
+the next header of the same or a higher level (sub-sections included). The header stays; \
+headers inside fenced code blocks are not headers.
+
+Call with path, section_header (e.g. "## Current State"; without #s it matches a header of \
+any level) and new_content (without the header), e.g. {{"path": "workspace.md", \
+"section_header": "## Current State", "new_content": "Phase: 2\\nStatus: Processing"}}
+
+{ATOMIC_TOOLS_NOTE}
+
+Errors: section_not_found (details.headers lists the headers that exist), \
+section_ambiguous (several headers match; details.matches lists them: give the level), \
+anchor_stale (someone changed the section since you saw it)."""
+
+WRITE_FILE_DESCRIPTION = f"""\
+Create a file with content (its directories inside the workspace are created too), or fill \
+an empty one. Use it for new files; to change part of an existing file use edit_file, \
+append_to_file or update_section. On an existing file you have not read since its last \
+change, the file is still written, but with a warning that names the changes you \
+overwrote (overwrote_unseen: seq, agent, kind): read first, then write_file.
+
+Call with path and content. Returns message ("Created: PATH (N bytes)" or "Written: ...") \
+and version, sha256 and diff as edit does.
+
+{TOOL_SELECTION_GUIDE}"""
+
 DESCRIPTIONS: dict[str, str] = {
     "read_file": READ_FILE_DESCRIPTION,
     "read_many_files": READ_MANY_FILES_DESCRIPTION,
     "edit": EDIT_DESCRIPTION,
     "safe_patch": SAFE_PATCH_DESCRIPTION,
     "agent_status": AGENT_STATUS_DESCRIPTION,
+    "edit_file": EDIT_FILE_DESCRIPTION,
+    "append_to_file": APPEND_TO_FILE_DESCRIPTION,
+    "prepend_to_file": PREPEND_TO_FILE_DESCRIPTION,
+    "update_section": UPDATE_SECTION_DESCRIPTION,
+    "write_file": WRITE_FILE_DESCRIPTION,
 }

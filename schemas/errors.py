@@ -46,6 +46,11 @@ class ErrorCode(str, enum.Enum):
     STATE_MISMATCH = "state_mismatch"
     INVALID_DIFF = "invalid_diff"
     PATCH_FAILED = "patch_failed"
+    # atomic text tools
+    NO_MATCH = "no_match"
+    MULTIPLE_MATCHES = "multiple_matches"
+    SECTION_NOT_FOUND = "section_not_found"
+    SECTION_AMBIGUOUS = "section_ambiguous"
     # the journal
     JOURNAL_CORRUPT = "journal_corrupt"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -149,6 +154,26 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.PATCH_FAILED: ErrorSpec(
         "The located patch failed to apply for an unexpected reason; the file is untouched.",
         "review the diff for subtle errors; report it with .editjournal/daemon.log",
+    ),
+    ErrorCode.NO_MATCH: ErrorSpec(
+        "edit_file's old_string occurs nowhere in the file (compared exactly, whitespace"
+        " included; line endings are compared as \\n); nothing was written.",
+        "copy old_string exactly from the file; details.similar_lines shows the closest"
+        " lines with their anchors (a hint only, never applied)",
+    ),
+    ErrorCode.MULTIPLE_MATCHES: ErrorSpec(
+        "edit_file's old_string occurs more often than expected_replacements allows (one by"
+        " default); nothing was written.",
+        "include more surrounding context to make it unique (details.lines lists where it"
+        " occurs), or set expected_replacements to the number of places to change",
+    ),
+    ErrorCode.SECTION_NOT_FOUND: ErrorSpec(
+        "update_section found no markdown header matching section_header; nothing was written.",
+        'use one of details.headers exactly (e.g. "## Current State")',
+    ),
+    ErrorCode.SECTION_AMBIGUOUS: ErrorSpec(
+        "Several markdown headers match section_header; nothing was written.",
+        'give the header with its level ("## Name"), or make the headers distinct',
     ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
         "The journal's stored data is damaged (a blob does not match its SHA-256).",

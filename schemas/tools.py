@@ -344,6 +344,78 @@ class SafePatchResult(Result):
     rebased_over: list[dict[str, Any]] = []
 
 
+# --- atomic text tools ------------------------------------------------------------------
+# For agents that cannot hold a file in context: the daemon does the read-modify-write.
+
+
+class EditFileParams(Params, kw_only=True):
+    """Replace the exact text `old_string` with `new_string`: once, or exactly
+    `expected_replacements` times (it must occur exactly that often)."""
+
+    path: str
+    old_string: Annotated[str, Meta(min_length=1)]
+    new_string: str
+    expected_replacements: PositiveInt | None = None
+    skip_safety_check: bool = False
+
+
+class AppendToFileParams(Params, kw_only=True):
+    """Add `content` at the end of the file (created when missing)."""
+
+    path: str
+    content: str
+    skip_safety_check: bool = False
+
+
+class PrependToFileParams(Params, kw_only=True):
+    """Add `content` at the start of the file (created when missing)."""
+
+    path: str
+    content: str
+    skip_safety_check: bool = False
+
+
+class UpdateSectionParams(Params, kw_only=True):
+    """Replace the body of the markdown section `section_header` (e.g. "## Current State")."""
+
+    path: str
+    section_header: Annotated[str, Meta(min_length=1)]
+    new_content: str
+    skip_safety_check: bool = False
+
+
+class WriteFileParams(Params, kw_only=True):
+    """Create a file (and its directories) or fill it; replaces an existing file's content."""
+
+    path: str
+    content: str
+
+
+class AtomicResult(Result):
+    """An applied atomic text tool (edit_file, append/prepend, update_section, write_file)."""
+
+    message: str
+    file_path: str
+    version: int
+    sha256: str
+    lines_before: int
+    lines_after: int
+    net_change: int
+    anchors_valid_through: int
+    must_refresh_from_line: int
+    diff: str  # the changed region with new anchors, as `edit` shows it
+    changed_lines: list[AnchoredLine]
+    auto_corrections: list[AutoCorrection]
+    safety_check: str  # "clean" | "skipped" | "overridden"
+    details: EditDetails
+    created: bool = False
+    replacements: int | None = None  # edit_file: how many places were changed
+    lines: list[tuple[int, int]] = []  # edit_file / update_section: lines written (1-based)
+    separator_added: bool = False  # append/prepend: a newline was added between the two
+    # write_file over content this agent had not seen: the changes it overwrote
+    overwrote_unseen: list[dict[str, Any]] = []
+
+
 def explain_validation(method: str, message: str) -> str | None:
     """A hint for the validation errors agents make most, e.g. mixing op fields."""
     if "matching regex" in message and "hash`" in message:
@@ -374,6 +446,11 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "edit": EditParams,
     "safe_patch": SafePatchParams,
     "agent_status": AgentStatusParams,
+    "edit_file": EditFileParams,
+    "append_to_file": AppendToFileParams,
+    "prepend_to_file": PrependToFileParams,
+    "update_section": UpdateSectionParams,
+    "write_file": WriteFileParams,
 }
 
 TOOL_RESULTS: dict[str, type[Result]] = {
@@ -385,4 +462,9 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "edit": EditResult,
     "safe_patch": SafePatchResult,
     "agent_status": AgentStatusResult,
+    "edit_file": AtomicResult,
+    "append_to_file": AtomicResult,
+    "prepend_to_file": AtomicResult,
+    "update_section": AtomicResult,
+    "write_file": AtomicResult,
 }

@@ -102,7 +102,7 @@ def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
 
 def registry() -> dict[str, Handler]:
     """Every handler, importing the modules that register them."""
-    from editjournal.daemon.handlers import agents, edit, meta, patch, read  # noqa: F401
+    from editjournal.daemon.handlers import agents, atomic, edit, meta, patch, read  # noqa: F401
     # (imported for their registration)
 
     return HANDLERS

@@ -54,6 +54,11 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "include_content": False,
     },
     "agent_status": {},
+    "edit_file": {"path": "app.py", "old_string": "state + 1", "new_string": "state + 10"},
+    "append_to_file": {"path": "notes.md", "content": "- entry\n"},
+    "prepend_to_file": {"path": "notes.md", "content": "# Notes\n"},
+    "update_section": {"path": "notes.md", "section_header": "# Notes", "new_content": "- x"},
+    "write_file": {"path": "made/new.md", "content": "made\n"},
 }
 
 

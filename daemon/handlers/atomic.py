@@ -1,0 +1,393 @@
+"""Atomic text tools: `edit_file`, `append_to_file`, `prepend_to_file`, `update_section`,
+`write_file` — planners on the shared writing path.
+
+They serve agents that cannot hold a file in context: the daemon does the
+read-modify-write. Each tool only decides the new content (the pure engine in
+`daemon.text.replace` and `daemon.text.sections`); `daemon.handlers.writing`
+reads, checks, writes and journals it exactly as for `edit`. What the journal
+adds: an agent that has a snapshot of the file cannot clobber what it never
+saw — an `edit_file` or `update_section` whose matched lines changed since (by
+someone else) is refused `anchor_stale`, naming who changed them and handing
+over the delta; agents that never read the file keep the plain semantics. A
+`write_file` over content the agent has not seen is written, with a warning
+naming what it overwrote.
+
+What it must never do: re-implement a step of the writing path, or touch the disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.history import Base, changes_since
+from editjournal.daemon.handlers.read import anchored
+from editjournal.daemon.handlers.staleness import delta, named, shown_lines
+from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.rebase import chain_map
+from editjournal.daemon.text.replace import (
+    Joined,
+    added_lines,
+    find_all,
+    matched_lines,
+    normalized,
+    plan_replace,
+    similar_lines,
+)
+from editjournal.daemon.text.sections import find_section, plan_section
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.tools import (
+    AppendToFileParams,
+    AtomicResult,
+    EditFileParams,
+    PrependToFileParams,
+    UpdateSectionParams,
+    WriteFileParams,
+)
+
+OVERWRITTEN_SHOWN = 5  # changes named in write_file's warning, newest last
+ATOMIC_HINT = "prefer edit_file, append_to_file or update_section to change part of a file"
+
+
+@handles("edit_file")
+def edit_file(ctx: Context, params: EditFileParams) -> Outcome:
+    _refuse_nul(params.new_string, "new_string")
+    return write(open_target(ctx, params.path), _EditFile(params), [])
+
+
+@handles("append_to_file")
+def append_to_file(ctx: Context, params: AppendToFileParams) -> Outcome:
+    _refuse_nul(params.content, "content")
+    return write(open_target(ctx, params.path, missing_ok=True), _Add(params, at_end=True), [])
+
+
+@handles("prepend_to_file")
+def prepend_to_file(ctx: Context, params: PrependToFileParams) -> Outcome:
+    _refuse_nul(params.content, "content")
+    return write(open_target(ctx, params.path, missing_ok=True), _Add(params, at_end=False), [])
+
+
+@handles("update_section")
+def update_section(ctx: Context, params: UpdateSectionParams) -> Outcome:
+    _refuse_nul(params.new_content, "new_content")
+    return write(open_target(ctx, params.path), _Section(params), [])
+
+
+@handles("write_file")
+def write_file(ctx: Context, params: WriteFileParams) -> Outcome:
+    _refuse_nul(params.content, "content")
+    target = open_target(ctx, params.path, missing_ok=True)
+    overwrote = _overwritten_unseen(target)
+    warnings = [] if overwrote is None else [_overwrite_warning(target, overwrote)]
+    return write(target, _WriteFile(params, overwrote=overwrote or []), warnings)
+
+
+@dataclass
+class _Atomic:
+    """What every atomic tool shares: its journal record, refusals and reply."""
+
+    params: Any
+    name: str = ""
+    lines: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def skip_safety_check(self) -> bool:
+        return bool(getattr(self.params, "skip_safety_check", False))
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        return [{"op": self.name, **msgspec.to_builtins(self.params)}]
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        return error
+
+    def message(self, written: Written) -> str:
+        return f"{self.name} applied to {written.target.path}"
+
+    def result(self, written: Written) -> AtomicResult:
+        target, doc = written.target, written.doc
+        valid = written.valid_through
+        return AtomicResult(
+            message=self.message(written),
+            file_path=target.path,
+            version=written.version,
+            sha256=written.sha256,
+            lines_before=target.doc.line_count,
+            lines_after=doc.line_count,
+            net_change=doc.line_count - target.doc.line_count,
+            anchors_valid_through=valid,
+            must_refresh_from_line=valid + 1,
+            diff=written.diff,
+            changed_lines=written.changed_lines,
+            auto_corrections=written.corrections,
+            safety_check=written.safety,
+            details=written.details(self.name),
+            created=not target.exists,
+            lines=self.lines,
+            **self.extra(),
+        )
+
+    def extra(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass
+class _EditFile(_Atomic):
+    name: str = "edit_file"
+    count: int = 0
+
+    def plan(self, target: Target) -> Planned:
+        """Exactly the expected number of matches, in lines this agent has seen."""
+        old, new = normalized(self.params.old_string), normalized(self.params.new_string)
+        joined = Joined.of(target.doc)
+        offsets = find_all(joined, old)
+        expected = self.params.expected_replacements or 1
+        if not offsets:
+            raise _no_match(target, old)
+        spans = matched_lines(joined, offsets, len(old))
+        if len(offsets) != expected:
+            raise _multiple(target, spans, expected, self.params.expected_replacements)
+        unseen = _refuse_unseen(target, spans, "old_string matches")
+        plan, final = plan_replace(joined, offsets, old, new)
+        self.count, self.lines = len(offsets), spans
+        return Planned(plan, unseen, None, final)
+
+    def message(self, written: Written) -> str:
+        n = self.count
+        return f"Edited {written.target.path}: {n} replacement{'s' * (n != 1)}"
+
+    def extra(self) -> dict[str, Any]:
+        return {"replacements": self.count}
+
+
+@dataclass
+class _Add(_Atomic):
+    """append_to_file (at_end) or prepend_to_file: never relies on a line of the file."""
+
+    at_end: bool = True
+    separated: bool = False
+
+    def __post_init__(self) -> None:
+        self.name = "append_to_file" if self.at_end else "prepend_to_file"
+
+    def plan(self, target: Target) -> Planned:
+        if self.params.content == "":
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"content is empty: nothing to add to {target.path} - at `$.params.content`",
+            )
+        doc, lines = target.doc, added_lines(self.params.content)
+        ends_newline = normalized(self.params.content).endswith("\n")
+        at = doc.line_count if self.at_end else 0
+        if self.at_end:
+            self.separated = doc.line_count > 0 and not doc.final_newline
+        else:
+            self.separated = doc.line_count > 0 and not ends_newline
+        final = ends_newline if self.at_end or doc.line_count == 0 else None
+        splice = Splice(0, self.name, at, at, lines, (at if self.at_end else 1,))
+        corrections = (("separator_added", self._separator_note()),) if self.separated else ()
+        self.lines = [(at + 1, at + len(lines))]
+        plan = EditPlan((splice,), corrections)
+        return Planned(plan, target.unseen(target.agent_base), None, final)
+
+    def _separator_note(self) -> str:
+        if self.at_end:
+            return "The file did not end with a newline: one was added before the content."
+        return "The content did not end with a newline: one was added after it."
+
+    def message(self, written: Written) -> str:
+        n = len(added_lines(self.params.content))
+        where = "to the end of" if self.at_end else "to the start of"
+        return f"Added {n} line{'s' * (n != 1)} {where} {written.target.path}"
+
+    def extra(self) -> dict[str, Any]:
+        return {"separator_added": self.separated}
+
+
+@dataclass
+class _Section(_Atomic):
+    name: str = "update_section"
+
+    def plan(self, target: Target) -> Planned:
+        lines, path = target.doc.lines, target.path
+        header, end = find_section(lines, self.params.section_header, path)
+        span = (header.start + 1, max(end, header.end))
+        unseen = _refuse_unseen(target, [span], f"section {self.params.section_header!r} spans")
+        plan = plan_section(lines, header, end, self.params.new_content)
+        self.lines = [span]
+        return Planned(plan, unseen)
+
+    def message(self, written: Written) -> str:
+        return f"Updated section {self.params.section_header!r} of {written.target.path}"
+
+
+@dataclass
+class _WriteFile(_Atomic):
+    overwrote: list[dict[str, Any]] = field(default_factory=list)
+    name: str = "write_file"
+
+    @property
+    def skip_safety_check(self) -> bool:
+        return True  # the whole content is the agent's: no neighbouring lines to check
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        """The content itself is the written blob; the record keeps its size."""
+        return [{"op": self.name, "path": self.params.path, "size": len(self.params.content)}]
+
+    def plan(self, target: Target) -> Planned:
+        content = normalized(self.params.content)
+        lines = added_lines(content) if content else ()
+        splice = Splice(0, self.name, 0, target.doc.line_count, lines, ())
+        self.lines = [(1, len(lines))] if lines else []
+        final = content.endswith("\n") if content else None
+        return Planned(EditPlan((splice,)), target.unseen(target.agent_base), None, final)
+
+    def message(self, written: Written) -> str:
+        verb = "Created" if not written.target.exists else "Written"
+        return f"{verb}: {written.target.path} ({len(written.data):,} bytes)"
+
+    def extra(self) -> dict[str, Any]:
+        return {"overwrote_unseen": self.overwrote}
+
+
+# --- refusals ------------------------------------------------------------------------------
+
+
+def _refuse_nul(text: str, name: str) -> None:
+    if "\x00" in text:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS, f"{name} contains a NUL character - at `$.params.{name}`"
+        )
+
+
+def _no_match(target: Target, old: str) -> ToolError:
+    """`no_match`, with the closest similar lines as a hint (never applied)."""
+    doc, anchors = target.doc, target.anchors
+    found = similar_lines(doc.lines, old)
+    similar = [
+        {
+            "first_line": first,
+            "last_line": last,
+            "score": score,
+            "lines": [
+                msgspec.to_builtins(anchored(anchors[n - 1], doc.lines[n - 1]))
+                for n in range(first, last + 1)
+            ],
+        }
+        for first, last, score in found
+    ]
+    message = (
+        f"old_string not found in {target.path}. Make sure it matches exactly (including"
+        " whitespace)."
+    )
+    if found:
+        line = found[0][0]
+        message += (
+            f" Closest similar line: {line} {doc.lines[line - 1]!r} (a hint only; see"
+            " details.similar_lines)."
+        )
+    return ToolError(ErrorCode.NO_MATCH, message, {"path": target.path, "similar_lines": similar})
+
+
+def _multiple(
+    target: Target, spans: list[tuple[int, int]], expected: int, asked: int | None
+) -> ToolError:
+    n, path = len(spans), target.path
+    if asked is None:
+        message = (
+            f"old_string appears {n} times in {path}. Include more surrounding context to"
+            " make it unique."
+        )
+    else:
+        message = (
+            f"old_string appears {n} times in {path}, not the {expected} expected_replacements"
+            f" asked for. Include more surrounding context, or set expected_replacements to {n}."
+        )
+    lines = [first for first, _ in spans]
+    message += f" It occurs at line{'s' * (n != 1)} {shown_lines(lines)}."
+    return ToolError(
+        ErrorCode.MULTIPLE_MATCHES, message, {"path": path, "count": n, "lines": lines}
+    )
+
+
+def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> set[int] | None:
+    """The agent's unseen lines; `anchor_stale` when a matched span holds any of them
+    (lines someone else changed since the agent's snapshot, or never shown to it)."""
+    base = target.agent_base
+    unseen = target.unseen(base)
+    relied = {n for first, last in spans for n in range(first, last + 1)}
+    hits = sorted(relied & (unseen or set()))
+    if not hits:
+        return unseen
+    ctx = target.ctx
+    seen = ctx.state.snapshots[(ctx.agent, target.path)]
+    conflicts = _culprits(base, target, hits) if base is not None else []
+    who = named(conflicts)
+    message = (
+        f"{what} line(s) {shown_lines(hits)} of {target.path}, which you have not seen: they"
+        f" changed since your version {seen.version}"
+        + (f" — by {who}" if who else "")
+        + (
+            "; details.delta has the changes with fresh anchors"
+            if base is not None
+            else "; re-read those lines"
+        )
+    )
+    details: dict[str, Any] = {"unseen_lines": hits, "conflicts": conflicts}
+    if base is not None:
+        details["delta"] = delta(base, target.doc, target.anchors, target.version)
+    raise ToolError(ErrorCode.ANCHOR_STALE, message, details)
+
+
+def _culprits(base: Base, target: Target, hits: list[int]) -> list[dict[str, object]]:
+    """The recorded changes that brought each hit line into the current content."""
+    current = target.doc.lines
+    before = _image(chain_map(base.doc.lines, base.sha256, base.steps, current))
+    named_by: dict[int, dict[str, Any]] = {}
+    for k, (change, step) in enumerate(zip(base.changes, base.steps, strict=True)):
+        image = _image(chain_map(step.lines, step.sha256, base.steps[k + 1 :], current))
+        brought = [n for n in hits if n in image and n not in before]
+        if brought:
+            named_by[change.seq] = {**change.describe(), "lines": brought}
+        before = image
+    if not named_by:
+        return [{**c.describe(), "lines": hits} for c in base.changes]
+    return [named_by[seq] for seq in sorted(named_by)]
+
+
+def _image(mapping: list[int | None]) -> set[int]:
+    return {p + 1 for p in mapping if p is not None}
+
+
+# --- write_file over unseen content ---------------------------------------------------------
+
+
+def _overwritten_unseen(target: Target) -> list[dict[str, Any]] | None:
+    """The changes a write_file overwrites that this agent never saw; None when it saw
+    the content (or there is none to lose)."""
+    if not target.exists or target.doc.line_count == 0:
+        return None
+    ctx = target.ctx
+    seen = ctx.state.snapshots.get((ctx.agent, target.path))
+    if seen is not None and seen.sha256 == target.snap.sha256 and not seen.unseen:
+        return None
+    since = seen.version if seen is not None else 0
+    changes = changes_since(ctx, target.path, since, target.noticed)
+    return [c.describe() for c in changes[-OVERWRITTEN_SHOWN:]]
+
+
+def _overwrite_warning(target: Target, overwrote: list[dict[str, Any]]) -> str:
+    ctx = target.ctx
+    seen = ctx.state.snapshots.get((ctx.agent, target.path))
+    when = "never read" if seen is None else f"had not read since version {seen.version}"
+    who = named(overwrote)
+    lost = f", overwriting changes by {who}" if who else ""
+    return (
+        f"write_file replaced all {target.doc.line_count} lines of {target.path}, which you"
+        f" {when}{lost}: {ATOMIC_HINT}, or read the file first"
+    )

@@ -1,0 +1,149 @@
+"""Exact-string replacement, and text added at either end, as line splices. Pure.
+
+`edit_file`, `append_to_file` and `prepend_to_file` think in strings; the
+shared writing path thinks in line splices (which keep each replaced line's
+ending, the BOM and the final newline). This module translates: the file is
+compared as its lines joined by "\\n" (so an `old_string` written with "\\n"
+matches a CRLF file), each match becomes a splice of the whole lines it
+touches, and the result is exactly `text.replace(old, new)` with the file's
+own line endings kept. The closest similar lines for a failed match come from
+rapidfuzz (a C++ edit-distance library: fast enough to score every window of
+a large file, where difflib's SequenceMatcher is quadratic per pair).
+
+What it must never do: decide whether a match is allowed (the handler checks
+the agent's snapshot) or apply a hint.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.lines import Document
+
+_ENDINGS = re.compile(r"\r\n|\r")
+SIMILAR_LIMIT = 3
+SIMILAR_CUTOFF = 50.0  # rapidfuzz ratio (0-100) below which a line is no hint at all
+MAX_WINDOW = 50  # lines of old_string compared at most, to bound the hint's cost
+
+
+def normalized(text: str) -> str:
+    """Line endings as "\\n": what old_string, new_string and content are compared as."""
+    return _ENDINGS.sub("\n", text)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A document as one "\\n"-joined string, and where each line starts in it."""
+
+    doc: Document
+    text: str
+    starts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, doc: Document) -> Joined:
+        starts, position = [], 0
+        for line in doc.lines:
+            starts.append(position)
+            position += len(line) + 1
+        text = "\n".join(doc.lines) + ("\n" if doc.final_newline else "")
+        return cls(doc, text, tuple(starts))
+
+    def line_of(self, offset: int) -> int:
+        """The 0-based line holding `offset` (a line's "\\n" belongs to it)."""
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def end_of(self, line: int) -> int:
+        """The offset just past `line`'s terminator (or its last char, without one)."""
+        return self.starts[line + 1] if line + 1 < len(self.starts) else len(self.text)
+
+
+def find_all(joined: Joined, old: str) -> list[int]:
+    """Offsets of every non-overlapping occurrence, left to right (as str.count sees them)."""
+    found, at = [], joined.text.find(old)
+    while at >= 0:
+        found.append(at)
+        at = joined.text.find(old, at + len(old))
+    return found
+
+
+def matched_lines(joined: Joined, offsets: list[int], length: int) -> list[tuple[int, int]]:
+    """The 1-based, inclusive line span each match touches."""
+    return [(joined.line_of(s) + 1, joined.line_of(s + length - 1) + 1) for s in offsets]
+
+
+def plan_replace(
+    joined: Joined, offsets: list[int], old: str, new: str
+) -> tuple[EditPlan, bool | None]:
+    """Splices replacing each match; the final newline when the last line was rewritten.
+
+    Matches sharing a line become one splice. A replacement that no longer ends in
+    a newline runs on into the next line, which the splice then takes in too.
+    """
+    splices: list[Splice] = []
+    final: bool | None = None
+    i, last_line = 0, len(joined.doc.lines) - 1
+    while i < len(offsets):
+        first = joined.line_of(offsets[i])
+        last, j, body = first, i, ""
+        while True:
+            while j < len(offsets) and joined.line_of(offsets[j]) <= last:
+                last = max(last, joined.line_of(offsets[j] + len(old) - 1))
+                j += 1
+            body = _rewritten(joined, first, last, offsets[i:j], old, new)
+            if body.endswith("\n") or body == "" or last == last_line:
+                break
+            last += 1
+        if last == last_line:
+            final = body.endswith("\n") if body else first > 0
+        splices.append(_splice(len(splices), first, last, body))
+        i = j
+    return EditPlan(tuple(splices)), final
+
+
+def _rewritten(
+    joined: Joined, first: int, last: int, offsets: list[int], old: str, new: str
+) -> str:
+    """The text of lines first..last (with their "\\n") with the matches in it replaced."""
+    start, end = joined.starts[first], joined.end_of(last)
+    parts, position = [], start
+    for at in offsets:
+        parts.append(joined.text[position:at])
+        parts.append(new)
+        position = at + len(old)
+    parts.append(joined.text[position:end])
+    return "".join(parts)
+
+
+def _splice(index: int, first: int, last: int, body: str) -> Splice:
+    text = body[:-1] if body.endswith("\n") else body
+    new_lines = tuple(text.split("\n")) if body else ()
+    return Splice(index, "edit_file", first, last + 1, new_lines, tuple(range(first + 1, last + 2)))
+
+
+def added_lines(content: str) -> tuple[str, ...]:
+    """The lines of appended or prepended content; its final newline adds none."""
+    text = normalized(content)
+    text = text[:-1] if text.endswith("\n") else text
+    return tuple(text.split("\n"))
+
+
+def similar_lines(lines: tuple[str, ...], old: str) -> list[tuple[int, int, float]]:
+    """The windows of the file most like `old`: (first, last, score), 1-based, best first."""
+    wanted = normalized(old).strip("\n").split("\n")[:MAX_WINDOW]
+    size = len(wanted)
+    if not lines:
+        return []
+    windows = ["\n".join(lines[i : i + size]) for i in range(max(1, len(lines) - size + 1))]
+    found = process.extract(
+        "\n".join(wanted),
+        windows,
+        scorer=fuzz.ratio,
+        limit=SIMILAR_LIMIT,
+        score_cutoff=SIMILAR_CUTOFF,
+    )
+    return [(i + 1, min(i + size, len(lines)), round(score, 1)) for _, score, i in found]
