@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import click
 from click.shell_completion import get_completion_class
 
-from editjournal.client import cli_daemons, cli_mcp, cli_tools
+from editjournal.client import cli_daemons, cli_generated, cli_mcp, cli_tools
 from editjournal.client.cli_common import (
     EXIT_ALREADY_SERVED,
     EXIT_ERROR,
@@ -97,7 +97,12 @@ def completion(shell: str) -> int:
     return EXIT_OK
 
 
-for command in (*cli_daemons.COMMANDS, *cli_tools.COMMANDS, *cli_mcp.COMMANDS):
+for command in (
+    *cli_daemons.COMMANDS,
+    *cli_tools.COMMANDS,
+    *cli_generated.COMMANDS,
+    *cli_mcp.COMMANDS,
+):
     cli.add_command(command)
 
 

@@ -115,6 +115,18 @@ HINTS: dict[str, Hint] = {
     ),
     "daemon_already_running": lambda e, c: f"use it, or stop it first: {c.command('stop')}",
     "timeout": _timeout,
+    "no_match": lambda e, c: (
+        "copy --old-string exactly from the file (the closest lines above are a hint);"
+        f" {c.command('read', _file(c), '--hashes')} shows it"
+    ),
+    "multiple_matches": lambda e, c: (
+        "include more surrounding lines in --old-string, or pass --expected-replacements"
+        f" {e.details.get('count', 'N')} to change every one"
+    ),
+    "section_not_found": lambda e, c: (
+        "pass one of the headers the message names as --section-header"
+    ),
+    "section_ambiguous": lambda e, c: "make the headers unique, or use edit-file for this one",
     "state_mismatch": _state_mismatch,
     "invalid_diff": lambda e, c: (
         "make the diff from the file as it is now (context and removed lines must match it);"

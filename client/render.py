@@ -171,6 +171,7 @@ _SHOWN_BELOW = {
     "candidates": "the candidates below",
     "safety_warnings": "the warnings below",
     "conflicts": "the conflicts below",
+    "similar_lines": "the similar lines below",
 }
 
 
@@ -235,7 +236,15 @@ def _problems(problems: list[dict[str, Any]]) -> Iterator[str]:
         yield f"{INDENT * 2}{n}. {p.get('code')}: {plain_message(str(p.get('message')))}"
 
 
+def _similar(windows: list[dict[str, Any]]) -> Iterator[str]:
+    yield f"{INDENT}closest similar lines (a hint only; nothing was changed):"
+    for window in windows:
+        for row in window.get("lines", []):
+            yield f"{INDENT * 2}{row['line']}#{row['hash']}|{row['text']}"
+
+
 _DETAIL_VIEWS: dict[str, Callable[[Any], Iterator[str]]] = {
+    "similar_lines": _similar,
     "conflicts": _conflicts,
     "delta": _delta,
     "neighbor_anchors": _neighbours,

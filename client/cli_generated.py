@@ -1,0 +1,165 @@
+"""CLI commands made from the tools' schemas: no per-tool glue.
+
+Every agent tool in `schemas.tools.TOOL_PARAMS` that has no hand-written
+command (those render their results specially: `read`, `edit`, `patch`,
+`agent-status`) becomes `editjournal TOOL-NAME`, built from its msgspec Params
+Struct and its `guidance.py` description — as `editjournal mcp` builds its
+tools. A field `path` becomes the PATH argument; every other field an option:
+a bool a flag, a number or text a value, a list of text a repeatable option,
+anything else JSON. A text value of `-` is read from stdin, so long content
+need not be quoted on the command line. The reply is shown as the tool's
+message, its diff and its warnings (or, with `--json`, as JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+import msgspec
+from msgspec import inspect as mi
+
+from editjournal.client.cli_common import (
+    EXIT_OK,
+    BadInput,
+    check_workspace,
+    global_options,
+    open_client,
+    print_json,
+    settings,
+)
+from editjournal.client.cli_help import first_sentence, verbatim
+from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.client.render import emit
+from editjournal.client.tooldefs import DEPRECATED_ALIASES, agent_methods
+from editjournal.schemas.tools import TOOL_PARAMS
+
+HAND_WRITTEN = frozenset({"read_file", "edit", "safe_patch", "agent_status"})
+STDIN = "-"
+_TEXT_TYPES = (mi.StrType,)
+_NUMBER_TYPES = (mi.IntType, mi.FloatType)
+
+
+def generated_methods() -> list[str]:
+    return [m for m in agent_methods() if m not in HAND_WRITTEN]
+
+
+def command_name(method: str) -> str:
+    return method.replace("_", "-")
+
+
+def _plain(t: mi.Type) -> mi.Type:
+    """`X | None` -> X: an option left out is None anyway."""
+    if isinstance(t, mi.UnionType):
+        rest = [u for u in t.types if not isinstance(u, mi.NoneType)]
+        if len(rest) == 1:
+            return rest[0]
+    return t
+
+
+def _option(field: mi.Field) -> click.Option:
+    kind = _plain(field.type)
+    flag = "--" + field.name.replace("_", "-")
+    required = field.required
+    if isinstance(kind, mi.BoolType):
+        return click.Option([flag], is_flag=True, default=None, help="A flag.")
+    if isinstance(kind, mi.ListType) and isinstance(kind.item_type, _TEXT_TYPES):
+        return click.Option([flag], multiple=True, required=required, help="Repeatable.")
+    if isinstance(kind, _NUMBER_TYPES):
+        number = click.INT if isinstance(kind, mi.IntType) else click.FLOAT
+        return click.Option([flag], type=number, required=required, help="A number.")
+    if isinstance(kind, _TEXT_TYPES):
+        return click.Option([flag], required=required, metavar="TEXT", help="Text; - reads stdin.")
+    return click.Option([flag], required=required, metavar="JSON", help="A JSON value.")
+
+
+def _value(field: mi.Field, raw: Any) -> Any:
+    """The option's value as the tool takes it; None: not given."""
+    if raw is None or raw == ():
+        return None
+    kind = _plain(field.type)
+    if isinstance(kind, mi.ListType) and isinstance(kind.item_type, _TEXT_TYPES):
+        return list(raw)
+    if isinstance(kind, (mi.BoolType, *_NUMBER_TYPES)):
+        return raw
+    if isinstance(kind, _TEXT_TYPES):
+        return _stdin_text(field.name) if raw == STDIN else raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"--{field.name.replace('_', '-')} is not JSON: {e}") from e
+
+
+def _stdin_text(name: str) -> str:
+    if sys.stdin is None:
+        return ""
+    if sys.stdin.isatty():
+        click.echo(f"editjournal: reading {name} from stdin; end with Ctrl-D", err=True)
+    return sys.stdin.read()
+
+
+def _fields(method: str) -> list[mi.Field]:
+    info = mi.type_info(TOOL_PARAMS[method])
+    assert isinstance(info, mi.StructType)
+    return [f for f in info.fields if f.name not in DEPRECATED_ALIASES]
+
+
+def _example(method: str, fields: list[mi.Field]) -> str:
+    words = [f"editjournal {command_name(method)}"]
+    for field in fields:
+        if field.name == "path":
+            words.insert(1, "notes.md")
+        elif field.required:
+            words.append(f"--{field.name.replace('_', '-')} ...")
+    return verbatim(f"Example:\n  {' '.join(words)}\n\n{DESCRIPTIONS.get(method, '').strip()}")
+
+
+def make_command(method: str) -> click.Command:
+    """`editjournal METHOD-NAME`: the tool's params as arguments and options."""
+    fields = _fields(method)
+    by_name = {f.name: f for f in fields}
+    params: list[click.Parameter] = [
+        click.Argument(["path"]) if f.name == "path" else _option(f) for f in fields
+    ]
+
+    def run(**given: Any) -> int:
+        s = settings()
+        s.path = given.get("path")
+        check_workspace()
+        values = {name: _value(by_name[name], given.get(name)) for name in by_name}
+        request = {name: value for name, value in values.items() if value is not None}
+        with open_client() as client:
+            result = client.request(method, request)
+            warnings = client.last_response.warnings if client.last_response else []
+        if s.json:
+            print_json(result)
+        else:
+            emit([f"warning: {w}" for w in warnings], err=True)
+            emit(result_lines(result))
+        return EXIT_OK
+
+    summary = first_sentence(DESCRIPTIONS.get(method, "") or TOOL_PARAMS[method].__doc__ or "")
+    command = click.Command(
+        command_name(method),
+        callback=run,
+        params=params,
+        help=f"{summary} Tool: {method}.",
+        epilog=_example(method, fields),
+    )
+    return global_options()(command)  # type: ignore[no-any-return]
+
+
+def result_lines(result: Any) -> list[str]:
+    """A reply as text: its message, where it left the file, and its diff."""
+    reply = result if isinstance(result, dict) else msgspec.to_builtins(result)
+    lines = [str(reply["message"])] if "message" in reply else []
+    if "file_path" in reply and "version" in reply:
+        lines.append(f"{reply['file_path']} version {reply['version']}")
+    if reply.get("diff"):
+        lines.append(str(reply["diff"]))
+    return lines or [json.dumps(reply, indent=2)]
+
+
+COMMANDS: tuple[click.Command, ...] = tuple(make_command(m) for m in generated_methods())
