@@ -109,23 +109,13 @@ class _Atomic:
         return f"{self.name} applied to {written.target.path}"
 
     def result(self, written: Written) -> AtomicResult:
-        target, doc = written.target, written.doc
-        valid = written.valid_through
+        target = written.target
         return AtomicResult(
             message=self.message(written),
             file_path=target.path,
             version=written.version,
             sha256=written.sha256,
-            lines_before=target.doc.line_count,
-            lines_after=doc.line_count,
-            net_change=doc.line_count - target.doc.line_count,
-            anchors_valid_through=valid,
-            must_refresh_from_line=valid + 1,
-            diff=written.diff,
-            changed_lines=written.changed_lines,
-            auto_corrections=written.corrections,
-            safety_check=written.safety,
-            details=written.details(self.name),
+            **written.reply_fields(self.name),
             created=not target.exists,
             lines=self.lines,
             **self.extra(),

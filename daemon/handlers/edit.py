@@ -100,24 +100,13 @@ class _Edit:
         return _explain_stale(target, error)
 
     def result(self, written: Written) -> EditResult:
-        target, planned, doc = written.target, written.planned, written.doc
-        n, base = len(self.params.operations), planned.base
-        valid = written.valid_through
+        n, base = len(self.params.operations), written.planned.base
         return EditResult(
             message=f"{n} operation{'s' * (n != 1)} applied",
-            file_path=target.path,
+            file_path=written.target.path,
             version=written.version,
             sha256=written.sha256,
-            lines_before=target.doc.line_count,
-            lines_after=doc.line_count,
-            net_change=doc.line_count - target.doc.line_count,
-            anchors_valid_through=valid,
-            must_refresh_from_line=valid + 1,
-            diff=written.diff,
-            changed_lines=written.changed_lines,
-            auto_corrections=written.corrections,
-            safety_check=written.safety,
-            details=written.details(WRITER),
+            **written.reply_fields(WRITER),
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )

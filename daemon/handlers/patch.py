@@ -145,7 +145,6 @@ class _Patch:
 
     def result(self, written: Written) -> SafePatchResult:
         target, doc, base = written.target, written.doc, written.planned.base
-        valid = written.valid_through
         deleted = written.planned.delete
         content = _text(written.data, doc.bom) if self.params.include_content else None
         return SafePatchResult(
@@ -158,20 +157,14 @@ class _Patch:
                 content=None if deleted else content,
                 exists=not deleted,
             ),
-            lines_before=target.doc.line_count,
-            lines_after=doc.line_count,
-            net_change=doc.line_count - target.doc.line_count,
+            **{
+                **written.reply_fields(WRITER),
+                "auto_corrections": [
+                    *written.corrections,
+                    *(AutoCorrection(type="hunk_header_recounted", detail=n) for n in self.notes),
+                ],
+            },
             hunks=self.placements,
-            diff=written.diff,
-            changed_lines=written.changed_lines,
-            anchors_valid_through=valid,
-            must_refresh_from_line=valid + 1,
-            auto_corrections=[
-                *written.corrections,
-                *(AutoCorrection(type="hunk_header_recounted", detail=n) for n in self.notes),
-            ],
-            safety_check=written.safety,
-            details=written.details(WRITER),
             created=not target.exists,
             deleted=deleted,
             rebased_from_version=base.version if base else None,

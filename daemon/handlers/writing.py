@@ -178,6 +178,22 @@ class Written:
             must_refresh_from_line=valid + 1,
         )
 
+    def reply_fields(self, writer: str) -> dict[str, Any]:
+        """The fields every writing tool's result shares, so each tool adds only its own."""
+        before, after = self.target.doc.line_count, self.doc.line_count
+        return {
+            "lines_before": before,
+            "lines_after": after,
+            "net_change": after - before,
+            "anchors_valid_through": self.valid_through,
+            "must_refresh_from_line": self.valid_through + 1,
+            "diff": self.diff,
+            "changed_lines": self.changed_lines,
+            "auto_corrections": self.corrections,
+            "safety_check": self.safety,
+            "details": self.details(writer),
+        }
+
 
 def open_target(ctx: Context, path: str, missing_ok: bool = False) -> Target:
     """Read and fingerprint the file, noticing an outside change since the journal's view.
