@@ -258,8 +258,10 @@ class EditDetails(Result):
     must_refresh_from_line: int
 
 
-class EditResult(Result):
-    """An applied edit. `diff` shows the changed region with new anchors."""
+class WrittenResult(Result):
+    """What every writing tool that names its file at the top reports (`edit` and the
+    atomic tools): where the file stands now and what changed. `diff` shows the changed
+    region with new anchors."""
 
     message: str
     file_path: str
@@ -275,6 +277,11 @@ class EditResult(Result):
     auto_corrections: list[AutoCorrection]
     safety_check: str  # "clean" | "skipped" | "overridden"
     details: EditDetails
+
+
+class EditResult(WrittenResult):
+    """An applied edit."""
+
     # set when the agent's anchors were resolved in an older snapshot and carried forward
     rebased_from_version: int | None = None
     rebased_over: list[dict[str, Any]] = []
@@ -391,23 +398,9 @@ class WriteFileParams(Params, kw_only=True):
     content: str
 
 
-class AtomicResult(Result):
+class AtomicResult(WrittenResult):
     """An applied atomic text tool (edit_file, append/prepend, update_section, write_file)."""
 
-    message: str
-    file_path: str
-    version: int
-    sha256: str
-    lines_before: int
-    lines_after: int
-    net_change: int
-    anchors_valid_through: int
-    must_refresh_from_line: int
-    diff: str  # the changed region with new anchors, as `edit` shows it
-    changed_lines: list[AnchoredLine]
-    auto_corrections: list[AutoCorrection]
-    safety_check: str  # "clean" | "skipped" | "overridden"
-    details: EditDetails
     created: bool = False
     replacements: int | None = None  # edit_file: how many places were changed
     lines: list[tuple[int, int]] = []  # edit_file / update_section: lines written (1-based)
