@@ -21,8 +21,8 @@ test: $(STAMP) ## the whole suite (stress suites excluded)
 stress: $(STAMP) ## the heavy suites
 	$(BIN)/python -m pytest -q -m stress
 
-bench: $(STAMP) ## benchmarks; figures go to stdout
-	$(BIN)/python -m bench
+bench: $(STAMP) ## every performance row vs its same-run baseline: a table on stdout and bench/results/latest.json (BENCH_ARGS=--quick: tiny sizes)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 TYPECHECK := $(VENV)/typecheck/editjournal
 

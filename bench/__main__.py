@@ -1,193 +1,76 @@
-"""`python -m bench [--update-readme]`: request latency of a real daemon.
+"""`python -m bench [--quick] [--out PATH] [--only GROUP ...] [--update-readme]`.
 
-Each figure is paired with a baseline measured in the same run:
-- round trip: `ping` through the daemon vs. a bare ZeroMQ echo process;
-- reads: `read_file` through the daemon (journaled, group-committed with
-  synchronous=FULL) vs. reading + hashing the same file in-process;
-- edits: an anchored `edit` (planned, safety-checked, journaled with both
-  contents, written atomically) vs. a plain in-process read, replace, fsync and
-  rename; and the same edit when another agent changed the file since the
-  editing agent's snapshot, so it is carried over that change first.
+Measures every row of the performance table, each against a baseline measured in
+the same run with the contenders interleaved, prints the table (measure |
+editjournal p50/p99 | baseline | ratio | goal | met?) and writes it with the
+machine's description to `bench/results/latest.json`. `--quick` runs every row
+at tiny sizes (for `make test`: nothing may rot); its figures mean nothing.
+The detection-latency table (outside change → event) is printed after it.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import os
-import platform
+import json
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-import zmq
-
+from bench import concurrent, growth, latency, startup
+from bench.compare import comparison
 from bench.detect import editjournal_latency, watchman_latency
-from bench.stats import percentiles
-from editjournal.client import Client
+from bench.journal_fill import CACHE
+from bench.machine import describe, one_line
+from bench.rows import Row, markdown
+from bench.sizes import FULL, QUICK, Sizes
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def timed(fn: Callable[[], object], n: int, warmup: int = 50) -> tuple[float, float]:
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(n):
-        start = time.perf_counter_ns()
-        fn()
-        samples.append((time.perf_counter_ns() - start) / 1000)
-    return percentiles(samples)
-
-
-def echo_baseline(tmp: Path, n: int) -> tuple[float, float]:
-    address = f"ipc://{tmp}/echo.sock"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.echo", address], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    sock = zmq.Context.instance().socket(zmq.DEALER)
-    sock.connect(address)
-    payload = b"\x84" + b"\xa2id\x01" * 4  # a request-sized msgpack frame
-
-    def round_trip() -> None:
-        sock.send(payload)
-        sock.recv()
-
-    try:
-        return timed(round_trip, n)
-    finally:
-        sock.send(b"stop")
-        sock.close()
-        proc.wait(10)
+HERE = Path(__file__).resolve().parent
+README = HERE.parent / "README.md"
+DEFAULT_OUT = HERE / "results" / "latest.json"
+Group = Callable[[Path, Sizes], Iterable[Row]]
+GROUPS: dict[str, Group] = {
+    "latency": latency.rows,
+    "concurrency": concurrent.rows,
+    "growth": growth.rows,
+    "startup": startup.rows,
+}
 
 
-def timed_after(
-    prepare: Callable[[], object], fn: Callable[[], object], n: int
-) -> tuple[float, float]:
-    """Like `timed`, but `prepare` runs untimed before every call."""
-    samples = []
-    for _ in range(n):
-        prepare()
-        start = time.perf_counter_ns()
-        fn()
-        samples.append((time.perf_counter_ns() - start) / 1000)
-    return percentiles(samples)
-
-
-def local_read(path: Path) -> None:
-    hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def local_edit(path: Path, line: int) -> Callable[[], None]:
-    """The baseline edit: read, replace one line, write a temp file, fsync, rename."""
-    count = [0]
-
-    def edit() -> None:
-        count[0] += 1
-        lines = path.read_text().splitlines(keepends=True)
-        lines[line - 1] = f"    return x * {count[0]}  # local\n"
-        temp = path.with_name(path.name + ".tmp")
-        with open(temp, "w") as out:
-            out.write("".join(lines))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-
-    return edit
-
-
-def anchored_edit(client: Client, path: str, line: int) -> Callable[[], None]:
-    """Replace one line again and again, each time by the anchor the last edit returned."""
-    anchor = [(client.read_file(path, hashes=True).lines or [])[line - 1].hash]
-    count = [0]
-
-    def edit() -> None:
-        count[0] += 1
-        content = f"    return x * {count[0]}  # {client.agent}"
-        done = client.edit(path, [{"op": "replace_line", "hash": anchor[0], "content": content}])
-        anchor[0] = done.changed_lines[0].hash
-
-    return edit
-
-
-def run(n: int) -> list[tuple[str, tuple[float, float], str, tuple[float, float]]]:
-    with tempfile.TemporaryDirectory(prefix="ejb") as tmp:
-        root = Path(tmp)
-        source = root / "module.py"
-        source.write_text("".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(70)))
-        (root / "local.py").write_text(source.read_text())
-        client = Client(root, "bench")
-        other = Client(root, "bench-other")
-        mine = anchored_edit(client, "module.py", 5)
-        try:
-            rows = [
-                ("ping via daemon", timed(client.ping, n), "bare zmq echo", echo_baseline(root, n)),
-                (
-                    "read_file 210 lines",
-                    timed(lambda: client.read_file("module.py"), n),
-                    "open+sha256 in-process",
-                    timed(lambda: local_read(source), n),
-                ),
-                (
-                    "read_file 210 lines, hashes",
-                    timed(lambda: client.read_file("module.py", hashes=True), n),
-                    "open+sha256 in-process",
-                    timed(lambda: local_read(source), n),
-                ),
-                (
-                    "edit (replace_line) 210 lines",
-                    timed(anchored_edit(client, "module.py", 2), n),
-                    "read+replace+fsync+rename in-process",
-                    timed(local_edit(root / "local.py", 2), n, warmup=0),
-                ),
-                (
-                    "edit rebased over another agent's edit",
-                    timed_after(anchored_edit(other, "module.py", 200), mine, n),
-                    "read+replace+fsync+rename in-process",
-                    timed(local_edit(root / "local.py", 2), n, warmup=0),
-                ),
-            ]
-        finally:
-            other.close()
-            client.close()
-            os.kill(client.daemon_pid, signal.SIGTERM)
+def measure(groups: dict[str, Group], sizes: Sizes) -> list[Row]:
+    rows: list[Row] = []
+    for name, group in groups.items():
+        with tempfile.TemporaryDirectory(prefix=f"ejb-{name}-") as tmp:
+            for row in group(Path(tmp), sizes):
+                print(f"  {row.measure}: {row.ours.text()}", file=sys.stderr, flush=True)
+                rows.append(row)
     return rows
 
 
-def report(rows: list[tuple[str, tuple[float, float], str, tuple[float, float]]], n: int) -> str:
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {machine}; {n} requests each, µs.",
-        "",
-        "| measure | p50 | p99 | baseline (same run) | p50 | p99 | p50 ratio |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, (p50, p99), base, (b50, b99) in rows:
-        ours, theirs = f"{p50:.0f} | {p99:.0f}", f"{b50:.0f} | {b99:.0f}"
-        lines.append(f"| {name} | {ours} | {base} | {theirs} | {p50 / b50:.1f}× |")
-    return "\n".join(lines)
-
-
-def detection(n: int) -> str:
+def detection(n: int) -> dict[str, Any]:
     with (
         tempfile.TemporaryDirectory(prefix="ejd") as ours,
         tempfile.TemporaryDirectory(prefix="ejw") as theirs,
     ):
         mine = editjournal_latency(Path(ours), n)
         watchman = watchman_latency(Path(theirs), n)
+    return {"writes": n, "editjournal": mine, "watchman": watchman}
+
+
+def detection_table(found: dict[str, Any]) -> str:
+    mine, watchman = found["editjournal"], found["watchman"]
     rows = [
-        f"Detection latency, write on disk -> event delivered, {n} writes, µs "
-        f"(same run, same machine).",
+        f"Detection latency, write on disk -> event delivered, {found['writes']} writes, µs "
+        "(same run, same machine).",
         "",
         "| watcher | p50 | p99 |",
         "|---|---|---|",
-        f"| editjournal (watchdog, 20 ms settle, re-read + hash + journal commit) "
+        "| editjournal (watchdog, 20 ms settle, re-read + hash + journal commit) "
         f"| {mine[0]:.0f} | {mine[1]:.0f} |",
     ]
     if watchman is None:
@@ -203,27 +86,75 @@ def update_readme(marker: str, table: str) -> None:
     text = README.read_text()
     block = f"<!-- {marker}:start -->\n{table}\n<!-- {marker}:end -->"
     pattern = rf"<!-- {marker}:start -->.*?<!-- {marker}:end -->"
-    README.write_text(re.sub(pattern, block, text, flags=re.S))
+    README.write_text(re.sub(pattern, lambda _: block, text, flags=re.S))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("-n", type=int, default=2000, help="requests per latency measure")
-    parser.add_argument("--writes", type=int, default=1000, help="writes for detection latency")
-    parser.add_argument("--only", choices=["latency", "detect"])
-    parser.add_argument("--update-readme", action="store_true")
-    args = parser.parse_args()
-    if args.only != "detect":
-        table = report(run(args.n), args.n)
-        print(table)
-        if args.update_readme:
+def _commit(machine: dict[str, Any]) -> str:
+    if not machine["commit"]:
+        return ""
+    return f"; commit {machine['commit']}" + (
+        " + uncommitted changes" if machine["tree_dirty"] else ""
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, a few iterations")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the JSON goes")
+    parser.add_argument(
+        "--only", action="append", choices=[*GROUPS, "detect"], help="run only these groups"
+    )
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where the big journal is kept")
+    parser.add_argument(
+        "--compare", type=Path, metavar="OLD.json", help="also show each row beside an older run"
+    )
+    parser.add_argument("-n", type=int, help="samples per contender of the latency rows")
+    parser.add_argument("--writes", type=int, help="writes of the detection-latency table")
+    parser.add_argument(
+        "--update-readme", action="store_true", help="put the tables into README.md"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    if args.n:
+        sizes = replace(sizes, latency_n=args.n)
+    if args.writes:
+        sizes = replace(sizes, detect_writes=args.writes)
+    groups = args.only or [*GROUPS, "detect"]
+    began, machine = time.monotonic(), describe()
+    chosen = {g: GROUPS[g] for g in GROUPS if g in groups}
+    if "startup" in chosen:
+        chosen["startup"] = partial(startup.rows, cache=args.cache)
+    rows = measure(chosen, sizes)
+    found = detection(sizes.detect_writes) if "detect" in groups else None
+    header = f"Measured {machine['date']} on {one_line(machine)}{_commit(machine)}."
+    table = f"{header}\n\n{markdown(rows)}"
+    print(table)
+    if found is not None:
+        print("\n" + detection_table(found))
+    if args.compare:
+        print("\n" + comparison(rows, args.compare))
+    report = {
+        "mode": "quick" if args.quick else "full",
+        "machine": machine,
+        "sizes": asdict(sizes),
+        "elapsed_s": round(time.monotonic() - began, 1),
+        "rows": [row.as_json() for row in rows],
+        "detection": found,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(f"\nwritten to {args.out} ({report['elapsed_s']} s)", file=sys.stderr)
+    if args.update_readme:
+        if rows:
             update_readme("bench", table)
-    if args.only != "latency":
-        table = detection(args.writes)
-        print(table)
-        if args.update_readme:
-            update_readme("detect", table)
+        if found is not None:
+            update_readme("detect", detection_table(found))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -33,22 +33,42 @@ from editjournal.client.errors import (
     RequestTimeout,
     WorkspaceNotFound,
 )
+from editjournal.client.recovery import (
+    POLL_SLICE_S,
+    DaemonDied,
+    daemon_alive,
+    died_during,
+    may_retry,
+)
 from editjournal.client.subscription import Subscription
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import (
     TOOL_RESULTS,
     AgentStatusResult,
+    ApplyResult,
     AtomicResult,
+    BlameResult,
+    CheckpointCreateResult,
+    CheckpointListResult,
+    CheckpointRestoreResult,
+    DiscardHunkResult,
     EditResult,
+    HistoryResult,
+    HunkPlanResult,
+    ListHunksResult,
     LogResult,
     Op,
+    OverwriteResult,
     PingResult,
     ReadFileResult,
     ReadManyFilesResult,
     Result,
     SafePatchResult,
+    ShowResult,
+    StatsResult,
     StatusResult,
+    UndoResult,
 )
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
@@ -88,6 +108,17 @@ class Client:
         self.timeout = timeout
         self.last_response: Response | None = None
         self.started_daemon: Endpoint | None = None
+        self._start = (autostart, start_timeout, tuple(daemon_options))
+        endpoint = self._find_daemon()
+        self.address = endpoint.socket
+        self.daemon_pid = endpoint.pid
+        self._ids = itertools.count(1)
+        self._zmq: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+        self._socket = self._connect()
+
+    def _find_daemon(self) -> Endpoint:
+        """The serving daemon's endpoint, starting one when allowed."""
+        autostart, start_timeout, daemon_options = self._start
         endpoint = live_endpoint(self.root)
         if endpoint is None and autostart:
             endpoint = self.started_daemon = start_daemon(self.root, start_timeout, daemon_options)
@@ -97,10 +128,14 @@ class Client:
                 f"no daemon serves {self.root}",
                 workspace=str(self.root),
             )
-        self.address = endpoint.socket
-        self.daemon_pid = endpoint.pid
-        self._ids = itertools.count(1)
-        self._zmq: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+        return endpoint
+
+    def _revive(self) -> None:
+        """After the daemon died: find or start a new one and connect to it afresh
+        (closing the old socket drops whatever was queued for the dead one)."""
+        endpoint = self._find_daemon()
+        self._socket.close(linger=0)
+        self.address, self.daemon_pid = endpoint.socket, endpoint.pid
         self._socket = self._connect()
 
     def _connect(self) -> zmq.Socket[bytes]:
@@ -111,22 +146,54 @@ class Client:
 
     # --- the envelope ---------------------------------------------------------------------
 
-    def call(self, method: str, params: dict[str, Any] | msgspec.Struct | None = None) -> Response:
-        """Send one request and return the whole response envelope, ok or not."""
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | msgspec.Struct | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Response:
+        """Send one request and return the whole response envelope, ok or not.
+
+        With `idempotency_key`, a retry (same key, method and params) returns the first
+        reply instead of applying twice. A daemon found dead is replaced (a new one is
+        started unless `autostart=False`); a request it died while handling is sent
+        again only when that is safe (read-only, or keyed)."""
         rid = next(self._ids)
         body = msgspec.Raw(_PARAMS_ENCODER.encode(params if params is not None else {}))
-        request = Request(id=rid, method=method, agent=self.agent, params=body)
-        self._socket.send(REQUEST_ENCODER.encode(request))
-        response = self._await(rid, method)
+        request = Request(
+            id=rid, method=method, agent=self.agent, params=body, idempotency_key=idempotency_key
+        )
+        frame = REQUEST_ENCODER.encode(request)
+        if not daemon_alive(self.daemon_pid, self.address):
+            self._revive()
+        self._socket.send(frame)
+        try:
+            response = self._await(rid, method)
+        except DaemonDied:
+            if not may_retry(method, idempotency_key):
+                raise died_during(method, self.daemon_pid, str(self.root)) from None
+            response = self._resend(frame, rid, method)
         self.last_response = response
         return response
+
+    def _resend(self, frame: bytes, rid: int, method: str) -> Response:
+        """Once, to a new daemon, a request its dead predecessor never answered."""
+        self._revive()
+        self._socket.send(frame)
+        try:
+            return self._await(rid, method)
+        except DaemonDied:
+            raise died_during(method, self.daemon_pid, str(self.root)) from None
 
     def _await(self, rid: int, method: str) -> Response:
         """The reply with our id; replies to requests that timed out earlier are dropped."""
         deadline = time.monotonic() + self.timeout
         while (remaining := deadline - time.monotonic()) > 0:
-            if not self._socket.poll(max(1, int(remaining * 1000))):
-                break
+            if not self._socket.poll(max(1, int(min(remaining, POLL_SLICE_S) * 1000))):
+                if not daemon_alive(self.daemon_pid, self.address, thorough=True):
+                    raise DaemonDied(method)
+                continue
             response = RESPONSE_DECODER.decode(self._socket.recv())
             if response.id == rid:
                 return response
@@ -137,9 +204,15 @@ class Client:
             address=self.address,
         )
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Any:
         """Call `method`; return its result, or raise `RequestError` for an error reply."""
-        response = self.call(method, params)
+        response = self.call(method, params, idempotency_key=idempotency_key)
         if not response.ok:
             assert response.error is not None
             raise RequestError.from_wire(response.error, response.seq)
@@ -165,9 +238,15 @@ class Client:
         kind: str | None = None,
         after_seq: int = 0,
         limit: int = 50,
+        until_seq: int | None = None,
+        since_ts: int | None = None,
+        patch: bool = False,
     ) -> LogResult:
+        """The newest `limit` matching events, oldest first; `since_ts` in ms since the
+        epoch; with `patch`, each content change's diff."""
         params = {"path": path, "agent": agent, "kind": kind, "after_seq": after_seq}
-        return self._typed("log", {**params, "limit": limit}, LogResult)
+        more = {"until_seq": until_seq, "since_ts": since_ts, "patch": patch}
+        return self._typed("log", {**params, **more, "limit": limit}, LogResult)
 
     def read_file(
         self,
@@ -179,10 +258,13 @@ class Client:
         limit: int | None = None,
         max_lines: int | None = None,
         since_version: int | None = None,
+        at_version: int | None = None,
     ) -> ReadFileResult:
-        """A versioned read; with `since_version`, only what changed since (a delta)."""
+        """A versioned read; with `since_version`, only what changed since (a delta);
+        with `at_version`, the file as the journal stored it then (records nothing)."""
         params = {"path": path, "hashes": hashes, "range": range, "offset": offset}
         more = {"limit": limit, "max_lines": max_lines, "since_version": since_version}
+        more["at_version"] = at_version
         return self._typed("read_file", {**params, **more}, ReadFileResult)
 
     def read_many_files(
@@ -263,9 +345,129 @@ class Client:
         """Create (or fill) a file; over content you have not read, warns (see warnings)."""
         return self._typed("write_file", {"path": path, "content": content}, AtomicResult)
 
+    # --- prepare first, apply once -----------------------------------------------------------
+
+    def prepare_file_range_edit(
+        self,
+        path: str,
+        content: str,
+        *,
+        range: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        existing_hunk_id: str | None = None,
+    ) -> HunkPlanResult:
+        """Plan replacing lines `range` "A-B" (or start_line..end_line); nothing is written."""
+        params = {"path": path, "content": content, "range": range, "start_line": start_line}
+        more = {"end_line": end_line, "existing_hunk_id": existing_hunk_id}
+        return self._typed("prepare_file_range_edit", {**params, **more}, HunkPlanResult)
+
+    def prepare_file_append(
+        self, path: str, content: str, *, existing_hunk_id: str | None = None
+    ) -> HunkPlanResult:
+        """Plan adding `content` at the end of the file; nothing is written."""
+        params = {"path": path, "content": content, "existing_hunk_id": existing_hunk_id}
+        return self._typed("prepare_file_append", params, HunkPlanResult)
+
+    def prepare_file_insert(
+        self,
+        path: str,
+        anchor: str,
+        content: str,
+        *,
+        after: bool = True,
+        match: str | None = None,
+        occurrence: int | None = None,
+        existing_hunk_id: str | None = None,
+    ) -> HunkPlanResult:
+        """Plan inserting `content` after (or before) the line `anchor` finds."""
+        method = "prepare_file_insert_after" if after else "prepare_file_insert_before"
+        params = {"path": path, "anchor": anchor, "content": content, "match": match}
+        more = {"occurrence": occurrence, "existing_hunk_id": existing_hunk_id}
+        return self._typed(method, {**params, **more}, HunkPlanResult)
+
+    def prepare_file_block_replace(
+        self,
+        path: str,
+        old_block: str,
+        new_block: str,
+        *,
+        occurrence: int | None = None,
+        existing_hunk_id: str | None = None,
+    ) -> HunkPlanResult:
+        """Plan replacing the exact text `old_block` with `new_block`; nothing is written."""
+        params = {"path": path, "old_block": old_block, "new_block": new_block}
+        more = {"occurrence": occurrence, "existing_hunk_id": existing_hunk_id}
+        return self._typed("prepare_file_block_replace", {**params, **more}, HunkPlanResult)
+
+    def apply_file_modification(self, hunk_id: str) -> ApplyResult:
+        """Write a prepared hunk; raise `RequestError` when refused."""
+        return self._typed("apply_file_modification", {"hunk_id": hunk_id}, ApplyResult)
+
+    def overwrite_entire_file(
+        self, path: str, content: str, *, content_format: str | None = None
+    ) -> OverwriteResult:
+        """Replace the whole file; diff-looking content needs content_format="text"."""
+        params = {"path": path, "content": content, "content_format": content_format}
+        return self._typed("overwrite_entire_file", params, OverwriteResult)
+
+    def list_hunks(self, path: str | None = None) -> ListHunksResult:
+        """This agent's pending hunks (of one file, or all)."""
+        return self._typed("list_hunks", {"path": path}, ListHunksResult)
+
+    def discard_hunk(self, hunk_id: str) -> DiscardHunkResult:
+        return self._typed("discard_hunk", {"hunk_id": hunk_id}, DiscardHunkResult)
+
     def agent_status(self, agent: str | None = None) -> AgentStatusResult:
         """Every file `agent` (default: this client's) has seen, and what changed since."""
         return self._typed("agent_status", {"agent": agent}, AgentStatusResult)
+
+    # --- checkpoints and undo ------------------------------------------------------------------
+
+    def checkpoint_create(
+        self, name: str | None = None, paths: Sequence[str] | None = None
+    ) -> CheckpointCreateResult:
+        """Record the content of `paths` (default: every known file); its id is a seq."""
+        params = {"name": name, "paths": list(paths) if paths is not None else None}
+        return self._typed("checkpoint_create", params, CheckpointCreateResult)
+
+    def checkpoint_list(self) -> CheckpointListResult:
+        return self._typed("checkpoint_list", {}, CheckpointListResult)
+
+    def checkpoint_restore(
+        self,
+        id_or_name: int | str,
+        paths: Sequence[str] | None = None,
+        *,
+        remove_new: bool = False,
+    ) -> CheckpointRestoreResult:
+        """Write a checkpoint's contents back (all or nothing); reports what it overwrote."""
+        params = {"id_or_name": str(id_or_name), "remove_new": remove_new}
+        more = {"paths": list(paths) if paths is not None else None}
+        return self._typed("checkpoint_restore", {**params, **more}, CheckpointRestoreResult)
+
+    def undo(self, path: str, *, agent: str | None = None, seq: int | None = None) -> UndoResult:
+        """Revert `agent`'s (default: this client's) latest write to `path`, or the one at
+        `seq`; raises `RequestError` (undo_conflict) when its lines changed since."""
+        return self._typed("undo", {"path": path, "agent": agent, "seq": seq}, UndoResult)
+
+    # --- audit ---------------------------------------------------------------------------
+
+    def show(self, seq: int) -> ShowResult:
+        """Event `seq`, every field, with the diff of the content it changed."""
+        return self._typed("show", {"seq": seq}, ShowResult)
+
+    def history(self, path: str) -> HistoryResult:
+        """Every version of `path`: seq, agent, kind, time, lines +/-."""
+        return self._typed("history", {"path": path}, HistoryResult)
+
+    def blame(self, path: str, *, at_version: int | None = None) -> BlameResult:
+        """Each line of `path` with the event that last wrote it ("outside" included)."""
+        return self._typed("blame", {"path": path, "at_version": at_version}, BlameResult)
+
+    def stats(self, agent: str | None = None) -> StatsResult:
+        """Per agent: reads, writes, rejections by code, rebased edits, recovery."""
+        return self._typed("stats", {"agent": agent}, StatsResult)
 
     def subscribe(self, paths: Sequence[str] | None = None) -> Subscription:
         """Committed events as they happen (all, or only those about `paths`)."""

@@ -25,7 +25,14 @@ from collections.abc import Sequence
 import click
 from click.shell_completion import get_completion_class
 
-from editjournal.client import cli_daemons, cli_generated, cli_mcp, cli_tools
+from editjournal.client import (
+    cli_audit,
+    cli_daemons,
+    cli_generated,
+    cli_mcp,
+    cli_tools,
+    cli_undo,
+)
 from editjournal.client.cli_common import (
     EXIT_ALREADY_SERVED,
     EXIT_ERROR,
@@ -102,6 +109,8 @@ for command in (
     *cli_tools.COMMANDS,
     *cli_generated.COMMANDS,
     *cli_mcp.COMMANDS,
+    *cli_audit.COMMANDS,
+    *cli_undo.COMMANDS,
 ):
     cli.add_command(command)
 

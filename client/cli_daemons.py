@@ -92,6 +92,11 @@ DAEMON_OPTIONS = (
         "Largest file served: bytes or with a unit, e.g. 16MiB (default 8 MiB).",
         {"type": SizeType(), "metavar": "SIZE"},
     ),
+    DaemonOption(
+        "--max-file-lines",
+        "Most lines a file served may have (default 200000).",
+        {"type": click.IntRange(min=1), "metavar": "N"},
+    ),
     DaemonOption("--no-watch", "Do not watch for outside changes.", {"is_flag": True}),
     DaemonOption(
         "--ignore",

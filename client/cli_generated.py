@@ -36,7 +36,10 @@ from editjournal.client.render import emit
 from editjournal.client.tooldefs import DEPRECATED_ALIASES, agent_methods
 from editjournal.schemas.tools import TOOL_PARAMS
 
-HAND_WRITTEN = frozenset({"read_file", "edit", "safe_patch", "agent_status"})
+HAND_WRITTEN = frozenset(
+    {"read_file", "edit", "safe_patch", "agent_status", "show", "history", "blame", "stats"}
+    | {"undo"}  # its `agent` field would clash with the global --agent: cli_undo
+)
 STDIN = "-"
 _TEXT_TYPES = (mi.StrType,)
 _NUMBER_TYPES = (mi.IntType, mi.FloatType)
@@ -70,9 +73,18 @@ def _option(field: mi.Field) -> click.Option:
     if isinstance(kind, _NUMBER_TYPES):
         number = click.INT if isinstance(kind, mi.IntType) else click.FLOAT
         return click.Option([flag], type=number, required=required, help="A number.")
+    if _is_choice(kind):
+        assert isinstance(kind, mi.LiteralType)
+        choices = click.Choice([v for v in kind.values if v])  # "" is "not given": omit it
+        return click.Option([flag], type=choices, required=required, help="One of these.")
     if isinstance(kind, _TEXT_TYPES):
         return click.Option([flag], required=required, metavar="TEXT", help="Text; - reads stdin.")
     return click.Option([flag], required=required, metavar="JSON", help="A JSON value.")
+
+
+def _is_choice(kind: mi.Type) -> bool:
+    """A text field that takes only some words (`match`: contains, exact, regex)."""
+    return isinstance(kind, mi.LiteralType) and all(isinstance(v, str) for v in kind.values)
 
 
 def _value(field: mi.Field, raw: Any) -> Any:
@@ -82,7 +94,7 @@ def _value(field: mi.Field, raw: Any) -> Any:
     kind = _plain(field.type)
     if isinstance(kind, mi.ListType) and isinstance(kind.item_type, _TEXT_TYPES):
         return list(raw)
-    if isinstance(kind, (mi.BoolType, *_NUMBER_TYPES)):
+    if isinstance(kind, (mi.BoolType, *_NUMBER_TYPES)) or _is_choice(kind):
         return raw
     if isinstance(kind, _TEXT_TYPES):
         return _stdin_text(field.name) if raw == STDIN else raw
@@ -121,7 +133,8 @@ def make_command(method: str) -> click.Command:
     fields = _fields(method)
     by_name = {f.name: f for f in fields}
     params: list[click.Parameter] = [
-        click.Argument(["path"]) if f.name == "path" else _option(f) for f in fields
+        click.Argument(["path"], required=f.required) if f.name == "path" else _option(f)
+        for f in fields
     ]
 
     def run(**given: Any) -> int:
@@ -136,7 +149,8 @@ def make_command(method: str) -> click.Command:
         if s.json:
             print_json(result)
         else:
-            emit([f"warning: {w}" for w in warnings], err=True)
+            if warnings:
+                emit([f"warning: {w}" for w in warnings], err=True)
             emit(result_lines(result))
         return EXIT_OK
 
@@ -157,6 +171,8 @@ def result_lines(result: Any) -> list[str]:
     lines = [str(reply["message"])] if "message" in reply else []
     if "file_path" in reply and "version" in reply:
         lines.append(f"{reply['file_path']} version {reply['version']}")
+    if reply.get("summary"):  # a prepared hunk: the plan at a glance
+        lines.append(str(reply["summary"]).rstrip("\n"))
     if reply.get("diff"):
         lines.append(str(reply["diff"]))
     return lines or [json.dumps(reply, indent=2)]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import typing
 from pathlib import Path
 from typing import Any
 
 import click
+import msgspec
 
+from editjournal.client.audit_render import diff_lines
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -37,7 +40,8 @@ from editjournal.client.render import (
     status_lines,
 )
 from editjournal.schemas.events import AnyEvent
-from editjournal.schemas.tools import TOOL_PARAMS
+from editjournal.schemas.tools import TOOL_PARAMS, ReadFileResult, ReadManyFilesResult
+from editjournal.schemas.units import UnitError, parse_duration
 
 EVENT_KINDS = [kind.__struct_config__.tag for kind in typing.get_args(AnyEvent)]
 
@@ -68,7 +72,8 @@ def status() -> int:
     epilog=verbatim(
         """Examples:
   editjournal read src/app.py --hashes --range 10-40
-  editjournal read src/app.py --since 42"""
+  editjournal read src/app.py --since 42
+  editjournal read src/app.py --at-version 17"""
     )
 )
 @click.argument("path", type=click.Path())  # relative to the workspace, not checked here
@@ -80,8 +85,16 @@ def status() -> int:
     metavar="VERSION",
     help="Only what changed since this version, with fresh anchors.",
 )
+@click.option(
+    "--at-version",
+    type=click.IntRange(min=0),
+    metavar="VERSION",
+    help="The file as it was at this version (from the journal; not journaled).",
+)
 @global_options()
-def read(path: str, hashes: bool, range_: str | None, since: int | None) -> int:
+def read(
+    path: str, hashes: bool, range_: str | None, since: int | None, at_version: int | None
+) -> int:
     """Read a file (journaled).
 
     The read becomes your snapshot of the file: what your anchors refer to. The
@@ -89,7 +102,9 @@ def read(path: str, hashes: bool, range_: str | None, since: int | None) -> int:
     s = settings()
     s.path = path
     with open_client() as client:
-        result = client.read_file(path, hashes=hashes, range=range_, since_version=since)
+        result = client.read_file(
+            path, hashes=hashes, range=range_, since_version=since, at_version=at_version
+        )
     if s.json:
         print_json(result)
         return EXIT_OK
@@ -231,7 +246,9 @@ def _read_file(source: str) -> str:
         """Examples:
   editjournal log --limit 20
   editjournal log --path src/app.py --by alice --kind edit_rejected
-  editjournal log --after-seq 120 --json"""
+  editjournal log --after-seq 120 --json
+  editjournal log --since 10m -p
+  editjournal log --after-seq 100 --until-seq 140 --kind edit_applied"""
     )
 )
 @click.option("--path", metavar="PATH", help="Only events about this file.")
@@ -241,6 +258,11 @@ def _read_file(source: str) -> str:
     "--after-seq", type=click.IntRange(min=0), default=0, metavar="SEQ", help="Only after SEQ."
 )
 @click.option(
+    "--until-seq", type=click.IntRange(min=0), metavar="SEQ", help="Only up to SEQ (inclusive)."
+)
+@click.option("--since", metavar="DURATION", help="Only the last DURATION: 90s, 10m, 2h, 1d.")
+@click.option("-p", "--patch", is_flag=True, help="Show each content change's diff.")
+@click.option(
     "--limit",
     type=click.IntRange(min=1, max=100_000),
     default=50,
@@ -248,18 +270,51 @@ def _read_file(source: str) -> str:
     help="At most this many events.",
 )
 @global_options()
-def log(path: str | None, by: str | None, kind: str | None, after_seq: int, limit: int) -> int:
+def log(
+    path: str | None,
+    by: str | None,
+    kind: str | None,
+    after_seq: int,
+    limit: int,
+    until_seq: int | None,
+    since: str | None,
+    patch: bool,
+) -> int:
     """The journal, oldest first.
 
-    One line per event: seq, time, agent, kind, what happened."""
+    One line per event: seq, time, agent, kind, what happened; with -p, each
+    write's and outside change's diff below it."""
+    since_ts = _since_ts(since)
     with open_client() as client:
-        result = client.log(path=path, agent=by, kind=kind, after_seq=after_seq, limit=limit)
+        result = client.log(
+            path=path,
+            agent=by,
+            kind=kind,
+            after_seq=after_seq,
+            until_seq=until_seq,
+            since_ts=since_ts,
+            patch=patch,
+            limit=limit,
+        )
     if settings().json:
         print_json(result)
         return EXIT_OK
     for entry in result.events:
         emit(event_line(entry, with_time=True))
+        if entry.diff:
+            emit(diff_lines(entry.diff))
     return EXIT_OK
+
+
+def _since_ts(since: str | None) -> int | None:
+    """`--since 10m` as a time (ms since the epoch): now minus the duration."""
+    if since is None:
+        return None
+    try:
+        seconds = parse_duration(since)
+    except UnitError as e:
+        raise BadInput(f"--since: {e}") from e
+    return max(0, int((time.time() - seconds) * 1000))
 
 
 @click.command(
@@ -336,8 +391,12 @@ def call(method: str) -> int:
         raise BadInput("params on stdin must be a JSON object")
     with open_client() as client:
         response = client.call(method, params)
+    if response.ok and method in _EXPANDED:  # reads travel lean: show their rows in full
+        response.result = msgspec.convert(response.result, _EXPANDED[method])
     print_json(response)
     return EXIT_OK if response.ok else EXIT_ERROR
 
+
+_EXPANDED: dict[str, type] = {"read_file": ReadFileResult, "read_many_files": ReadManyFilesResult}
 
 COMMANDS = (status, read, edit, patch, log, watch, agent_status, call)

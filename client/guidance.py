@@ -122,6 +122,9 @@ end_line + 1.
 unchanged: true when nothing did, otherwise delta (the changed hunks, new lines shown as \
 LINE#ANCHOR with fresh anchors) and lines (the changed lines). Cheaper than a full re-read \
 after someone else edited the file; afterwards your anchors for the whole file are current.
+- at_version: a version from history(path) or a reply. Returns the file as the journal \
+stored it then (read-only: it records nothing and does not change your snapshot, so its \
+anchors are not for editing). Not together with since_version.
 
 Returns file_path, version (higher is newer, across all agents), sha256 (of the whole file \
 on disk, even for a partial read), line_count, content (the served lines with their line \
@@ -392,6 +395,204 @@ and version, sha256 and diff as edit does.
 
 {TOOL_SELECTION_GUIDE}"""
 
+# Prepare first, apply once (seed 003): every incremental edit is planned and reviewed,
+# and only apply_file_modification writes.
+PREPARE_APPLY_RULES = """\
+Prepare first, apply once: a prepare_* tool plans an edit and writes nothing. Its reply \
+is the plan to review: summary (YAML-style), evidence (what matched where: line numbers, \
+the matched text, the file's sha256 and version when planned), diff (unified), hunk_id, \
+expires_at_ms (hunks live 1 hour unless the workspace configures otherwise) and \
+normalized.* (file_eof_newline_added / content_eof_newline_added: every written line ends \
+with a newline, the last one too). Then, in a LATER message (tools called in one message \
+run in parallel and cannot see each other's results), apply it: \
+apply_file_modification({"hunk_id": "<hunk_id>"}).
+
+Rules: hunk_ids are made by the daemon, never by you. To change a plan, prepare again \
+with existing_hunk_id set to your pending hunk of the same kind (another kind's hunk is \
+refused hunk_kind_mismatch); omit existing_hunk_id (or pass "") for a new hunk. Only the \
+agent that prepared a hunk may apply or discard it; a hunk applies at most once. Hunks \
+survive a daemon restart until they expire; list_hunks shows yours, discard_hunk drops one.
+
+If your provider makes every parameter required, these values mean "not given": \
+existing_hunk_id: "", occurrence: "" or 0, match: "" (the default, contains; match is the \
+match MODE, not the text to find), range: "", content_format: "" (and on read_file \
+range: "", max_lines: 0)."""
+
+PREPARE_FILE_RANGE_EDIT_DESCRIPTION = f"""\
+Plan replacing lines of a file; nothing is written. Lines A..B (1-based, inclusive) \
+become content ("" deletes them): give range "A-B" (or "A" for one line), or start_line \
+and end_line.
+
+Call with path, range (or start_line/end_line), content and optionally existing_hunk_id, \
+e.g. {{"path": "notes.md", "range": "3-4", "content": "Status: done\\n"}}
+
+{PREPARE_APPLY_RULES}
+
+Errors: invalid_range (outside the file, or not "A-B"), file_not_found, and the hunk \
+errors of existing_hunk_id (hunk_not_found, wrong_owner, hunk_expired, hunk_already_applied, \
+hunk_kind_mismatch)."""
+
+PREPARE_FILE_APPEND_DESCRIPTION = f"""\
+Plan adding content at the end of a file; nothing is written. The file is created when \
+missing. The reply also has blankline_style (blank lines above/below the content) and \
+style_warning (a double blank line, or a last line without newline that the content would \
+glue onto).
+
+Call with path, content and optionally existing_hunk_id.
+
+{PREPARE_APPLY_RULES}"""
+
+PREPARE_FILE_INSERT_AFTER_DESCRIPTION = f"""\
+Plan inserting content after an anchor line; nothing is written. anchor is text: \
+match "contains" (default: the line contains it), "exact" (the whole line) or "regex" \
+(Python syntax, searched in each line); or a line anchor from read_file(hashes: true) \
+such as "12#a1b2c3". When it matches several lines, pass occurrence (1-based) to choose \
+one. The reply has blankline_style and style_warning (double blank lines).
+
+Call with path, anchor, content and optionally match, occurrence, existing_hunk_id, e.g. \
+{{"path": "app.py", "anchor": "import os", "match": "exact", "content": "import sys\\n"}}
+
+{PREPARE_APPLY_RULES}
+
+Errors: no_match (nothing matches, or fewer matches than occurrence), multiple_matches \
+(details.lines lists them: pass occurrence), invalid_params (a bad regex), the anchor \
+errors of edit for a line anchor, and the hunk errors of existing_hunk_id."""
+
+PREPARE_FILE_INSERT_BEFORE_DESCRIPTION = PREPARE_FILE_INSERT_AFTER_DESCRIPTION.replace(
+    "inserting content after an anchor line", "inserting content before an anchor line"
+)
+
+PREPARE_FILE_BLOCK_REPLACE_DESCRIPTION = f"""\
+Plan replacing a block of text; nothing is written. The exact text old_block (one or more \
+whole or partial lines; line breaks as \\n) becomes new_block. old_block must be unique, or \
+pass occurrence (1-based) to choose which place.
+
+Call with path, old_block, new_block and optionally occurrence, existing_hunk_id.
+
+{PREPARE_APPLY_RULES}
+
+Errors: no_match, multiple_matches (details.lines), and the hunk errors of existing_hunk_id."""
+
+APPLY_FILE_MODIFICATION_DESCRIPTION = f"""\
+Write a prepared hunk. This is the only way a plan made by a prepare_* tool is written; \
+call it in a later message than the prepare. If the file changed since the plan was made, the \
+plan is carried over the changes when the lines it relies on are untouched (the reply \
+says rebased_from_version); otherwise it is refused apply_rejected, details.conflicts \
+naming who changed those lines and details.delta showing the changes with fresh anchors: \
+prepare again. The reply carries apply_evidence (the version planned against and the one \
+applied to), applied_diff (unified), diff (changed lines with new anchors) and normalized.*.
+
+Call with hunk_id, e.g. {{"hunk_id": "h3f9a0c1b2e"}}
+
+{PREPARE_APPLY_RULES}
+
+Errors: hunk_not_found, hunk_expired (prepare again), wrong_owner (another agent's hunk), \
+hunk_already_applied (details.applied_seq), apply_rejected, write_access_denied (the \
+workspace does not let you write)."""
+
+OVERWRITE_ENTIRE_FILE_DESCRIPTION = """\
+Replace a file's whole content. The file is created when missing. For a change to part \
+of a file prefer prepare_* + apply_file_modification. Content that looks like a diff or \
+patch (@@ hunk headers, ---/+++ file headers, diff --git, *** Begin Patch) is refused \
+content_looks_like_diff, since a patch written as a file's content destroys it; if you \
+mean to store such text as it is, declare it with content_format: "text" \
+(content_format: "" means not declared). Every line ends with a newline, the last one \
+too (normalized.content_eof_newline_added says one was added).
+
+Call with path, content and optionally content_format.
+
+Errors: content_looks_like_diff, write_access_denied."""
+
+LIST_HUNKS_DESCRIPTION = """\
+List your pending hunks. Those prepared, not applied and not expired, of one file (path) \
+or all, oldest first: hunk_id, kind, path, created_at_ms, expires_at_ms, base_version and the \
+plan's diff. Hunks it finds expired are reported in expired and dropped."""
+
+DISCARD_HUNK_DESCRIPTION = """\
+Drop a pending hunk. One of yours (hunk_id), without applying it. Errors: hunk_not_found, \
+wrong_owner, hunk_already_applied."""
+
+SHOW_DESCRIPTION = """\
+Shows one journal event by its seq (the version a reply gave): every field, and for a \
+write or an outside change the unified diff of what it changed. Records nothing. Use it to \
+see exactly what another agent's change did before you build on it.
+
+Call with seq, e.g. {"seq": 42}. Returns event (seq, ts, agent, kind, path, summary, \
+hash, body, diff), before_sha256 and after_sha256. Errors: unknown_seq."""
+
+HISTORY_DESCRIPTION = """\
+Lists every version of a file, oldest first: seq, ts, agent, author (the agent that wrote \
+the content, or "outside"), kind, writer, sha256 (null: removed), stored, line_count and \
+lines added/removed. read_file(path, at_version: seq) shows any stored version. Records \
+nothing. Errors: file_not_in_journal."""
+
+BLAME_DESCRIPTION = """\
+For each current line of a file: the seq, agent, kind and time of the event that last wrote \
+it ("outside" for changes made outside the daemon and for lines that were already there when \
+the journal first saw the file). at_version blames the file as it was then. Records nothing.
+
+Call with path, e.g. {"path": "src/app.py"}. Errors: file_not_in_journal, \
+version_not_stored (the file did not exist then, or its content was not kept)."""
+
+STATS_DESCRIPTION = """\
+Per agent (or only agent): reads, applied_writes, rejected_writes, rejections by error code, \
+rebased_edits (applied over others' changes made since the agent's last view), and recovery: \
+from an agent's first rejected write to a file to its next applied write there, \
+mean_recovery_events / _ms / _attempts, with unrecovered rejections counted. Records nothing."""
+
+CHECKPOINT_CREATE_DESCRIPTION = """\
+Record a checkpoint: the current content of files, to come back to with checkpoint_restore \
+(before a risky change, or at the end of a phase). It costs almost nothing: contents are \
+stored once, by hash.
+
+Call with an optional name (unique; default "checkpoint-SEQ"; not only digits) and optional \
+paths (default: every file the daemon knows that exists; a named path that does not exist \
+is recorded as absent, so a restore can remove it). Returns id (the checkpoint's seq: an \
+id works wherever a name does), name, files (path, sha256) and absent; skipped lists known \
+files that could not be taken (binary now, too large).
+
+Errors: checkpoint_exists (the name is taken: details.id is that checkpoint)."""
+
+CHECKPOINT_LIST_DESCRIPTION = """\
+List every checkpoint, oldest first: id (its seq), name, ts, agent, files (path, sha256), \
+absent, all_files (it took every known file, so files created since count as new). No \
+parameters."""
+
+CHECKPOINT_RESTORE_DESCRIPTION = """\
+Write a checkpoint's contents back, byte for byte: every file it took, or only paths. All or \
+nothing: if any file is refused, none is written. Files created since the checkpoint are \
+kept (kept_new, with a warning) unless remove_new: true removes them; a file deleted since \
+is recreated.
+
+Call with id_or_name (the checkpoint's name or id, e.g. "before-refactor" or "12"), \
+optionally paths and remove_new. Returns message, version, and files: for each file written \
+its action (restored, recreated or removed), version, sha256, overwrote_sha256 (what it \
+replaced) and changed_since (every change since the checkpoint: seq, agent, kind; agent \
+null for an outside change), with diff; unchanged lists files already as the checkpoint \
+has them. Each file's write is journaled as edit_applied by writer restore, so undo \
+reverts it like any write (undo with seq = this reply's version names the restore's write \
+to that file).
+
+Errors: checkpoint_not_found (details.checkpoints lists the latest names)."""
+
+UNDO_DESCRIPTION = """\
+Revert your latest write to a file (or another agent's with agent, or the write at seq). \
+It works when the lines that write changed are untouched since: other changes elsewhere in \
+the file are kept (rebased_over names them). An undo is itself a write (writer undo): \
+calling undo again on the same file undoes the undo, restoring the write. A write that \
+created the file is undone by removing it; one that deleted it, by recreating it.
+
+Call with path, optionally agent (whose latest write; default you) or seq (the write's \
+version; the version of a checkpoint_restore names its write to path). Returns what edit \
+returns (message, version, sha256, diff with new anchors, ...) and undone (seq, agent, \
+writer, ts).
+
+Errors; the file is unchanged after any error:
+- undo_conflict: lines the write changed were changed since; details.conflicts names the \
+later events (seq, agent, kind, lines). Undo those first, or edit the file yourself.
+- nothing_to_undo: no applied write of that agent to the file, or seq is not a write to \
+it."""
+
 DESCRIPTIONS: dict[str, str] = {
     "read_file": READ_FILE_DESCRIPTION,
     "read_many_files": READ_MANY_FILES_DESCRIPTION,
@@ -403,4 +604,21 @@ DESCRIPTIONS: dict[str, str] = {
     "prepend_to_file": PREPEND_TO_FILE_DESCRIPTION,
     "update_section": UPDATE_SECTION_DESCRIPTION,
     "write_file": WRITE_FILE_DESCRIPTION,
+    "prepare_file_range_edit": PREPARE_FILE_RANGE_EDIT_DESCRIPTION,
+    "prepare_file_append": PREPARE_FILE_APPEND_DESCRIPTION,
+    "prepare_file_insert_after": PREPARE_FILE_INSERT_AFTER_DESCRIPTION,
+    "prepare_file_insert_before": PREPARE_FILE_INSERT_BEFORE_DESCRIPTION,
+    "prepare_file_block_replace": PREPARE_FILE_BLOCK_REPLACE_DESCRIPTION,
+    "apply_file_modification": APPLY_FILE_MODIFICATION_DESCRIPTION,
+    "overwrite_entire_file": OVERWRITE_ENTIRE_FILE_DESCRIPTION,
+    "list_hunks": LIST_HUNKS_DESCRIPTION,
+    "discard_hunk": DISCARD_HUNK_DESCRIPTION,
+    "show": SHOW_DESCRIPTION,
+    "history": HISTORY_DESCRIPTION,
+    "blame": BLAME_DESCRIPTION,
+    "stats": STATS_DESCRIPTION,
+    "checkpoint_create": CHECKPOINT_CREATE_DESCRIPTION,
+    "checkpoint_list": CHECKPOINT_LIST_DESCRIPTION,
+    "checkpoint_restore": CHECKPOINT_RESTORE_DESCRIPTION,
+    "undo": UNDO_DESCRIPTION,
 }

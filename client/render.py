@@ -193,7 +193,7 @@ def error_lines(error: RequestError, suggestion: str | None) -> list[str]:
 
 
 def _conflicts(conflicts: list[dict[str, Any]]) -> Iterator[str]:
-    yield f"{INDENT}conflicts (the changes your anchors missed):"
+    yield f"{INDENT}conflicts (the later changes to those lines):"
     for c in conflicts:
         who = c.get("agent") or "an outside writer"
         lines = ", ".join(map(str, c.get("lines", [])))

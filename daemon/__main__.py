@@ -20,9 +20,11 @@ import os
 import sys
 from collections.abc import Callable
 
+from editjournal.daemon.gcsettings import settle_after_start_up
 from editjournal.daemon.journal import JournalError
+from editjournal.daemon.limits import DEFAULT_FILE_LINES, Limits
 from editjournal.daemon.logs import BACKUPS, LEVELS, LogSettings, configure_logging
-from editjournal.daemon.runfiles import AlreadyServed, ensure_state_dir
+from editjournal.daemon.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
 from editjournal.daemon.server import Server
 from editjournal.daemon.watching import WatchSettings
 from editjournal.daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
@@ -41,6 +43,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="SIZE",
         help="largest file served: bytes or e.g. 16MiB (default 8 MiB)",
     )
+    parser.add_argument(
+        "--max-file-lines",
+        type=_positive,
+        default=DEFAULT_FILE_LINES,
+        metavar="N",
+        help="most lines a file served may have (default %(default)s)",
+    )
+    # tests only: a request of this method ends the loop as a crash would
+    parser.add_argument("--crash-on-method", metavar="METHOD", help=argparse.SUPPRESS)
+    # tests only: SIGKILL itself between a write's commit and its rename (crash recovery)
+    parser.add_argument("--kill-after-commit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
     parser.add_argument(
         "--log-level",
@@ -83,6 +96,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 def _size(text: str) -> int:
     try:
         return parse_size(text)
@@ -110,15 +129,32 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
         return EXIT_FAILED
     os.chdir("/")  # never work inside the workspace (see the module docstring)
     workspace = Workspace(root, max_file_size=args.max_file_size)
-    configure_logging(ensure_state_dir(workspace.state_dir), log_settings(args))
     try:
-        server = Server(workspace, watch=None if args.no_watch else watch_settings(args))
-    except (AlreadyServed, JournalError) as e:
+        state_dir = ensure_state_dir(workspace.state_dir)
+    except NotPrivate as e:
+        print(f"editjournal: {e}\n  to fix: {e.suggested_action}", file=sys.stderr)
+        report(EXIT_FAILED)
+        return EXIT_FAILED
+    configure_logging(state_dir, log_settings(args))
+    try:
+        server = Server(
+            workspace,
+            watch=None if args.no_watch else watch_settings(args),
+            limits=Limits.for_file_size(args.max_file_size, file_lines=args.max_file_lines),
+            crash_method=args.crash_on_method,
+            kill_after_commit=args.kill_after_commit,
+        )
+    except (AlreadyServed, JournalError, NotPrivate) as e:
         print(f"editjournal: {e}", file=sys.stderr)
         code = EXIT_ALREADY_SERVED if isinstance(e, AlreadyServed) else EXIT_FAILED
         report(code)
         return code
-    server.serve_forever(on_ready=lambda: report(0))
+
+    def ready() -> None:
+        settle_after_start_up()  # start-up's objects are never scanned again
+        report(0)
+
+    server.serve_forever(on_ready=ready)
     # Stopped by Ctrl-C (`editjournal serve`): cleanly, but say "interrupted" as a shell
     # expects of a program SIGINT ended, so a script running it stops too.
     return EXIT_INTERRUPTED if server.stop_reason == "SIGINT" else 0

@@ -4,7 +4,10 @@ and the state directory that holds them, with its own `.gitignore`.
 The lock is taken before the socket is bound: a second `bind` to the same ipc
 path silently steals it from the first daemon, so the flock — not the socket —
 decides who serves. The state directory is 0700: the socket file's own mode
-follows the umask, so the directory is the real protection.
+follows the umask, so the directory is the real protection -- and so one that
+already exists must be ours and writable by nobody else, or the daemon refuses
+to start (chmod-ing a directory another user made would not take it back: they
+could still have planted a socket, or read what the daemon then writes there).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -47,10 +51,41 @@ class AlreadyServed(ToolError):
         self.pid = pid
 
 
+class NotPrivate(ToolError):
+    """A directory the daemon must own alone is someone else's, or open to others."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            ErrorCode.DIRECTORY_NOT_PRIVATE,
+            f"{path} {why}: the daemon keeps its journal and socket there and will not"
+            " trust it or chmod it",
+            {"directory": str(path)},
+            f"check who made {path}; remove it (or chmod 700 it if it is yours) and start again",
+        )
+
+
 def ensure_private_dir(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create `path` (0700), or accept an existing one only if it is a real directory
+    owned by this user that no one else may write; then make it 0700."""
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        check_private_dir(path)
     os.chmod(path, 0o700)
     return path
+
+
+def check_private_dir(path: Path) -> None:
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise NotPrivate(path, "is a symlink")
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotPrivate(path, "is not a directory")
+    if info.st_uid != os.geteuid():
+        raise NotPrivate(path, f"is owned by uid {info.st_uid}, not by uid {os.geteuid()}")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.filemode(info.st_mode)
+        raise NotPrivate(path, f"is writable by its group or by everyone ({mode})")
 
 
 def ensure_state_dir(state_dir: Path) -> Path:
@@ -105,7 +140,7 @@ def write_endpoint(state_dir: Path, endpoint: Endpoint) -> None:
         ensure_private_dir(entry.parent.parent)
         ensure_private_dir(entry.parent)
         _write_private(entry, ENDPOINT_ENCODER.encode(endpoint))
-    except OSError as e:  # a convenience for `list`: never a reason not to serve
+    except (OSError, NotPrivate) as e:  # a convenience for `list`: never a reason not to serve
         log.warning("could not register in %s: %s", entry.parent, e)
 
 

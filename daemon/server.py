@@ -4,8 +4,11 @@ One thread — the one that calls `Server.serve_forever` — owns the state and
 the journal; nothing else writes either. Requests that arrive together are
 handled one after another and committed together (group commit). A reply is
 only sent after the events it reports are committed, so "applied" always
-means durable. A request that writes files ends its batch: its events are
-committed before its files are written, and the next request sees them.
+means durable. Writes are group-committed too (daemon/writeround.py): a
+write's temp file is prepared when it is planned and served to the rest of the
+batch, and at the batch's end all temp files are fsynced, the events committed,
+the files renamed; a crash in between is finished at the next start
+(daemon/pendingwrites.py).
 
 Any bad input gets an error reply — undecodable frames, unknown methods,
 mistyped params — never a crash and never a silent drop.
@@ -27,6 +30,18 @@ from typing import Any
 import msgspec
 import zmq
 
+from editjournal.daemon.apply_order import in_apply_order
+from editjournal.daemon.boundary import (
+    DECODE_ERRORS,
+    InjectedCrash,
+    check_frame,
+    crash_reason,
+    decode_failure,
+    encode_reply,
+    failure_reply,
+    loose_id,
+    was_crash,
+)
 from editjournal.daemon.handlers import (
     ABSENT,
     Context,
@@ -36,9 +51,12 @@ from editjournal.daemon.handlers import (
     Write,
     registry,
 )
+from editjournal.daemon.idempotency import answered
 from editjournal.daemon.journal import Journal, JournalError
+from editjournal.daemon.limits import Limits
 from editjournal.daemon.logs import EVENTS
 from editjournal.daemon.outside import Observation
+from editjournal.daemon.pendingwrites import recover
 from editjournal.daemon.publisher import Publisher
 from editjournal.daemon.runfiles import (
     acquire_lock,
@@ -48,10 +66,13 @@ from editjournal.daemon.runfiles import (
     socket_path,
     write_endpoint,
 )
+from editjournal.daemon.startup import load_state
 from editjournal.daemon.state import State, fold
+from editjournal.daemon.statesnap import Snapshotter
 from editjournal.daemon.textcache import TextCache
 from editjournal.daemon.watching import Watching, WatchSettings
-from editjournal.daemon.workspace import PreparedWrite, Workspace
+from editjournal.daemon.workspace import Workspace
+from editjournal.daemon.writeround import CommitStats, Prepared, WriteRound, disk_full
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import DaemonStarted, DaemonStopped, Record
@@ -66,9 +87,10 @@ MAX_AGENT_LEN = 200
 
 log = logging.getLogger("editjournal")
 events_log = logging.getLogger(EVENTS)
+# events whose loss in a power cut takes back nothing a reply promised was changed: a
+# batch of only these is committed with synchronous=NORMAL (it still survives kill -9)
+_OBSERVATIONS = frozenset({"file_read", "edit_rejected", "outside_change", "hunk_rejected"})
 _REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
-_LOOSE_DECODER = msgspec.msgpack.Decoder()
-_RESPONSE_ENCODER = msgspec.msgpack.Encoder()
 
 
 @dataclass
@@ -76,18 +98,39 @@ class _Batch:
     """Replies waiting for their events to be committed."""
 
     replies: list[tuple[list[bytes], Response]] = field(default_factory=list)
+    durable: bool = False  # a request changed something: commit with synchronous=FULL
 
 
 class Server:
     """One workspace's daemon."""
 
-    def __init__(self, workspace: Workspace, watch: WatchSettings | None = None) -> None:
-        """`watch=None`: outside changes are noticed only when a file is accessed."""
+    def __init__(
+        self,
+        workspace: Workspace,
+        watch: WatchSettings | None = None,
+        limits: Limits | None = None,
+        crash_method: str | None = None,
+        kill_after_commit: bool = False,
+    ) -> None:
+        """`watch=None`: outside changes are noticed only when a file is accessed.
+        `crash_method` (tests only): a request of that method ends the loop as a crash.
+        `kill_after_commit` (tests only): SIGKILL itself after the first commit of a batch
+        that writes files, before the renames (the crash that recovery must finish)."""
         self.workspace = workspace
+        self.limits = limits or Limits.for_file_size(workspace.max_file_size)
+        self._crash_method = crash_method
         self.state_dir = ensure_state_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
-        self.state: State = fold(self.journal.records())
+        # before the state and the start-up scan: finish writes a crash left half done
+        unclean = _unclean_previous_run(self.journal) is not None
+        self.recovered = recover(workspace.root, self.journal, unclean)
+        self._round = WriteRound(workspace)
+        self._batch = _Batch()
+        self.commits = CommitStats()
+        self._kill_after_commit = kill_after_commit
+        self.snapshots = Snapshotter()
+        self.state: State = load_state(self.journal, self.snapshots)  # checked, or refused
         self.handlers: dict[str, Handler] = registry()
         self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
         self.sock_path = socket_path(self.state_dir)
@@ -101,15 +144,18 @@ class Server:
             log_path=str(self.state_dir / LOG_FILE),
             started_monotonic=time.monotonic(),
             watch_health=self._watch_health,
+            commit_stats=self._commit_stats,
         )
         self._stopping: str | None = None
         self._zmq = zmq.Context()
         self.router = self._zmq.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.LINGER, 1000)
+        # over twice the frame limit libzmq drops the frame unread (and the connection)
+        self.router.setsockopt(zmq.MAXMSGSIZE, 2 * self.limits.frame_bytes)
         self.publisher: Publisher | None = None
         self.watching: Watching | None = None
         self._watch = watch
-        self.cache = TextCache()
+        self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -134,6 +180,10 @@ class Server:
         on_ready()
         try:
             self._loop()
+        except BaseException as e:  # the boundary failed: say so in the journal and the log
+            self._stopping = crash_reason(e)
+            log.critical("the loop ended by a crash: %s", traceback.format_exc())
+            raise
         finally:
             self._shutdown()
 
@@ -150,6 +200,9 @@ class Server:
             previous_pid=pid,
             previous_last_seen_ms=last_seen,
         )
+
+    def _commit_stats(self) -> dict[str, Any]:
+        return {**self.commits.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
 
     def _watch_health(self) -> dict[str, Any]:
         if self.watching is None:
@@ -177,6 +230,7 @@ class Server:
         if self.watching is not None:
             self.watching.stop()
         self._record_stop(reason)
+        self.snapshots.save(self.journal, self.state)  # the next start folds nothing
         if self.publisher is not None:
             self.publisher.close()
         self._zmq.term()
@@ -198,24 +252,30 @@ class Server:
                 self._watch_tick(self.watching, ready)
             if self.router not in ready:
                 continue
-            batch = _Batch()
-            for _ in range(MAX_BATCH):
-                try:
-                    frames = self.router.recv_multipart(zmq.NOBLOCK)
-                except zmq.Again:
-                    break
+            batch = self._batch = _Batch()
+            for frames in in_apply_order(self._waiting(), self.state.hunks):
                 if self._handle_frames(frames, batch):
-                    self._flush(batch)
-                    batch = _Batch()
+                    self._flush(batch)  # empties the batch, which goes on
             self._flush(batch)
+
+    def _waiting(self) -> list[list[bytes]]:
+        """The requests waiting now (up to MAX_BATCH), received before any is handled so
+        that applies arriving together go in their hunks' order (`daemon.apply_order`)."""
+        received: list[list[bytes]] = []
+        for _ in range(MAX_BATCH):
+            try:
+                received.append(self.router.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                break
+        return received
 
     def _watch_tick(self, watching: Watching, ready: dict[Any, int]) -> None:
         """Outside changes first, so requests in the same turn see them."""
         if watching.socket in ready:
             watching.drain(self.state, self._record_outside)
         watching.check(self.state, self._record_outside)
-        try:
-            self._commit()
+        try:  # observations only: a power loss may drop them, the next start-up scan redoes them
+            self._commit(durable=False)
         except JournalError:
             watching.rescan_later("outside changes could not be journaled")
 
@@ -224,8 +284,12 @@ class Server:
         for event in observation.events:
             self.state.apply(self.journal.stage(None, event, observation.blobs))
 
-    def _commit(self) -> None:
+    def _commit(self, durable: bool = True) -> None:
         """Make staged events durable, then tell the terminal, the log and subscribers.
+
+        The write round's pending-writes rows go in the same transaction (and the rows
+        of writes it has since published go away). `durable` False: synchronous=NORMAL,
+        for batches that only observed (see `_OBSERVATIONS` and README "Guarantees").
 
         When the journal refuses (another process holds a write lock past the busy
         timeout, the disk is full, ...), the staged events are dropped, the state is
@@ -234,11 +298,13 @@ class Server:
         and the daemon keeps serving.
         """
         try:
-            records = self.journal.commit()
+            records = self.journal.commit(durable, also=self._round.statements())
         except JournalError as e:
             log.error("%s; the state is rebuilt from the journal", e)
-            self.state = fold(self.journal.records())
+            self._rebuild_state()
             raise
+        self._round.committed()
+        self.commits.count(len(records), durable)
         if events_log.isEnabledFor(logging.DEBUG):  # no summary() built for nothing
             for record in records:
                 events_log.debug(
@@ -246,60 +312,71 @@ class Server:
                 )
         if self.publisher is not None:
             self.publisher.publish(records)
+        self.snapshots.after_commit(self.journal, self.state)
 
     def _flush(self, batch: _Batch) -> None:
-        """Commit staged events, then reply: a reply never outruns its commit."""
-        replies = batch.replies
+        """End the batch (group commit): fsync its temp files, commit every event once,
+        rename, fsync each directory once, then reply — a reply never outruns its
+        commit, and an acknowledged write is on disk. The batch is emptied in place."""
+        replies, durable = batch.replies, batch.durable or bool(self._round)
+        batch.replies, batch.durable = [], False
         try:
-            self._commit()
-        except JournalError as e:
+            self._round.sync()  # before the commit names them: a commit never outruns its data
+            self._commit(durable)
+        except (JournalError, ToolError) as e:
+            self._round.discard()
+            if isinstance(e, ToolError):  # a temp file could not be made durable
+                log.error("a batch's writes could not be synced: %s", e)
+                self.journal.discard_staged()
+                self._rebuild_state()
             replies = [(route, _unrecorded(response, e)) for route, response in replies]
+        else:
+            if self._kill_after_commit and self._round:
+                os.kill(os.getpid(), signal.SIGKILL)  # tests only: the crash recovery finishes
+            self.commits.batches_with_writes += bool(self._round)
+            self.commits.writes += len(self._round)
+            failures = self._round.publish()
+            replies = [
+                (route, _unwritten(response, failures[i]) if i in failures else response)
+                for i, (route, response) in enumerate(replies)
+            ]
         for route, response in replies:
-            self.router.send_multipart([*route, _RESPONSE_ENCODER.encode(response)])
+            self.router.send_multipart([*route, encode_reply(response)])
+
+    def _rebuild_state(self) -> None:
+        """The state as the journal really holds it, after staged events were dropped."""
+        self.state = fold(self.journal.records())
 
     def _handle_frames(self, frames: list[bytes], batch: _Batch) -> bool:
-        """Handle one request into the batch; True when it wrote files (ends the batch).
+        """Handle one request into the batch; True when the batch must end after it.
 
-        A write is prepared (temp file written and fsynced) before its event is
-        staged, committed with it, and only then renamed into place: a failed
-        write journals nothing, and a journaled write is on disk before the reply.
+        A write is prepared (temp file written, not yet synced) before its event is
+        staged; the write round then serves its content to the rest of the batch, and
+        `_flush` makes it durable with the batch. A failed write journals nothing. A
+        removal ends the batch: the round's overlay holds contents, not absences.
         """
         route, payload = frames[:-1], frames[-1]
-        response, prepared = self._dispatch(payload)
+        try:  # the request boundary: whatever this request raises, it gets the reply
+            response, prepared = self._dispatch(payload)
+        except Exception as e:
+            batch.replies.append((route, failure_reply(payload, e, "handling the request")))
+            return False
         if prepared:
-            try:
-                self._commit()
-            except JournalError as e:
-                for write in prepared:
-                    write.discard()
-                batch.replies.append((route, _unrecorded(response, e)))
-                return True
-            response = self._publish(prepared, response)
+            self._round.add(prepared, response.seq or 0, owner=len(batch.replies))
         batch.replies.append((route, response))
-        return bool(prepared)
+        return self._round.removes
 
-    def _publish(self, prepared: list[PreparedWrite], response: Response) -> Response:
-        try:
-            for write in prepared:
-                write.publish()
-        except ToolError as e:  # after commit: the journal is ahead of the disk
-            log.error("journaled write (seq %s) could not be renamed: %s", response.seq, e)
-            for write in prepared:
-                write.discard()
-            error = ToolError(
-                ErrorCode.INTERNAL_ERROR,
-                f"the change was journaled (seq {response.seq}) but not written: {e.message}",
-                {"seq": response.seq, **e.details},
-            )
-            return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
-        return response
-
-    def _dispatch(self, payload: bytes) -> tuple[Response, list[PreparedWrite]]:
+    def _dispatch(self, payload: bytes) -> tuple[Response, list[Prepared]]:
         try:
             request = self._decode(payload)
+            if request.method == self._crash_method:
+                raise InjectedCrash(f"crash requested by {request.agent}")
             handler, params = self._route(request)
+            replay = self.state.answers.replay(request)  # a retry of a keyed request
         except ToolError as e:
-            return _error_response(_loose_id(payload), e.to_wire()), []
+            return _error_response(loose_id(payload), e.to_wire()), []
+        if replay is not None:
+            return replay, []
         outcome, prepared = self._decide(handler, request, params)
         records = self._record(request.agent, outcome)
         seq = records[-1].seq if records else None
@@ -309,13 +386,17 @@ class Server:
                 id=request.id, ok=False, error=error, seq=seq, warnings=outcome.warnings
             ), prepared
         result = outcome.result
-        return Response(
+        response = Response(
             id=request.id, ok=True, result=result, warnings=outcome.warnings, seq=seq
-        ), prepared
+        )
+        remembered = answered(request, response, records)
+        if remembered is not None:  # staged with the request's events: one transaction
+            self.state.apply(self.journal.stage(request.agent, remembered))
+        return response, prepared
 
     def _decide(
         self, handler: Handler, request: Request, params: Any
-    ) -> tuple[Outcome, list[PreparedWrite]]:
+    ) -> tuple[Outcome, list[Prepared]]:
         """Run the handler and prepare its writes. If a file it read changed on disk
         meanwhile (someone appending while an edit is computed), nothing has been
         recorded yet: the handler runs again on the new content — which journals
@@ -324,11 +405,16 @@ class Server:
             outcome = self._run(handler, request, params)
             if not outcome.writes or outcome.error is not None:
                 return outcome, []
+            if self._round and any(w.data is None for w in outcome.writes):
+                self._flush(self._batch)  # a removal goes alone (see _handle_frames)
+                outcome = self._run(handler, request, params)  # on what is now on disk
+                if not outcome.writes or outcome.error is not None:
+                    return outcome, []
             outcome, prepared = self._prepare(outcome)
             if not prepared or self._unchanged_since_read(outcome.writes):
                 return outcome, prepared
-            for write in prepared:
-                write.discard()
+            for item in prepared:
+                item.write.discard()
         paths = sorted({w.path for w in outcome.writes})
         error = ToolError(
             ErrorCode.FILE_CHANGING,
@@ -349,26 +435,32 @@ class Server:
                 return False
         return True
 
-    def _prepare(self, outcome: Outcome) -> tuple[Outcome, list[PreparedWrite]]:
-        """Temp files for every write, or an error outcome that journals nothing."""
-        prepared: list[PreparedWrite] = []
+    def _prepare(self, outcome: Outcome) -> tuple[Outcome, list[Prepared]]:
+        """Temp files for every write (synced later, with the batch), or an error
+        outcome that journals nothing."""
+        prepared: list[Prepared] = []
         try:
             for write in outcome.writes:
                 if write.data is None:
-                    prepared.append(self.workspace.prepare_delete(write.path))
+                    ready = self.workspace.prepare_delete(write.path)
                 else:
-                    prepared.append(self.workspace.prepare_write(write.path, write.data))
+                    ready = self.workspace.prepare_write(
+                        write.path, write.data, durable=False, sha256=write.sha256
+                    )
+                prepared.append(Prepared(ready, write.based_on))
         except ToolError as e:
             for done in prepared:
-                done.discard()
+                done.write.discard()
             return Outcome(error=e, warnings=outcome.warnings), []
         return outcome, prepared
 
     def _decode(self, payload: bytes) -> Request:
+        check_frame(payload, self.limits.frame_bytes)
         try:
             request = _REQUEST_DECODER.decode(payload)
-        except (msgspec.DecodeError, msgspec.ValidationError) as e:
-            raise ToolError(ErrorCode.BAD_REQUEST, f"undecodable request envelope: {e}") from e
+        except DECODE_ERRORS as e:
+            message = f"undecodable request envelope: {decode_failure(e)}"
+            raise ToolError(ErrorCode.BAD_REQUEST, message) from e
         if not request.agent or len(request.agent) > MAX_AGENT_LEN:
             raise ToolError(
                 ErrorCode.BAD_REQUEST,
@@ -387,6 +479,9 @@ class Server:
             )
         try:
             return handler, self.decoders[request.method].decode(request.params)
+        except (UnicodeDecodeError, RecursionError) as e:
+            message = f"undecodable params: {decode_failure(e)} - at `$.params`"
+            raise ToolError(ErrorCode.INVALID_PARAMS, message, {"method": request.method}) from e
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             message = str(e).replace("- at `$", "- at `$.params")
             if "- at `$" not in message:
@@ -418,6 +513,8 @@ class Server:
     def _record(self, agent: str, outcome: Outcome) -> list[Record]:
         """Stage the outcome's events and fold them into state, in one order."""
         records = []
+        if any(event.kind not in _OBSERVATIONS for event in outcome.events):
+            self._batch.durable = True
         for event in outcome.events:
             who = agent if event.caused_by_agent else None
             record = self.journal.stage(who, event, outcome.blobs)
@@ -432,7 +529,12 @@ class Server:
         return record
 
     def _record_stop(self, reason: str) -> None:
-        """`daemon_stopped`, if the journal takes it: a stop must not fail on it."""
+        """`daemon_stopped`, if the journal takes it: a stop must not fail on it.
+        A batch the loop never flushed (it crashed) is dropped first: its writes never
+        reached the disk and its requests got no reply, so the journal must not say them."""
+        if self._round:
+            self._round.discard()
+            self.journal.discard_staged()
         try:
             self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
         except JournalError:
@@ -441,36 +543,44 @@ class Server:
 
 def _unclean_previous_run(journal: Journal) -> tuple[int | None, int] | None:
     """(pid, ts of its last event) of the previous run when its last event is not
-    `daemon_stopped` — killed, crashed or cut off by a power loss; None after a clean
-    stop or on a new journal. Read from the journal, not from leftover run files, so
-    it holds even when the machine itself went down."""
+    `daemon_stopped` — killed, crashed or cut off by a power loss — or is one saying the
+    loop ended by a crash; None after a clean stop or on a new journal. Read from the
+    journal, not from leftover run files, so it holds even when the machine went down."""
     last = list(journal.records(newest_first=True, limit=1))
-    if not last or isinstance(last[0].event, DaemonStopped):
+    if not last:
+        return None
+    if isinstance(last[0].event, DaemonStopped) and not was_crash(last[0].event.reason):
         return None
     found = list(journal.records(kind="daemon_started", newest_first=True, limit=1))
     started = found[0].event if found else None
     return (started.pid if isinstance(started, DaemonStarted) else None), last[0].ts
 
 
-def _loose_id(payload: bytes) -> int | str | None:
-    """The request id, if the frame is a map that has a usable one."""
-    try:
-        value = _LOOSE_DECODER.decode(payload)
-    except msgspec.DecodeError:
-        return None
-    rid = value.get("id") if isinstance(value, dict) else None
-    return rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
+def _unwritten(response: Response, cause: ToolError) -> Response:
+    """The reply to a write journaled (committed) whose rename then failed."""
+    error = ToolError(
+        ErrorCode.INTERNAL_ERROR,
+        f"the change was journaled (seq {response.seq}) but not written: {cause.message}",
+        {"seq": response.seq, **cause.details},
+    )
+    return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
 
 
 def _error_response(rid: int | str | None, error: Error) -> Response:
     return Response(id=rid, ok=False, error=error)
 
 
-def _unrecorded(response: Response, cause: JournalError) -> Response:
-    """The reply to a request whose events the journal would not take."""
-    error = ToolError(
-        ErrorCode.JOURNAL_UNAVAILABLE,
-        f"the journal could not record this request, so nothing was changed: {cause}",
-        {"seq": response.seq} if response.seq is not None else {},
-    )
-    return _error_response(response.id, error.to_wire())
+def _unrecorded(response: Response, cause: JournalError | ToolError) -> Response:
+    """The reply to a request whose batch could not be made durable: nothing recorded.
+    A full disk (the journal's or a temp file's) is `disk_full`, the rest
+    `journal_unavailable`."""
+    details = {"seq": response.seq} if response.seq is not None else {}
+    if isinstance(cause, ToolError):
+        code, message = cause.code, cause.message
+        details = {**cause.details, **details}
+    elif disk_full(cause):
+        code, message = ErrorCode.DISK_FULL, f"the disk holding the journal is full: {cause}"
+    else:
+        code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)
+    message = f"the journal could not record this request, so nothing was changed: {message}"
+    return _error_response(response.id, ToolError(code, message, details).to_wire())

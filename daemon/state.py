@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from editjournal.daemon.checkpointbook import CheckpointBook
+from editjournal.daemon.hunkbook import HunkBook
+from editjournal.daemon.idempotency import Answers
 from editjournal.schemas.events import (
+    CHECKPOINT_EVENTS,
+    HUNK_EVENTS,
     DaemonStarted,
     DaemonStopped,
     EditApplied,
@@ -24,6 +29,7 @@ from editjournal.schemas.events import (
     FileRead,
     OutsideChangeRecorded,
     Record,
+    RequestAnswered,
 )
 
 
@@ -69,6 +75,9 @@ class State:
 
     files: dict[str, FileInfo] = field(default_factory=dict)
     snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+    hunks: HunkBook = field(default_factory=HunkBook)  # prepared hunks (daemon.hunkbook)
+    checkpoints: CheckpointBook = field(default_factory=CheckpointBook)
+    answers: Answers = field(default_factory=Answers)  # keyed replies (daemon.idempotency)
     last_seq: int = 0
     event_count: int = 0
 
@@ -85,6 +94,12 @@ class State:
             self._apply_outside(record, event)
         elif isinstance(event, EditRejected):
             self._apply_rejection(record, event)
+        elif isinstance(event, HUNK_EVENTS):
+            self.hunks.apply(record)
+        elif isinstance(event, CHECKPOINT_EVENTS):
+            self.checkpoints.apply(record)
+        elif isinstance(event, RequestAnswered):
+            self.answers.apply(record, event)
         elif not isinstance(event, (DaemonStarted, DaemonStopped)):
             raise TypeError(f"state does not know how to apply {event.kind}")
         self.last_seq = record.seq
@@ -163,12 +178,16 @@ class State:
 
     def digest(self) -> str:
         """A hash of the whole projection: live state and a fold must agree on it."""
-        canonical = (
+        canonical: tuple[object, ...] = (
             self.last_seq,
             self.event_count,
             sorted(self.files.values(), key=lambda f: f.path),
             sorted(self.snapshots.values(), key=lambda s: (s.agent, s.path)),
         )
+        if self.hunks.hunks:  # (a journal without hunks keeps the digest it had)
+            canonical = (*canonical, self.hunks.canonical())
+        if self.checkpoints.by_id:  # (likewise for a journal without checkpoints)
+            canonical = (*canonical, self.checkpoints.canonical())
         return hashlib.blake2b(msgspec.msgpack.encode(canonical), digest_size=16).hexdigest()
 
 

@@ -20,6 +20,7 @@ parse lines, compare hashes or record events. Every failure leaves as a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import logging
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from editjournal.daemon.confined import DirHandle, Escape, Located, Resolver
 from editjournal.daemon.encoding import refusal, utf8_text
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
@@ -43,6 +45,8 @@ _log = logging.getLogger(__name__)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # so opening a FIFO cannot hang the daemon
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: never translate newlines
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_SWAP_RETRIES = 3  # a symlink swapped in between the walk and the open: walk again
 _TEMP_ATTEMPTS = 16
 _READ_CHUNK = 1024 * 1024
 
@@ -79,23 +83,64 @@ class PreparedWrite:
     snapshot: FileSnapshot
     temp: Path | None
     target: Path
+    # The held directory of `target` (see daemon/confined.py): the rename and the unlink
+    # happen relative to it, so a symlink swapped into the path cannot redirect them.
+    directory: DirHandle | None = None
 
-    def publish(self) -> None:
-        """Swap the new content in (or remove the file); then make it durable."""
+    def sync(self) -> None:
+        """fsync the temp file (prepared with `durable=False`): the group commit's round."""
+        if self.temp is None:
+            return
         try:
-            if self.temp is None:
-                os.unlink(self.target)
-            else:
-                os.replace(self.temp, self.target)
+            fd = self._open_temp()
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _translate(exc, self.snapshot.path) from exc
+
+    def publish(self, sync_dir: bool = True) -> None:
+        """Swap the new content in (or remove the file); then make it durable
+        (`sync_dir=False`: the caller fsyncs the directory, once for all its writes)."""
+        try:
+            self._swap()
         except OSError as exc:
             self.discard()
             raise _translate(exc, self.snapshot.path) from exc
-        _fsync_dir(self.target.parent)
+        if sync_dir:
+            fsync_dir(self.target.parent)
+        if self.directory is not None:
+            self.directory.close()
 
     def discard(self) -> None:
         if self.temp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.temp)
+                if self.directory is not None and self.directory.fd >= 0:
+                    os.unlink(self.temp.name, dir_fd=self.directory.fd)
+                else:
+                    os.unlink(self.temp)
+        if self.directory is not None:
+            self.directory.close()
+
+    def _swap(self) -> None:
+        held = self.directory.fd if self.directory is not None else -1
+        if held < 0:  # recovered from the journal: no held directory
+            if self.temp is None:
+                os.unlink(self.target)
+            else:
+                os.replace(self.temp, self.target)
+        elif self.temp is None:
+            os.unlink(self.target.name, dir_fd=held)
+        else:
+            os.replace(self.temp.name, self.target.name, src_dir_fd=held, dst_dir_fd=held)
+
+    def _open_temp(self) -> int:
+        assert self.temp is not None
+        flags = os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW
+        if self.directory is not None and self.directory.fd >= 0:
+            return os.open(self.temp.name, flags, dir_fd=self.directory.fd)
+        return os.open(self.temp, flags)
 
 
 class Workspace:
@@ -124,6 +169,29 @@ class Workspace:
         # symlinked parent), so both spellings count as "inside" lexically.
         given = os.path.normpath(os.path.abspath(os.fspath(root)))
         self._bases: tuple[str, ...] = tuple(dict.fromkeys((str(resolved), given)))
+        # Every open, create, rename and unlink is walked from this held root fd.
+        self._resolver = Resolver(str(resolved), self._bases, STATE_DIR_NAME)
+        # Names no write may pass through (casefolded): `.git` holds hooks and config
+        # that run code on the user's next git command.
+        self.protected: frozenset[str] = frozenset({".git"})
+        # Contents prepared in the current batch but not yet renamed into place, by the
+        # real workspace-relative path of their target (see daemon/writeround.py): reads
+        # serve them, so a later request of the batch plans against an earlier one's write.
+        self.overlay: dict[str, FileSnapshot] = {}
+
+    def overlay_key(self, target: str | os.PathLike[str]) -> str:
+        """The overlay's key for a path: where it really lands, relative to the root
+        (best effort: a link swapped mid-way leaves the name as given)."""
+        try:
+            real = os.path.realpath(self.root / target)
+        except OSError:
+            real = os.path.normpath(self.root / target)
+        return os.path.relpath(real, self.root)
+
+    def _pending(self, rel: str) -> FileSnapshot | None:
+        """The batch's content for `rel`, named as the caller named it, if it wrote one."""
+        found = self.overlay.get(rel) or self.overlay.get(self.overlay_key(rel))
+        return None if found is None else dataclasses.replace(found, path=rel)
 
     # ------------------------------------------------------------ confinement
 
@@ -135,9 +203,13 @@ class Workspace:
         location, so no spelling can reach outside the root or into the state dir.
         """
         _check_syntax(path)
-        rel = self._lexical_relative(path)
-        self._check_confined(path, rel)
-        if rel == "." or os.path.realpath(self.root / rel) == str(self.root):
+        try:  # a first, lexical judgement; the open itself is what confines (_locate)
+            rel = self._lexical_relative(path)
+            self._check_confined(path, rel)
+            is_root = rel == "." or os.path.realpath(self.root / rel) == str(self.root)
+        except OSError as exc:  # realpath met a link swapped mid-way
+            raise _kept_changing(path) from exc
+        if is_root:
             raise ToolError(
                 ErrorCode.IS_A_DIRECTORY,
                 f"{path!r} is the workspace root",
@@ -195,10 +267,10 @@ class Workspace:
     def read(self, path: str) -> FileSnapshot:
         """Read a text file's exact bytes; refuse what is too big or not UTF-8 text."""
         rel = self.relative(path)
-        try:
-            fd = os.open(self.root / rel, os.O_RDONLY | _O_NONBLOCK | _O_BINARY | _O_CLOEXEC)
-        except OSError as exc:
-            raise _translate(exc, rel) from exc
+        _refuse_trailing_slash(path, rel)
+        if self.overlay and (pending := self._pending(rel)) is not None:
+            return pending  # first: no cache of what is on disk may answer for it
+        fd = self._open_confined(rel, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
         try:
             info = os.fstat(fd)  # on the open fd: the path may change under us
             _require_regular(info, rel)
@@ -213,14 +285,24 @@ class Workspace:
         return _snapshot(rel, data, info.st_mtime_ns)
 
     def stat(self, path: str) -> os.stat_result | None:
-        """The stat of a confined path (following symlinks), or None when it is missing."""
+        """The stat of a confined path (following symlinks), or None when it is missing.
+        What is on disk: a path in `overlay` (written earlier in this batch) has newer
+        content than this says, so a cache keyed by stat must look at `overlay` first."""
         rel = self.relative(path)
         try:
-            return os.stat(self.root / rel)
+            located = self._locate(rel)
+        except ToolError as e:
+            if e.code is ErrorCode.FILE_NOT_FOUND:
+                return None
+            raise
+        try:
+            return os.stat(located.name, dir_fd=located.parent.fd, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             raise _translate(exc, rel) from exc
+        finally:
+            located.parent.close()
 
     def fingerprint(self, path: str) -> Fingerprint | None:
         """Size, mtime and SHA-256 of whatever regular file is there now, text or not.
@@ -231,16 +313,24 @@ class Workspace:
         """
         try:
             rel = self.relative(path)
-            info = os.stat(self.root / rel)
+            pending = self._pending(rel) if self.overlay else None
+            if pending is not None:
+                return Fingerprint(
+                    rel, pending.size, pending.mtime_ns, pending.sha256, pending.data, pending.text
+                )
+            fd = self._open_confined(rel, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
         except (ToolError, OSError):
             return None
-        if not stat_mod.S_ISREG(info.st_mode):
-            return None
         try:
-            with open(self.root / rel, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat_mod.S_ISREG(info.st_mode):
+                return None
+            with os.fdopen(os.dup(fd), "rb") as handle:
                 data = handle.read()
         except OSError:
             return None
+        finally:
+            os.close(fd)
         # The same test as `_decode`, without asking why: the watcher only needs to
         # know a file is not text, and must not run the encoding detector on every change.
         text = utf8_text(data) if len(data) <= self.max_file_size else None
@@ -268,7 +358,9 @@ class Workspace:
         prepared.publish()
         return prepared.snapshot
 
-    def prepare_write(self, path: str, data: bytes) -> PreparedWrite:
+    def prepare_write(
+        self, path: str, data: bytes, durable: bool = True, sha256: str | None = None
+    ) -> PreparedWrite:
         """Do everything that can fail (checks, temp file, fsync) but the final rename.
 
         The daemon prepares a write, commits the journal event that records it,
@@ -276,42 +368,69 @@ class Workspace:
         is journaled, and a journaled write is one rename away from the disk.
         A symlink is written through (its real target is replaced), so the link
         itself survives. The data must be text the daemon could read back.
+        `durable=False`: the temp file is not fsynced here; `PreparedWrite.sync` does it.
+        `sha256`: the caller's hash of these very bytes, so a big file is not hashed twice.
         """
         rel = self.relative(path)
+        _refuse_trailing_slash(path, rel)
         data = _as_bytes(data, rel)
         self._check_size(len(data), rel, writing=True)
         text = _decode(data, rel)
-        target = Path(os.path.realpath(self.root / rel))
-        existing = self._existing(target, rel)
-        self._make_parents(target.parent, rel)
-        temp, mtime_ns = _prepare_temp(target, data, existing, rel)
-        snapshot = FileSnapshot(rel, data, text, _sha256(data), len(data), mtime_ns)
-        return PreparedWrite(snapshot, temp, target)
+        located, existing = self._writable(rel)
+        try:
+            temp, mtime_ns = _prepare_temp(located.parent.fd, data, existing, rel, durable)
+        except BaseException:
+            located.parent.close()
+            raise
+        target = self.root.joinpath(*located.parts)
+        digest = sha256 if sha256 is not None else _sha256(data)
+        snapshot = FileSnapshot(rel, data, text, digest, len(data), mtime_ns)
+        return PreparedWrite(snapshot, target.parent / temp, target, located.parent)
 
     def prepare_delete(self, path: str) -> PreparedWrite:
         """Check that a removal can be done; `publish` unlinks the file by the name given
         (a symlink itself, like `rm`), after its event is committed."""
         rel = self.relative(path)
-        target = self.root / rel
-        if self._existing(target, rel) is None:
-            raise _translate(FileNotFoundError(errno.ENOENT, "no such file"), rel)
-        return PreparedWrite(FileSnapshot(rel, b"", "", _sha256(b""), 0, 0), None, target)
-
-    def _existing(self, target: Path, rel: str) -> os.stat_result | None:
-        """The stat of the file about to be replaced; refuse to replace a non-file."""
+        _refuse_trailing_slash(path, rel)
+        self._refuse_protected(rel)
+        located = self._locate(rel, follow_final=False, refuse=self.protected)
         try:
-            info = os.stat(target)
-        except (FileNotFoundError, NotADirectoryError):
-            return None  # a parent that is a file is reported by _make_parents
-        except OSError as exc:
-            raise _translate(exc, rel) from exc
-        _require_regular(info, rel)
-        return info
+            info = os.stat(located.name, dir_fd=located.parent.fd, follow_symlinks=False)
+            if not stat_mod.S_ISLNK(info.st_mode):
+                _require_regular(info, rel)
+        except BaseException as exc:
+            located.parent.close()
+            if isinstance(exc, OSError):
+                raise _translate(exc, rel) from exc
+            raise
+        target = self.root.joinpath(*located.parts)
+        empty = FileSnapshot(rel, b"", "", _sha256(b""), 0, 0)
+        return PreparedWrite(empty, None, target, located.parent)
 
-    def _make_parents(self, parent: Path, rel: str) -> None:
+    # ------------------------------------------------------- confined access
+
+    def _locate(
+        self,
+        rel: str,
+        *,
+        follow_final: bool = True,
+        make_parents: bool = False,
+        refuse: frozenset[str] = frozenset(),
+    ) -> Located:
+        """Walk `rel` from the held root fd (daemon/confined.py); errors as ToolErrors."""
         try:
-            parent.mkdir(parents=True, exist_ok=True)
+            return self._resolver.locate(
+                rel, follow_final=follow_final, make_parents=make_parents, refuse=refuse
+            )
+        except Escape as e:
+            if e.kind == "state":
+                raise _in_state_dir(rel) from None
+            if e.kind == "protected":
+                raise _protected(rel, e.name) from None
+            raise self._outside(rel) from None
         except (FileExistsError, NotADirectoryError) as exc:
+            if not make_parents:
+                raise _translate(exc, rel) from exc
             raise ToolError(
                 ErrorCode.INVALID_PARAMS,
                 f"cannot create {rel}: a parent of it is an existing file",
@@ -321,8 +440,133 @@ class Workspace:
         except OSError as exc:
             raise _translate(exc, rel) from exc
 
+    def _open_confined(self, rel: str, flags: int) -> int:
+        """Open the file `rel` really names, never following a link the walk did not check."""
+        for _ in range(_SWAP_RETRIES):
+            located = self._locate(rel)
+            try:
+                return os.open(
+                    located.name, flags | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=located.parent.fd
+                )
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EMLINK):
+                    raise _translate(exc, rel) from exc
+            finally:
+                located.parent.close()
+        raise _kept_changing(rel)
+
+    def _writable(self, rel: str) -> tuple[Located, os.stat_result | None]:
+        """The located target of a write and the stat of the file it replaces (None: new).
+        Parents are created only once the path is known not to be protected."""
+        self._refuse_protected(rel)
+        for _ in range(_SWAP_RETRIES):
+            located = self._locate(rel, make_parents=True, refuse=self.protected)
+            try:
+                return located, _replaceable(located, rel)
+            except _Swapped:
+                located.parent.close()
+            except BaseException:
+                located.parent.close()
+                raise
+        raise _kept_changing(rel)
+
+    def _refuse_protected(self, rel: str) -> None:
+        for part in Path(rel).parts:
+            if part.casefold() in self.protected:
+                raise _protected(rel, part)
+
 
 # -------------------------------------------------------------------- helpers
+
+
+class _Swapped(Exception):
+    """The final name became a symlink between the walk and the stat: walk again."""
+
+
+def _replaceable(located: Located, rel: str) -> os.stat_result | None:
+    """Refuse to replace what `open(path, "w")` could not write, or a hard-linked file."""
+    try:
+        info = os.stat(located.name, dir_fd=located.parent.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _translate(exc, rel) from exc
+    if stat_mod.S_ISLNK(info.st_mode):
+        raise _Swapped
+    _require_regular(info, rel)
+    if info.st_nlink > 1:
+        raise ToolError(
+            ErrorCode.HARD_LINKED,
+            f"{rel} has {info.st_nlink} hard links; the daemon does not replace a linked file",
+            {"path": rel, "links": info.st_nlink},
+        )
+    writable = os.access(
+        located.name,
+        os.W_OK,
+        dir_fd=located.parent.fd,
+        effective_ids=os.access in os.supports_effective_ids,
+        follow_symlinks=False,
+    )
+    if not writable:
+        raise ToolError(
+            ErrorCode.PERMISSION_DENIED,
+            f"{rel} is not writable by the daemon (mode {stat_mod.filemode(info.st_mode)},"
+            f" owner uid {info.st_uid}, daemon uid {os.geteuid()}); nothing was written",
+            {"path": rel, "mode": oct(stat_mod.S_IMODE(info.st_mode)), "uid": info.st_uid},
+        )
+    if not _keeps_owner(info):
+        raise ToolError(
+            ErrorCode.PERMISSION_DENIED,
+            f"{rel} belongs to uid {info.st_uid} gid {info.st_gid}; replacing it as uid"
+            f" {os.geteuid()} would change its owner, so nothing was written",
+            {"path": rel, "uid": info.st_uid, "gid": info.st_gid},
+        )
+    return info
+
+
+def _keeps_owner(info: os.stat_result) -> bool:
+    """Whether the replacement can carry the old owner: root may give files away; anyone
+    else only keeps their own, with one of their own groups."""
+    if not hasattr(os, "geteuid") or os.geteuid() == 0:
+        return True
+    groups = {os.getegid(), *os.getgroups()}
+    return info.st_uid == os.geteuid() and info.st_gid in groups
+
+
+def _refuse_trailing_slash(path: str, rel: str) -> None:
+    """`inner.txt/` names a directory to the kernel: never serve or write a file for it."""
+    if path.endswith(("/", os.sep)):
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"{path!r} ends with '/', which names a directory, not the file {rel}",
+            {"path": path},
+            f"drop the trailing '/': {rel}",
+        )
+
+
+def _in_state_dir(rel: str) -> ToolError:
+    return ToolError(
+        ErrorCode.PERMISSION_DENIED,
+        f"{rel!r} is inside {STATE_DIR_NAME}/, the daemon's own state",
+        {"path": rel},
+        "use a path outside .editjournal/",
+    )
+
+
+def _protected(rel: str, name: str) -> ToolError:
+    return ToolError(
+        ErrorCode.PATH_PROTECTED,
+        f"{rel} is inside {name}/: the daemon never writes git's own files",
+        {"path": rel},
+    )
+
+
+def _kept_changing(rel: str) -> ToolError:
+    return ToolError(
+        ErrorCode.FILE_CHANGING,
+        f"{rel} kept changing while it was opened (a symlink swapped over it); nothing was done",
+        {"path": rel},
+    )
 
 
 def _check_syntax(path: str) -> None:
@@ -396,33 +640,33 @@ def _snapshot(rel: str, data: bytes, mtime_ns: int) -> FileSnapshot:
 
 
 def _prepare_temp(
-    target: Path, data: bytes, existing: os.stat_result | None, rel: str
-) -> tuple[Path, int]:
-    """Write `data` to a durable temp file beside `target`; return it and its mtime_ns."""
-    fd, temp = _create_temp(target.parent, rel)
+    directory: int, data: bytes, existing: os.stat_result | None, rel: str, durable: bool = True
+) -> tuple[str, int]:
+    """Write `data` to a temp file in the held `directory`; return its name and mtime_ns."""
+    fd, temp = _create_temp(directory, rel)
     try:
         with os.fdopen(fd, "wb") as handle:  # owns fd from here on, closes it on error
-            mtime_ns = _fill_temp(handle, data, existing)
+            mtime_ns = _fill_temp(handle, data, existing, durable)
     except BaseException as exc:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=directory)
         if isinstance(exc, OSError):
             raise _translate(exc, rel) from exc
         raise
     return temp, mtime_ns
 
 
-def _create_temp(directory: Path, rel: str) -> tuple[int, Path]:
+def _create_temp(directory: int, rel: str) -> tuple[int, str]:
     """Create an exclusive temp file; mode 0o644 so the kernel applies the umask.
 
     Not `tempfile.mkstemp`: it creates 0o600, and reading the umask to widen it
     again (`os.umask` set-and-restore) is racy in a threaded daemon.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC | _O_NOFOLLOW
     for _ in range(_TEMP_ATTEMPTS):
-        temp = directory / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+        temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}"
         try:
-            return os.open(temp, flags, NEW_FILE_MODE), temp
+            return os.open(temp, flags, NEW_FILE_MODE, dir_fd=directory), temp
         except FileExistsError:
             continue
         except OSError as exc:
@@ -432,25 +676,27 @@ def _create_temp(directory: Path, rel: str) -> tuple[int, Path]:
     )
 
 
-def _fill_temp(handle: BinaryIO, data: bytes, existing: os.stat_result | None) -> int:
-    """Write, carry over owner and mode, fsync; return the final mtime_ns."""
+def _fill_temp(
+    handle: BinaryIO, data: bytes, existing: os.stat_result | None, durable: bool = True
+) -> int:
+    """Write, carry over owner and mode, fsync (if `durable`); return the final mtime_ns."""
     handle.write(data)
     handle.flush()
     fd = handle.fileno()
     if existing is not None:
         _copy_owner_and_mode(fd, existing)
-    os.fsync(fd)
+    if durable:
+        os.fsync(fd)
     return os.fstat(fd).st_mtime_ns
 
 
 def _copy_owner_and_mode(fd: int, existing: os.stat_result) -> None:
-    """Keep the replaced file's permission bits (and, if we may, its owner).
+    """Keep the replaced file's permission bits and its owner.
 
     chown first: changing the owner clears setuid/setgid bits that chmod restores.
     """
     if hasattr(os, "fchown") and (existing.st_uid, existing.st_gid) != _owner(fd):
-        with contextlib.suppress(PermissionError):
-            os.fchown(fd, existing.st_uid, existing.st_gid)
+        os.fchown(fd, existing.st_uid, existing.st_gid)  # `_keeps_owner` said it may
     if hasattr(os, "fchmod"):
         os.fchmod(fd, stat_mod.S_IMODE(existing.st_mode))
 
@@ -460,7 +706,7 @@ def _owner(fd: int) -> tuple[int, int]:
     return info.st_uid, info.st_gid
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     """Make the rename durable.
 
     `os.replace` only changes the directory entry; until the directory itself is
@@ -482,6 +728,7 @@ def _fsync_dir(directory: Path) -> None:
 
 _REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _BAD_NAME = frozenset({errno.ELOOP, errno.ENAMETOOLONG})
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def _translate(exc: OSError, rel: str) -> ToolError:
@@ -493,6 +740,12 @@ def _translate(exc: OSError, rel: str) -> ToolError:
         return ToolError(ErrorCode.IS_A_DIRECTORY, f"{rel} is a directory", details)
     if exc.errno in _REFUSED:
         return ToolError(ErrorCode.PERMISSION_DENIED, f"{rel}: {exc.strerror}", details)
+    if exc.errno in _NO_SPACE:
+        return ToolError(
+            ErrorCode.DISK_FULL,
+            f"no space left to write {rel} ({exc.strerror}); nothing was written",
+            {"path": rel, "errno": errno.errorcode.get(exc.errno or 0, "unknown")},
+        )
     if exc.errno in _BAD_NAME:
         return ToolError(ErrorCode.INVALID_PARAMS, f"{rel}: {exc.strerror}", details)
     name = errno.errorcode.get(exc.errno or 0, "unknown")

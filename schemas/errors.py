@@ -24,6 +24,8 @@ class ErrorCode(str, enum.Enum):
     UNKNOWN_METHOD = "unknown_method"
     INVALID_PARAMS = "invalid_params"
     INTERNAL_ERROR = "internal_error"
+    REQUEST_TOO_LARGE = "request_too_large"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     # workspace access
     PATH_OUTSIDE_WORKSPACE = "path_outside_workspace"
     FILE_NOT_FOUND = "file_not_found"
@@ -31,7 +33,11 @@ class ErrorCode(str, enum.Enum):
     BINARY_FILE = "binary_file"
     NOT_UTF8 = "not_utf8"
     FILE_TOO_LARGE = "file_too_large"
+    FILE_TOO_MANY_LINES = "file_too_many_lines"
     PERMISSION_DENIED = "permission_denied"
+    PATH_PROTECTED = "path_protected"
+    HARD_LINKED = "hard_linked"
+    DIRECTORY_NOT_PRIVATE = "directory_not_private"
     INVALID_RANGE = "invalid_range"
     # anchors and edits
     ANCHOR_STALE = "anchor_stale"
@@ -51,9 +57,29 @@ class ErrorCode(str, enum.Enum):
     MULTIPLE_MATCHES = "multiple_matches"
     SECTION_NOT_FOUND = "section_not_found"
     SECTION_AMBIGUOUS = "section_ambiguous"
+    # prepared hunks (prepare_* / apply_file_modification) and write access
+    HUNK_NOT_FOUND = "hunk_not_found"
+    HUNK_EXPIRED = "hunk_expired"
+    WRONG_OWNER = "wrong_owner"
+    HUNK_ALREADY_APPLIED = "hunk_already_applied"
+    HUNK_KIND_MISMATCH = "hunk_kind_mismatch"
+    APPLY_REJECTED = "apply_rejected"
+    CONTENT_LOOKS_LIKE_DIFF = "content_looks_like_diff"
+    WRITE_ACCESS_DENIED = "write_access_denied"
+    CONFIG_INVALID = "config_invalid"
+    # checkpoints and undo
+    CHECKPOINT_NOT_FOUND = "checkpoint_not_found"
+    CHECKPOINT_EXISTS = "checkpoint_exists"
+    NOTHING_TO_UNDO = "nothing_to_undo"
+    UNDO_CONFLICT = "undo_conflict"
     # the journal
     JOURNAL_CORRUPT = "journal_corrupt"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
+    DISK_FULL = "disk_full"
+    # audit: show, history, blame, read_file(at_version), replay
+    UNKNOWN_SEQ = "unknown_seq"
+    FILE_NOT_IN_JOURNAL = "file_not_in_journal"
+    VERSION_NOT_STORED = "version_not_stored"
     # client side: raised by the client, never sent by the daemon
     DAEMON_UNAVAILABLE = "daemon_unavailable"
     TIMEOUT = "timeout"
@@ -84,6 +110,17 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "The daemon failed while handling the request; nothing was changed.",
         "report it with .editjournal/daemon.log",
     ),
+    ErrorCode.REQUEST_TOO_LARGE: ErrorSpec(
+        "The request frame is larger than the daemon's frame limit (details.size and"
+        " details.limit in bytes); nothing of it was read.",
+        "send smaller requests (split the change), or restart the daemon with a larger"
+        " --max-file-size (the frame limit follows it)",
+    ),
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: ErrorSpec(
+        "The idempotency_key was already used by this agent for a different request;"
+        " nothing was done.",
+        "use a fresh key for every distinct request; reuse a key only to retry the same one",
+    ),
     ErrorCode.PATH_OUTSIDE_WORKSPACE: ErrorSpec(
         "The path resolves outside the workspace.", "use a path inside the workspace"
     ),
@@ -105,8 +142,29 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "restart the daemon with a higher limit (editjournal stop && editjournal start"
         " --max-file-size 16MiB), or skip the file",
     ),
+    ErrorCode.FILE_TOO_MANY_LINES: ErrorSpec(
+        "The file has more lines than the daemon's line limit (details.lines and"
+        " details.limit); anchoring it would stall every agent.",
+        "restart the daemon with a higher limit (editjournal stop && editjournal start"
+        " --max-file-lines 500000), or skip the file",
+    ),
     ErrorCode.PERMISSION_DENIED: ErrorSpec(
         "The daemon may not read or write the file.", "check the file's permissions"
+    ),
+    ErrorCode.PATH_PROTECTED: ErrorSpec(
+        "The path is inside .git/: a hook or config written there runs code on the next git"
+        " command, so the daemon never writes it.",
+        "change git's files with git itself",
+    ),
+    ErrorCode.HARD_LINKED: ErrorSpec(
+        "The file has other hard links (st_nlink > 1): replacing it would split it from them,"
+        " and one of them may be outside the workspace.",
+        "write a copy without links (cp f f.new && mv f.new f), or edit it outside editjournal",
+    ),
+    ErrorCode.DIRECTORY_NOT_PRIVATE: ErrorSpec(
+        "A directory the daemon keeps private (.editjournal/ or the runtime socket directory)"
+        " is owned by another user or writable by others; the daemon will not trust or chmod it.",
+        "check who made it; remove it (or chmod 700 it if it is yours) and start again",
     ),
     ErrorCode.INVALID_RANGE: ErrorSpec(
         "The requested line range is malformed or out of order.", "use range 'START-END', 1-based"
@@ -175,15 +233,95 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "Several markdown headers match section_header; nothing was written.",
         'give the header with its level ("## Name"), or make the headers distinct',
     ),
+    ErrorCode.HUNK_NOT_FOUND: ErrorSpec(
+        "No prepared hunk has that hunk_id (hunk_ids are made by the daemon; a discarded"
+        " hunk is gone).",
+        "prepare the change again (prepare_*), or see list_hunks",
+    ),
+    ErrorCode.HUNK_EXPIRED: ErrorSpec(
+        "The prepared hunk outlived its time to live (details.expires_at_ms); nothing was written.",
+        "prepare the change again",
+    ),
+    ErrorCode.WRONG_OWNER: ErrorSpec(
+        "The hunk was prepared by another agent; only its owner may apply, re-plan or discard it.",
+        "prepare your own hunk",
+    ),
+    ErrorCode.HUNK_ALREADY_APPLIED: ErrorSpec(
+        "The hunk was applied already (details.applied_seq); a hunk applies at most once.",
+        "read the file (read_file) to see it; prepare a new hunk for a further change",
+    ),
+    ErrorCode.HUNK_KIND_MISMATCH: ErrorSpec(
+        "existing_hunk_id names a hunk of another prepare kind; a hunk is re-planned only by"
+        " the tool that made it.",
+        'omit existing_hunk_id (or pass "") to prepare a new hunk',
+    ),
+    ErrorCode.APPLY_REJECTED: ErrorSpec(
+        "Lines the plan relies on changed since it was prepared (details.conflicts names who"
+        " changed them); nothing was written.",
+        "prepare it again against the file as details.delta shows it",
+    ),
+    ErrorCode.CONTENT_LOOKS_LIKE_DIFF: ErrorSpec(
+        "overwrite_entire_file's content looks like a diff or patch; nothing was written.",
+        "apply changes with prepare_* + apply_file_modification; to store the text as it is,"
+        ' pass content_format: "text"',
+    ),
+    ErrorCode.WRITE_ACCESS_DENIED: ErrorSpec(
+        "The workspace's .editjournal/config.toml does not let this agent write; nothing was"
+        " written.",
+        "ask whoever owns the workspace, or use an agent name that may write",
+    ),
+    ErrorCode.CONFIG_INVALID: ErrorSpec(
+        "The workspace's .editjournal/config.toml cannot be read (details.error says where).",
+        "fix .editjournal/config.toml (see README: Workspace configuration)",
+    ),
+    ErrorCode.CHECKPOINT_NOT_FOUND: ErrorSpec(
+        "No checkpoint has that id (its seq) or name; nothing was written.",
+        "see checkpoint_list for the checkpoints there are",
+    ),
+    ErrorCode.CHECKPOINT_EXISTS: ErrorSpec(
+        "A checkpoint of that name exists already (names are unique); nothing was recorded.",
+        "choose another name, or leave name out for one made from the seq",
+    ),
+    ErrorCode.NOTHING_TO_UNDO: ErrorSpec(
+        "There is no applied write to undo: the agent never wrote the file, or the seq"
+        " named is not a write to it.",
+        "check the file's writes with `editjournal log --path PATH --kind edit_applied`",
+    ),
+    ErrorCode.UNDO_CONFLICT: ErrorSpec(
+        "Lines the write changed were changed again since (details.conflicts names those"
+        " events: seq, agent, kind, lines); nothing was written.",
+        "undo the later events first, or edit the file by hand (read_file shows it now)",
+    ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
-        "The journal's stored data is damaged (a blob does not match its SHA-256).",
-        "stop the daemon and restore .editjournal/journal.db from a backup;"
-        " Journal.verify() reports what is damaged",
+        "The journal's stored data is damaged: a blob does not match its SHA-256, or (at"
+        " start-up, which then refuses) the hash chain is broken at a seq or disagrees with"
+        " .editjournal/chain-anchor (events removed or the chain recomputed).",
+        "run `editjournal verify` to see the damage; restore .editjournal/journal.db from a"
+        " backup, or stop the daemon and move journal.db* and chain-anchor aside to start afresh",
+    ),
+    ErrorCode.UNKNOWN_SEQ: ErrorSpec(
+        "No event has that seq: it is past the journal's last event.",
+        "pick a seq that log shows (details.last_seq is the newest)",
+    ),
+    ErrorCode.FILE_NOT_IN_JOURNAL: ErrorSpec(
+        "The journal has never recorded that file (as of that version): nothing to show.",
+        "check the path (workspace-relative) with log --path, or read the file first",
+    ),
+    ErrorCode.VERSION_NOT_STORED: ErrorSpec(
+        "The file did not exist at that version, or its content then was not stored (an"
+        " outside change to a file no agent had read keeps only its hash).",
+        "see history PATH for the versions whose content is stored",
     ),
     ErrorCode.JOURNAL_UNAVAILABLE: ErrorSpec(
         "The journal could not record the request (locked by another process, disk full,"
         " ...); nothing was changed.",
         "retry; if it persists, see .editjournal/daemon.log and whatever holds journal.db",
+    ),
+    ErrorCode.DISK_FULL: ErrorSpec(
+        "The disk (or a quota) ran out of space while the change was written or journaled;"
+        " nothing was written and nothing was recorded.",
+        "free space on the file system that holds the file (details.path) or the journal,"
+        " then retry",
     ),
     ErrorCode.DAEMON_UNAVAILABLE: ErrorSpec(
         "No daemon serves the workspace.", "run `editjournal start` or allow auto-start"

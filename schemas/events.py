@@ -42,8 +42,9 @@ class Event(msgspec.Struct, tag_field="kind", kw_only=True, omit_defaults=True):
 
 class DaemonStarted(Event, tag="daemon_started"):
     """A daemon began serving. The `previous_*` fields say whether the run before it
-    ended without `daemon_stopped` (killed, crashed, power lost): derived from the
-    journal itself, so they are honest whatever happened to the machine."""
+    ended without `daemon_stopped` (killed, crashed, power lost) or with one whose reason
+    is `crash: ...`: derived from the journal itself, so they are honest whatever
+    happened to the machine."""
 
     pid: int
     workspace: str
@@ -194,13 +195,141 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
         return f"outside change: {self.path} {self.change}{to} ({old} -> {new})"
 
 
+class HunkPrepared(Event, tag="hunk_prepared"):
+    """A `prepare_*` tool planned a hunk (nothing written): one splice of the content
+    `base_sha256` (seen at `base_version`), pending until applied, discarded or expired.
+    Re-planned with `existing_hunk_id`, the same `hunk_id` is prepared again."""
+
+    path: str
+    hunk_id: str
+    hunk_kind: str  # "range_edit" | "append" | "insert_after" | "insert_before" | "block_replace"
+    created_at_ms: int
+    expires_at_ms: int
+    base_version: int
+    base_sha256: str
+    # the splice: lines [start, end) (0-based) of the base become new_lines; `targets` are
+    # the 1-based base lines it relies on (an insert's anchor line)
+    start: int
+    end: int
+    new_lines: list[str] = []
+    targets: list[int] = []
+    diff: str = ""  # the reviewable unified diff of the plan
+    replanned: bool = False
+    content_eof_newline_added: bool = False  # the content's last line gets a newline
+
+    def summary(self) -> str:
+        again = " (re-planned)" if self.replanned else ""
+        return f"hunk {self.hunk_id} prepared{again}: {self.hunk_kind} {self.path}"
+
+
+class HunkApplied(Event, tag="hunk_applied"):
+    """A prepared hunk was written, by the `edit_applied` event at `edit_seq`."""
+
+    path: str
+    hunk_id: str
+    edit_seq: int
+    rebased_from_version: int | None = None
+
+    def summary(self) -> str:
+        return f"hunk {self.hunk_id} applied to {self.path} (seq {self.edit_seq})"
+
+
+class HunkDiscarded(Event, tag="hunk_discarded"):
+    """A pending hunk is gone: discarded by its owner, or noticed expired."""
+
+    path: str
+    hunk_id: str
+    reason: str  # "discarded" | "expired"
+
+    def summary(self) -> str:
+        return f"hunk {self.hunk_id} {self.reason} ({self.path})"
+
+
+class HunkRejected(Event, tag="hunk_rejected"):
+    """An `apply_file_modification` or re-plan refused before the file was looked at:
+    unknown, expired, another agent's or already applied hunk."""
+
+    hunk_id: str
+    tool: str
+    code: str
+    message: str
+
+    def summary(self) -> str:
+        return f"{self.tool} of hunk {self.hunk_id} rejected: {self.code}"
+
+
+HUNK_EVENTS = (HunkPrepared, HunkApplied, HunkDiscarded, HunkRejected)
+
+
+class CheckpointCreated(Event, tag="checkpoint"):
+    """Named file contents to come back to: each path's content by blob sha256.
+
+    `absent`: named paths that did not exist then (a restore removes them only when
+    asked). `all_files`: the checkpoint took every file the journal knew, so any file
+    created since counts as new."""
+
+    name: str
+    files: dict[str, str] = {}
+    absent: list[str] = []
+    all_files: bool = False
+
+    def summary(self) -> str:
+        n = len(self.files)
+        return f"checkpoint {self.name!r}: {n} file{'s' * (n != 1)}"
+
+
+class CheckpointRestored(Event, tag="checkpoint_restored"):
+    """A restore of checkpoint `checkpoint` finished: it groups the `edit_applied`
+    events (writer `restore`) it made, one per file, by seq (`files`: path -> seq)."""
+
+    checkpoint: int
+    name: str
+    files: dict[str, int] = {}  # path -> seq of its edit_applied (writer "restore")
+    removed: list[str] = []  # of `files`: files removed (new since the checkpoint)
+    kept_new: list[str] = []  # new since the checkpoint, kept (remove_new not asked)
+    unchanged: list[str] = []  # already as the checkpoint has them
+
+    def summary(self) -> str:
+        n = len(self.files)
+        return f"restored checkpoint {self.name!r} (seq {self.checkpoint}): {n} file(s) written"
+
+
+CHECKPOINT_EVENTS = (CheckpointCreated, CheckpointRestored)
+
+
+class RequestAnswered(Event, tag="request_answered"):
+    """A request that carried an `idempotency_key` changed something and was answered:
+    its reply is kept, so a retry with the same key gets this reply again instead of
+    doing the work twice — after a restart too, since the journal keeps it."""
+
+    key: str
+    method: str
+    request_sha256: str  # of method and params: a key reused for another request is refused
+    reply: bytes  # the Response as the daemon encoded it
+
+    def summary(self) -> str:
+        return f"{self.method} answered (idempotency key {self.key[:24]})"
+
+
 def _local_time(ms: int) -> str:
     """As `editjournal log` shows times: local, to the second."""
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
 AnyEvent = Union[  # noqa: UP007 - a runtime value
-    DaemonStarted, DaemonStopped, FileRead, EditApplied, EditRejected, OutsideChangeRecorded
+    DaemonStarted,
+    DaemonStopped,
+    FileRead,
+    EditApplied,
+    EditRejected,
+    OutsideChangeRecorded,
+    HunkPrepared,
+    HunkApplied,
+    HunkDiscarded,
+    HunkRejected,
+    CheckpointCreated,
+    CheckpointRestored,
+    RequestAnswered,
 ]
 
 

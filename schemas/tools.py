@@ -8,15 +8,22 @@ that names it instead of being silently ignored.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 from msgspec import Meta
 
+from editjournal.schemas.anchorrows import MEANINGS, bodies_of, rendered_rows
 from editjournal.schemas.wire import Error
 
-PositiveInt = Annotated[int, Meta(ge=1)]
-NonNegativeInt = Annotated[int, Meta(ge=0)]
+# Numbers a request may carry are range-checked here, so none reaches SQLite or a
+# reply's encoder too big (an OverflowError once ended the daemon): line numbers and
+# counts fit 31 bits, journal seqs SQLite's signed 64-bit INTEGER.
+MAX_LINE_NUMBER = 2**31 - 1
+MAX_SEQ = 2**63 - 1
+MAX_PATHS_PER_READ = 100  # read_many_files: one request must not hold the daemon for long
+PositiveInt = Annotated[int, Meta(ge=1, le=MAX_LINE_NUMBER)]
+NonNegativeInt = Annotated[int, Meta(ge=0, le=MAX_SEQ)]
 
 DEFAULT_MAX_LINES = 2000
 
@@ -62,6 +69,9 @@ class StatusResult(Result):
     events_socket: str  # PUB: every committed event, topic = path + NUL
     log_path: str
     watcher: dict[str, Any] = {}  # state, paths_checked, outside_changes, rescans, ...
+    # commits, durable, events, largest, batches_with_writes, writes; and what start-up
+    # recovery finished (rolled_forward, unfinished, temps_removed)
+    group_commit: dict[str, Any] = {}
 
 
 class LogParams(Params):
@@ -70,6 +80,9 @@ class LogParams(Params):
     kind: str | None = None
     after_seq: NonNegativeInt = 0
     limit: Annotated[int, Meta(ge=1, le=100_000)] = 50
+    until_seq: NonNegativeInt | None = None  # only events at or before this seq
+    since_ts: NonNegativeInt | None = None  # only events at or after this time (ms, epoch)
+    patch: bool = False  # each content change's unified diff in `diff`
 
 
 class LogEntry(Result):
@@ -81,6 +94,7 @@ class LogEntry(Result):
     summary: str
     hash: str
     body: dict[str, Any]
+    diff: str | None = None  # with `patch` (and in `show`): the content change as a diff
 
 
 class LogResult(Result):
@@ -100,8 +114,17 @@ class ReadFileParams(Params):
     range: str | None = None
     offset: PositiveInt | None = None
     limit: PositiveInt | None = None
-    max_lines: PositiveInt = DEFAULT_MAX_LINES
+    max_lines: NonNegativeInt = DEFAULT_MAX_LINES  # 0: the default (a sentinel)
     since_version: NonNegativeInt | None = None  # only what changed since this version
+    at_version: NonNegativeInt | None = None  # the file as it was then (from the journal)
+
+    def __post_init__(self) -> None:
+        """Sentinels for providers that make every field required: `range: ""`,
+        `max_lines: 0` mean "not given"."""
+        if self.range == "":
+            self.range = None
+        if self.max_lines == 0:
+            self.max_lines = DEFAULT_MAX_LINES
 
 
 class AnchoredLine(Result):
@@ -136,6 +159,23 @@ class ReadFileResult(Result):
     since_version: int | None = None
     unchanged: bool | None = None
     delta: str | None = None
+    # hashes: the daemon sends one anchor and one mark per line served (the text travels
+    # once, in `content`); `lines` and `rendered` are rebuilt here (schemas.anchorrows)
+    anchors: list[str] | None = None
+    marks: str | None = None
+
+    def __post_init__(self) -> None:  # also run by msgspec on decoding
+        if self.anchors is None or self.marks is None or self.lines is not None:
+            return
+        bodies = bodies_of(self.content, len(self.anchors))
+        meanings = [MEANINGS[mark] for mark in self.marks]
+        self.lines = [
+            AnchoredLine(
+                line=self.start_line + i, hash=a, quality=m[2], text=b, kind=m[0], unique=m[1]
+            )
+            for i, (a, m, b) in enumerate(zip(self.anchors, meanings, bodies, strict=True))
+        ]
+        self.rendered = rendered_rows(self.start_line, self.anchors, self.marks, bodies)
 
 
 class AgentStatusParams(Params):
@@ -162,10 +202,11 @@ class AgentStatusResult(Result):
     agent: str
     files: list[FileSeen]
     stale_files: int
+    pending_hunks: list[HunkInfo] = []  # the agent's prepared, unexpired hunks
 
 
 class ReadManyFilesParams(Params):
-    paths: Annotated[list[str], Meta(min_length=1)]
+    paths: Annotated[list[str], Meta(min_length=1, max_length=MAX_PATHS_PER_READ)]
     hashes: bool = False
     max_lines: PositiveInt = DEFAULT_MAX_LINES
 
@@ -409,6 +450,398 @@ class AtomicResult(WrittenResult):
     overwrote_unseen: list[dict[str, Any]] = []
 
 
+# --- prepare first, apply once -------------------------------------------------------------
+# Every incremental edit is planned (a reviewable diff + evidence + hunk_id, nothing
+# written) and only apply_file_modification writes. For providers whose schemas make every
+# field required, "" (and 0 for occurrence) means "not given".
+
+MatchMode = Literal["", "contains", "exact", "regex"]
+Occurrence = Union[NonNegativeInt, Literal[""]]  # noqa: UP007 - a runtime value
+
+
+def _given(value: Any) -> Any:
+    """A sentinel ("" or 0) is "not given"."""
+    return None if value == "" or value == 0 else value
+
+
+class PrepareParams(Params, kw_only=True):
+    """What every prepare tool takes: the file, and the hunk to re-plan (if any)."""
+
+    path: str
+    existing_hunk_id: str | None = None
+
+    def __post_init__(self) -> None:
+        self.existing_hunk_id = _given(self.existing_hunk_id)
+
+
+class PrepareFileRangeEditParams(PrepareParams, kw_only=True):
+    """Replace lines `range` "A-B" (or start_line..end_line, 1-based, inclusive) with
+    `content` ("" deletes them)."""
+
+    content: str
+    range: str | None = None
+    start_line: PositiveInt | None = None
+    end_line: PositiveInt | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.range = _given(self.range)
+
+
+class PrepareFileAppendParams(PrepareParams, kw_only=True):
+    """Add `content` at the end of the file."""
+
+    content: str
+
+
+class PrepareFileInsertParams(PrepareParams, kw_only=True):
+    """Insert `content` beside the line `anchor` finds: `match` contains (default), exact
+    (the whole line) or regex; or a read_file line anchor such as 12#a1b2c3."""
+
+    anchor: Annotated[str, Meta(min_length=1)]
+    content: str
+    match: MatchMode | None = None
+    occurrence: Occurrence | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.match = _given(self.match)
+        self.occurrence = _given(self.occurrence)
+
+
+class PrepareFileBlockReplaceParams(PrepareParams, kw_only=True):
+    """Replace the exact text `old_block` (one place, or the `occurrence`-th) with `new_block`."""
+
+    old_block: Annotated[str, Meta(min_length=1)]
+    new_block: str
+    occurrence: Occurrence | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.occurrence = _given(self.occurrence)
+
+
+class ApplyFileModificationParams(Params, kw_only=True):
+    """Write a prepared hunk (only its owner, at most once, before it expires)."""
+
+    hunk_id: Annotated[str, Meta(min_length=1)]
+
+
+class OverwriteEntireFileParams(Params, kw_only=True):
+    """Replace the whole file with `content` (created when missing). Content that looks
+    like a diff is refused unless `content_format` is "text"."""
+
+    path: str
+    content: str
+    content_format: Literal["", "text"] | None = None
+
+    def __post_init__(self) -> None:
+        self.content_format = _given(self.content_format)
+
+
+class ListHunksParams(Params, kw_only=True):
+    """The calling agent's pending hunks (of one file, or all)."""
+
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        self.path = _given(self.path)
+
+
+class DiscardHunkParams(Params, kw_only=True):
+    """Drop one of the calling agent's pending hunks."""
+
+    hunk_id: Annotated[str, Meta(min_length=1)]
+
+
+class MatchedLine(Result):
+    line: int
+    text: str
+
+
+class HunkEvidence(Result):
+    """What the plan matched where, in the content it was made against."""
+
+    path: str
+    version: int
+    sha256: str
+    line_count: int
+    start_line: int  # the lines the plan relies on (an append: none, 0)
+    end_line: int
+    matched: list[MatchedLine]
+    match: str | None = None
+    anchor: str | None = None
+    occurrence: int | None = None
+    occurrences: int | None = None  # how many places matched
+
+
+class HunkNormalized(Result):
+    """The EOF-newline rule: every written line ends with a newline, the last one too."""
+
+    file_eof_newline_added: bool
+    content_eof_newline_added: bool
+
+
+class BlanklineStyle(Result):
+    """Blank lines at each seam of an append or insert (the file's and the content's)."""
+
+    above: int
+    below: int
+
+
+class HunkPlanResult(Result):
+    """A planned hunk: nothing written; apply it with apply_file_modification."""
+
+    message: str
+    summary: str  # YAML-style: the plan at a glance
+    hunk_id: str
+    kind: str
+    file_path: str
+    evidence: HunkEvidence
+    diff: str  # unified diff of the plan
+    created_at_ms: int
+    expires_at_ms: int
+    normalized: HunkNormalized
+    blankline_style: BlanklineStyle | None = None
+    style_warning: str | None = None
+    replanned: bool = False
+
+
+class ApplyEvidence(Result):
+    """What was applied over what: the plan's content, and the file's when applied."""
+
+    hunk_id: str
+    kind: str
+    planned_version: int
+    planned_sha256: str
+    applied_to_version: int
+    applied_to_sha256: str
+    rebased: bool
+    rebased_over: list[dict[str, Any]] = []
+
+
+class ApplyResult(WrittenResult):
+    """An applied hunk."""
+
+    hunk_id: str
+    apply_evidence: ApplyEvidence
+    applied_diff: str  # unified diff of what was written
+    normalized: HunkNormalized
+    rebased_from_version: int | None = None
+
+
+class OverwriteResult(WrittenResult):
+    created: bool
+    normalized: HunkNormalized
+
+
+class HunkInfo(Result):
+    hunk_id: str
+    kind: str
+    path: str
+    created_at_ms: int
+    expires_at_ms: int
+    base_version: int
+    diff: str
+
+
+class ListHunksResult(Result):
+    hunks: list[HunkInfo]
+    expired: list[str] = []  # hunk_ids noticed expired by this call (now journaled)
+
+
+class DiscardHunkResult(Result):
+    message: str
+    hunk_id: str
+    path: str
+
+
+# --- checkpoints and undo ----------------------------------------------------------------
+
+
+class CheckpointCreateParams(Params):
+    """Record the content of `paths` (default: every file the journal knows that exists)."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+    paths: list[str] | None = None
+
+
+class CheckpointFile(Result):
+    path: str
+    sha256: str
+
+
+class CheckpointInfo(Result):
+    """One checkpoint: `id` is the seq of its `checkpoint` event."""
+
+    id: int
+    name: str
+    ts: int
+    agent: str | None
+    files: list[CheckpointFile]
+    absent: list[str] = []  # named paths that did not exist then
+    all_files: bool = False  # it took every known file: files created since are "new"
+
+
+class CheckpointCreateResult(Result):
+    message: str
+    id: int
+    name: str
+    version: int
+    files: list[CheckpointFile]
+    absent: list[str] = []
+    skipped: list[dict[str, Any]] = []  # known files it could not take (path, code, message)
+
+
+class CheckpointListParams(Params):
+    pass
+
+
+class CheckpointListResult(Result):
+    checkpoints: list[CheckpointInfo]
+    message: str = ""  # one line per checkpoint, for people
+
+
+class CheckpointRestoreParams(Params):
+    """Write a checkpoint's contents back: all its files, or only `paths`."""
+
+    id_or_name: Annotated[str, Meta(min_length=1)]
+    paths: list[str] | None = None
+    remove_new: bool = False  # remove files that did not exist at the checkpoint
+
+
+class RestoredFile(Result):
+    """One file a restore wrote: what it overwrote and who had changed it since."""
+
+    path: str
+    action: str  # "restored" | "recreated" | "removed"
+    version: int  # seq of its edit_applied (writer "restore")
+    sha256: str | None  # None: removed
+    overwrote_sha256: str | None  # None: the file did not exist
+    changed_since: list[dict[str, Any]]  # seq, agent, kind, ts of each change since
+    lines_before: int
+    lines_after: int
+    diff: str
+
+
+class CheckpointRestoreResult(Result):
+    message: str
+    checkpoint: CheckpointInfo
+    version: int  # seq of the checkpoint_restored event
+    files: list[RestoredFile]
+    kept_new: list[str] = []  # new since the checkpoint, kept (remove_new not asked)
+    unchanged: list[str] = []  # already as the checkpoint has them
+
+
+class UndoParams(Params, kw_only=True):
+    """Revert `agent`'s (default: your) latest applied write to `path`, or the one at `seq`."""
+
+    path: str
+    agent: str | None = None
+    seq: PositiveInt | None = None
+
+
+class UndoResult(WrittenResult):
+    """An applied undo: an `edit_applied` with writer `undo`, itself undoable."""
+
+    undone: dict[str, Any] = {}  # seq, agent, writer, ts of the write reverted
+    rebased_over: list[dict[str, Any]] = []  # later changes elsewhere in the file
+    created: bool = False  # the file was recreated (the undone write deleted it)
+    deleted: bool = False  # the file was removed (the undone write created it)
+
+
+# --- audit: the journal read back (these record no events) --------------------------------
+
+
+class ShowParams(Params):
+    seq: Annotated[int, Meta(ge=1, le=MAX_SEQ)]
+
+
+class ShowResult(Result):
+    """One event, every field, and for a content change its unified diff (`diff` None:
+    not a content change, or one side's content was not stored)."""
+
+    event: LogEntry
+    before_sha256: str | None = None
+    after_sha256: str | None = None
+
+
+class HistoryParams(Params):
+    path: str
+
+
+class FileVersion(Result):
+    """One version of a file: the event that made it and its size in lines (+/- against
+    the version before; None when either content was not stored)."""
+
+    seq: int
+    ts: int
+    agent: str | None
+    author: str  # who wrote this content: the agent, or "outside"
+    kind: str
+    writer: str | None  # the tool (edit, safe_patch, restore, undo, ...) or "outside"
+    sha256: str | None  # None: the file was removed
+    stored: bool  # the content is in the journal (read_file at_version can show it)
+    line_count: int | None = None
+    added: int | None = None
+    removed: int | None = None
+
+
+class HistoryResult(Result):
+    path: str
+    versions: list[FileVersion]
+
+
+class BlameParams(Params):
+    path: str
+    at_version: NonNegativeInt | None = None  # default: the latest
+
+
+class BlameLine(Result):
+    """Who last wrote one line: the event's seq, agent ("outside" for outside changes
+    and for lines already there when the journal first saw the file), kind and time."""
+
+    line: int
+    text: str
+    seq: int
+    agent: str
+    kind: str
+    ts: int
+
+
+class BlameResult(Result):
+    path: str
+    version: int  # seq of the event that made the content blamed
+    sha256: str
+    lines: list[BlameLine]
+
+
+class StatsParams(Params):
+    agent: str | None = None  # default: every agent
+
+
+class AgentStats(Result):
+    """One agent's record. A recovery runs from the first of an agent's rejected writes
+    to a file to its next applied write to that file; `mean_recovery_*` average them."""
+
+    agent: str
+    reads: int
+    applied_writes: int
+    rejected_writes: int
+    rejections: dict[str, int]  # by error code
+    rebased_edits: int  # applied over others' changes made since the agent's last view
+    recoveries: int
+    unrecovered: int  # rejections with no applied write to that file after them
+    mean_recovery_events: float | None = None
+    mean_recovery_ms: float | None = None
+    mean_recovery_attempts: float | None = None  # rejections per recovery
+
+
+class StatsResult(Result):
+    agents: list[AgentStats]
+    last_seq: int
+
+
 def explain_validation(method: str, message: str) -> str | None:
     """A hint for the validation errors agents make most, e.g. mixing op fields."""
     if "matching regex" in message and "hash`" in message:
@@ -444,6 +877,23 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "prepend_to_file": PrependToFileParams,
     "update_section": UpdateSectionParams,
     "write_file": WriteFileParams,
+    "prepare_file_range_edit": PrepareFileRangeEditParams,
+    "prepare_file_append": PrepareFileAppendParams,
+    "prepare_file_insert_after": PrepareFileInsertParams,
+    "prepare_file_insert_before": PrepareFileInsertParams,
+    "prepare_file_block_replace": PrepareFileBlockReplaceParams,
+    "apply_file_modification": ApplyFileModificationParams,
+    "overwrite_entire_file": OverwriteEntireFileParams,
+    "list_hunks": ListHunksParams,
+    "discard_hunk": DiscardHunkParams,
+    "checkpoint_create": CheckpointCreateParams,
+    "checkpoint_list": CheckpointListParams,
+    "checkpoint_restore": CheckpointRestoreParams,
+    "undo": UndoParams,
+    "show": ShowParams,
+    "history": HistoryParams,
+    "blame": BlameParams,
+    "stats": StatsParams,
 }
 
 TOOL_RESULTS: dict[str, type[Result]] = {
@@ -460,4 +910,21 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "prepend_to_file": AtomicResult,
     "update_section": AtomicResult,
     "write_file": AtomicResult,
+    "prepare_file_range_edit": HunkPlanResult,
+    "prepare_file_append": HunkPlanResult,
+    "prepare_file_insert_after": HunkPlanResult,
+    "prepare_file_insert_before": HunkPlanResult,
+    "prepare_file_block_replace": HunkPlanResult,
+    "apply_file_modification": ApplyResult,
+    "overwrite_entire_file": OverwriteResult,
+    "list_hunks": ListHunksResult,
+    "discard_hunk": DiscardHunkResult,
+    "checkpoint_create": CheckpointCreateResult,
+    "checkpoint_list": CheckpointListResult,
+    "checkpoint_restore": CheckpointRestoreResult,
+    "undo": UndoResult,
+    "show": ShowResult,
+    "history": HistoryResult,
+    "blame": BlameResult,
+    "stats": StatsResult,
 }

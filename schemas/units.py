@@ -84,3 +84,19 @@ def limit_that_fits(size: int) -> str:
     while mib * 1024 * 1024 < size:
         mib *= 2
     return f"{mib}MiB"
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)")
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """`"10m"`, `"1h30m"`, `"2d"`, `"45s"`, `"500ms"` -> seconds (as `log --since` takes them)."""
+    compact = text.replace(" ", "").lower()
+    parts = _DURATION_PART.findall(compact)
+    if not compact or "".join(n + u for n, u in parts) != compact:
+        raise UnitError(
+            f"{text!r} is not a duration: write a number with a unit"
+            " (ms, s, m, h, d, w), e.g. 10m or 1h30m"
+        )
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)

@@ -7,9 +7,10 @@ typed decoder, and report a bad field by its path under `$.params`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 
 class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -21,13 +22,16 @@ class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
     suggested_action: str | None = None
 
 
-class Request(msgspec.Struct, kw_only=True):
-    """What an agent sends: `{id, agent, method, params}`."""
+class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What an agent sends: `{id, agent, method, params}`, and optionally an
+    `idempotency_key`: a retry with the same key (same agent, method and params) gets
+    the first reply again instead of applying twice."""
 
     id: int | str
     method: str
     agent: str = "anonymous"
     params: msgspec.Raw = msgspec.Raw(b"\x80")  # an empty msgpack map
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
 
 
 class Response(msgspec.Struct, kw_only=True):

@@ -35,6 +35,7 @@ class DaemonInfo:
     log_path: str
     started_monotonic: float
     watch_health: Callable[[], dict[str, Any]] = lambda: {"state": "disabled"}
+    commit_stats: Callable[[], dict[str, Any]] = dict
 
 
 # `Write.based_on` for a file that did not exist when the new content was computed
@@ -51,6 +52,9 @@ class Write:
     # file no longer holds it when the write is prepared, the request is planned again
     # (None: no check)
     based_on: str | None = None
+    # the sha256 of `data` when the handler already computed it (None: hashed when
+    # prepared): one whole-file hash per write, not one per step
+    sha256: str | None = None
 
 
 @dataclass
@@ -102,7 +106,19 @@ def handles(method: str) -> Callable[[TypedHandler[P]], TypedHandler[P]]:
 
 def registry() -> dict[str, Handler]:
     """Every handler, importing the modules that register them."""
-    from editjournal.daemon.handlers import agents, atomic, edit, meta, patch, read  # noqa: F401
-    # (imported for their registration)
+    from editjournal.daemon.handlers import (  # noqa: F401 - imported for their registration
+        agents,
+        apply,
+        atomic,
+        audit,
+        checkpoints,
+        edit,
+        hunks,
+        meta,
+        patch,
+        prepare,
+        read,
+        undo,
+    )
 
     return HANDLERS

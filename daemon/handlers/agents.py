@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.history import changes_since
+from editjournal.daemon.handlers.hunks import now_ms, pending_infos
 from editjournal.schemas.tools import AgentStatusParams, AgentStatusResult, FileSeen
 
 
@@ -32,4 +33,7 @@ def agent_status(ctx: Context, params: AgentStatusParams) -> Outcome:
             )
         )
     stale = sum(not f.current for f in files)
-    return Outcome(AgentStatusResult(agent=agent, files=files, stale_files=stale))
+    hunks = pending_infos(ctx, agent, now_ms())
+    return Outcome(
+        AgentStatusResult(agent=agent, files=files, stale_files=stale, pending_hunks=hunks)
+    )

@@ -28,6 +28,7 @@ from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.handlers.staleness import delta, named, shown_lines
 from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
 from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.ranges import LineRanges, from_ranges, intersection
 from editjournal.daemon.text.rebase import chain_map
 from editjournal.daemon.text.replace import (
     Joined,
@@ -305,13 +306,12 @@ def _multiple(
     )
 
 
-def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> set[int] | None:
+def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> LineRanges | None:
     """The agent's unseen lines; `anchor_stale` when a matched span holds any of them
     (lines someone else changed since the agent's snapshot, or never shown to it)."""
     base = target.agent_base
     unseen = target.unseen(base)
-    relied = {n for first, last in spans for n in range(first, last + 1)}
-    hits = sorted(relied & (unseen or set()))
+    hits = sorted(from_ranges(intersection(spans, unseen or [])))
     if not hits:
         return unseen
     ctx = target.ctx

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
-import msgspec
-
+from editjournal.daemon.audit import views
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.schemas.events import AnyEvent
 from editjournal.schemas.tools import (
-    LogEntry,
     LogParams,
     LogResult,
     PingParams,
@@ -45,6 +41,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             events_socket=ctx.info.events_socket,
             log_path=ctx.info.log_path,
             watcher=ctx.info.watch_health(),
+            group_commit=ctx.info.commit_stats(),
         )
     )
 
@@ -55,29 +52,14 @@ def log(ctx: Context, params: LogParams) -> Outcome:
     path = ctx.workspace.relative(params.path) if params.path is not None else None
     records = ctx.journal.records(
         after_seq=params.after_seq,
+        until_seq=params.until_seq,
+        since_ts=params.since_ts,
         path=path,
         agent=params.agent,
         kind=params.kind,
         limit=params.limit,
         newest_first=True,
     )
-    entries = [
-        LogEntry(
-            seq=r.seq,
-            ts=r.ts,
-            agent=r.agent,
-            kind=r.kind,
-            path=r.path,
-            summary=r.event.summary(),
-            hash=r.hash,
-            body=_body(r.event),
-        )
-        for r in records
-    ]
+    entries = [views.entry(ctx.journal, r, patch=params.patch) for r in records]
     entries.reverse()
     return Outcome(LogResult(events=entries, last_seq=ctx.state.last_seq))
-
-
-def _body(event: AnyEvent) -> dict[str, Any]:
-    """Every field, defaults included (the journal omits them to stay small)."""
-    return {"kind": event.kind, **msgspec.to_builtins(msgspec.structs.asdict(event))}

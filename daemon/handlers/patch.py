@@ -36,7 +36,8 @@ from editjournal.daemon.text.patch import (
     to_plan,
     verify,
 )
-from editjournal.daemon.text.rebase import BrokenSpan, carried_unseen
+from editjournal.daemon.text.ranges import LineRanges, carried_unseen
+from editjournal.daemon.text.rebase import BrokenSpan
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (
     AutoCorrection,
@@ -89,7 +90,7 @@ class _Patch:
             return self._rebased(target)
         patch = self._parsed()
         placed = locate(target.doc.lines, patch)
-        return self._planned(target, patch, placed, None, set())
+        return self._planned(target, patch, placed, None, [])
 
     def _parsed(self) -> FilePatch:
         patch = parse_patch(self.params.unified_diff)
@@ -112,7 +113,7 @@ class _Patch:
         moved, broken = carry(locate(base.doc.lines, patch), mapping, base.doc.line_count)
         if broken:
             raise _stale(target, base, broken)
-        unseen = carried_unseen(set(), mapping, target.doc.line_count)
+        unseen = carried_unseen([], mapping, target.doc.line_count)
         return self._planned(target, patch, moved, base, unseen)
 
     def _planned(
@@ -121,7 +122,7 @@ class _Patch:
         patch: FilePatch,
         placed: Sequence[Placed],
         base: Base | None,
-        unseen: set[int],
+        unseen: LineRanges,
     ) -> Planned:
         count = target.doc.line_count
         if patch.deletes:

@@ -7,17 +7,20 @@ snapshot: later tools can tell exactly which of its anchors went stale.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from editjournal.daemon.audit.views import content_at as stored_at
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.history import content_at, document
 from editjournal.daemon.handlers.observe import outside_change
 from editjournal.daemon.handlers.seen import after_showing, unseen_now
-from editjournal.daemon.text.anchors import LineAnchor, render_rows
+from editjournal.daemon.text.anchors import LineAnchor
 from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.lines import Document
+from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, FileRead
@@ -30,7 +33,8 @@ from editjournal.schemas.tools import (
     ReadManyItem,
 )
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
+# at most 10 digits a number: a line number fits 31 bits (schemas.tools.MAX_LINE_NUMBER)
+_RANGE = re.compile(r"^\s*(\d{1,10})\s*(?:-\s*(\d{0,10})\s*)?$")
 
 
 @dataclass(frozen=True)
@@ -117,8 +121,8 @@ def serve_read(
     ctx: Context, path: str, window: LineWindow, hashes: bool, first_seq: int
 ) -> ServedRead:
     """Read one file and build its reply and events; the first event gets `first_seq`."""
-    snap = ctx.workspace.read(path)
-    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file is not re-read
+    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
     doc = parsed.doc
     start, end, truncated = _clamp(window, doc.line_count)
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
@@ -136,15 +140,14 @@ def serve_read(
     )
     result = _result(snap, doc, start, end, truncated, version)
     if hashes:
-        _add_anchors(result, doc, parsed.anchors, start, end)
+        _add_anchors(result, parsed, start, end)
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 
 def _result(
     snap: FileSnapshot, doc: Document, start: int, end: int, truncated: bool, version: int
 ) -> ReadFileResult:
-    served = range(start - 1, end)
-    content = "".join(doc.lines[i] + doc.endings[i] for i in served)
+    content = "".join(map(operator.add, doc.lines[start - 1 : end], doc.endings[start - 1 : end]))
     return ReadFileResult(
         file_path=snap.path,
         version=version,
@@ -173,19 +176,18 @@ def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
     )
 
 
-def _add_anchors(
-    result: ReadFileResult, doc: Document, all_anchors: list[LineAnchor], start: int, end: int
-) -> None:
-    """Anchors are computed over the whole file (uniqueness is file-wide), then cut."""
-    anchors = all_anchors[start - 1 : end]
-    bodies = doc.lines[start - 1 : end]
-    result.lines = [anchored(a, body) for a, body in zip(anchors, bodies, strict=True)]
-    result.rendered = render_rows(anchors, bodies)
+def _add_anchors(result: ReadFileResult, parsed: Parsed, start: int, end: int) -> None:
+    """Anchors are computed over the whole file (uniqueness is file-wide), then cut; one
+    anchor and one mark per line travel (schemas.anchorrows), the text only in `content`."""
+    result.anchors = parsed.index.anchor_strings[start - 1 : end]
+    result.marks = parsed.marks[start - 1 : end]
 
 
 @handles("read_file")
 def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
+    if params.at_version is not None:
+        return Outcome(serve_at_version(ctx, path, params), warnings=warnings)
     if params.since_version is not None:
         window_of(params)  # still refuses range together with offset/limit
         if params.range is not None or params.offset is not None or params.limit is not None:
@@ -205,12 +207,32 @@ def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
     )
 
 
+def serve_at_version(ctx: Context, path: str, params: ReadFileParams) -> ReadFileResult:
+    """The file as the journal stored it at `at_version`: an audit read, so it records
+    no event and moves no snapshot (anchors shown are that old content's)."""
+    if params.since_version is not None:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            "Use either at_version or since_version, not both - at `$.params.at_version`",
+        )
+    rel = ctx.workspace.relative(path)
+    version, data = stored_at(ctx.journal, rel, int(params.at_version or 0))
+    parsed = document(ctx, version.sha256, {str(version.sha256): data})
+    assert parsed is not None  # content_at found the bytes
+    snap = FileSnapshot(rel, data, "", str(version.sha256), len(data), 0)
+    start, end, truncated = _clamp(window_of(params), parsed.doc.line_count)
+    result = _result(snap, parsed.doc, start, end, truncated, version.seq)
+    if params.hashes:
+        _add_anchors(result, parsed, start, end)
+    return result
+
+
 def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> ServedRead:
     """Only what changed since version `since`, with fresh anchors; the agent's
     snapshot then advances to the current content, minus the lines it was not shown
     (its unseen lines the delta does not cover)."""
     snap = ctx.workspace.read(path)
-    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
     doc = parsed.doc
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = ctx.next_seq + len(noticed)
@@ -224,7 +246,7 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
     elif old is None:
         warnings.append(f"no content of {snap.path} was recorded at version {since}: whole file")
         result.content = "".join(a + b for a, b in zip(doc.lines, doc.endings, strict=True))
-        _add_anchors(result, doc, parsed.anchors, 1, doc.line_count)
+        _add_anchors(result, parsed, 1, doc.line_count)
         shown = list(range(1, doc.line_count + 1))
     else:
         anchors = parsed.anchors

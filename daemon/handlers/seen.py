@@ -6,24 +6,28 @@ other agents' changes, leaves their lines in its snapshot unseen; a delta shows
 only what changed. Anchors must never rely on a line the agent was not shown,
 so each read, edit and delta-bearing rejection records the lines still unseen
 (`unseen` on the event), and the state folds them into the snapshot. This module
-computes them; it changes nothing.
+computes them, as ranges (`daemon.text.ranges`) from end to end, so the
+bookkeeping costs O(ranges + changes), never O(unseen lines); it changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from editjournal.daemon.handlers import Context
 from editjournal.daemon.handlers.history import Base, base_at
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import (
-    LineMap,
+from editjournal.daemon.text.ranges import (
     LineRanges,
     carried_unseen,
-    from_ranges,
-    moved_lines,
+    kept_by_changes,
+    moved,
+    normalized,
+    subtract,
     to_ranges,
+    whole,
 )
+from editjournal.daemon.text.rebase import LineChange
 from editjournal.daemon.workspace import FileSnapshot
 from editjournal.schemas.events import AnyEvent
 
@@ -34,8 +38,8 @@ def unseen_now(
     noticed: list[AnyEvent],
     current: Document,
     base: Base | None = None,
-) -> set[int] | None:
-    """The lines of the current content the agent has not been shown (1-based).
+) -> LineRanges | None:
+    """The lines of the current content the agent has not been shown (1-based ranges).
 
     None: it never saw the file. `base` saves the work when the caller already
     holds the agent's snapshot as a Base.
@@ -43,26 +47,28 @@ def unseen_now(
     snapshot = ctx.state.snapshots.get((ctx.agent, snap.path))
     if snapshot is None:
         return None
-    unseen = from_ranges(snapshot.unseen)
     if snapshot.sha256 == snap.sha256:
-        return unseen
+        return normalized(snapshot.unseen)
     if base is None or base.version != snapshot.version:
         base = base_at(ctx, snap, noticed, snapshot.version, snapshot.sha256)
     if base is None:  # its content was never stored: nothing can be vouched for
-        return set(range(1, current.line_count + 1))
-    return carried_unseen(unseen, base.line_map(current), current.line_count)
+        return whole(current.line_count)
+    return carried_unseen(snapshot.unseen, base.line_map(current), current.line_count)
 
 
-def after_showing(unseen: set[int] | None, shown: Iterable[int], line_count: int) -> LineRanges:
+def after_showing(unseen: LineRanges | None, shown: Iterable[int], line_count: int) -> LineRanges:
     """What stays unseen once `shown` lines were shown (an agent new to the file saw
-    only those)."""
-    before = set(range(1, line_count + 1)) if unseen is None else unseen
-    return to_ranges(before - set(shown))
+    only those); a `range` of shown lines costs nothing to convert."""
+    before = whole(line_count) if unseen is None else unseen
+    return subtract(before, to_ranges(shown))
 
 
-def after_own_write(unseen: set[int] | None, own: LineMap) -> LineRanges:
+def after_own_write(
+    unseen: LineRanges | None, line_changes: Sequence[LineChange], line_count: int
+) -> LineRanges:
     """What the agent has not been shown of the content its own write leaves: the lines
-    it had not seen that survive the write. The lines it wrote, it knows."""
+    it had not seen that survive the write (`line_changes` on a file of `line_count`
+    lines). The lines it wrote, it knows."""
     if unseen is None:  # never read the file: the plain behaviour, nothing to hold against it
         return []
-    return to_ranges(moved_lines(unseen, own))
+    return moved(unseen, kept_by_changes(line_count, line_changes))

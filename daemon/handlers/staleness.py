@@ -23,7 +23,8 @@ from editjournal.daemon.text.anchors import LineAnchor
 from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import BrokenSpan, first_breaks, from_ranges, map_plan
+from editjournal.daemon.text.ranges import covered
+from editjournal.daemon.text.rebase import BrokenSpan, first_breaks, map_plan
 from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -89,12 +90,12 @@ def unseen_conflict(
     planned_sha, planned = (base.sha256, base.parsed) if base else (snap.sha256, current)
     if snapshot is None or not snapshot.unseen or snapshot.sha256 != planned_sha:
         return None
-    unseen = from_ranges(snapshot.unseen)
     relied = [
         (s, relied_lines(s, operations[s.index], planned.doc.lines, planned.anchors))
         for s in sorted(plan.splices, key=lambda s: s.index)
     ]
-    hits = [(s, sorted(lines & unseen)) for s, lines in relied if lines & unseen]
+    found = [(s, covered(lines, snapshot.unseen)) for s, lines in relied]
+    hits = [(s, lines) for s, lines in found if lines]
     if not hits:
         return None
     full = _full_view(ctx, snap, noticed, snapshot.full_view)

@@ -18,23 +18,25 @@ or touch the disk (the server performs the `Write` after the commit).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from editjournal.daemon.config import write_access_denied
 from editjournal.daemon.handlers import ABSENT, Context, Outcome, Write
 from editjournal.daemon.handlers.history import Base
 from editjournal.daemon.handlers.observe import outside_change
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.handlers.seen import after_own_write, after_showing, unseen_now
 from editjournal.daemon.handlers.staleness import agent_base
-from editjournal.daemon.text.anchors import LineAnchor
+from editjournal.daemon.limits import clip_text
+from editjournal.daemon.text.anchors import Anchors
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
-from editjournal.daemon.text.rebase import exact_map
+from editjournal.daemon.text.ranges import LineRanges
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
@@ -66,7 +68,7 @@ class Target:
         return self.parsed.doc
 
     @property
-    def anchors(self) -> list[LineAnchor]:
+    def anchors(self) -> Anchors:
         return self.parsed.anchors
 
     @property
@@ -91,7 +93,7 @@ class Target:
         """The agent's snapshot, when it differs from the current content (and is stored)."""
         return agent_base(self.ctx, self.snap, self.noticed)
 
-    def unseen(self, base: Base | None = None) -> set[int] | None:
+    def unseen(self, base: Base | None = None) -> LineRanges | None:
         """Lines of the current content the agent has not been shown (None: never saw it)."""
         return unseen_now(self.ctx, self.snap, self.noticed, self.doc, base)
 
@@ -101,12 +103,15 @@ class Planned:
     """A planner's answer: splices in the current content's coordinates, and how it got them."""
 
     plan: EditPlan
-    unseen: set[int] | None  # lines of the current content the agent was not shown
+    unseen: LineRanges | None  # lines of the current content the agent was not shown
     base: Base | None = None  # the older content the plan was carried from, if any
     final_newline: bool | None = None  # stated by the tool; None keeps the file's own
     delete: bool = False  # the file is removed (the plan must leave it empty)
     # the planner's own check of the document the plan produced (a ToolError refuses it)
     check: Callable[[Document], None] | None = None
+    # the whole result, endings and BOM included, when the tool states it byte for byte
+    # (restore, undo); the plan's splices must turn the current lines into its lines
+    document: Document | None = None
 
 
 class Writer(Protocol):
@@ -147,7 +152,7 @@ class Written:
     doc: Document
     data: bytes
     sha256: str
-    anchors: list[LineAnchor]
+    anchors: Anchors
     diff: str  # the changed region, new lines as LINE#ANCHOR rows
     added: list[int]  # 1-based new lines the diff shows as added
     valid_through: int  # old anchors still name the same lines up to here
@@ -207,7 +212,7 @@ def open_target(ctx: Context, path: str, missing_ok: bool = False) -> Target:
         if not missing_ok or e.code is not ErrorCode.FILE_NOT_FOUND:
             raise
         return _absent(ctx, ctx.workspace.relative(path))
-    parsed = ctx.cache.parsed(snap.sha256, snap.text)
+    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, parsed.doc.line_count))
     return Target(ctx, snap, parsed, noticed)
 
@@ -227,6 +232,9 @@ def _absent(ctx: Context, rel: str) -> Target:
 
 def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     """Plan, check and write: an applied or a rejected outcome, both journaled."""
+    denied = write_access_denied(target.ctx.workspace.state_dir, target.ctx.agent)
+    if denied is not None:  # before planning: a read-only agent learns nothing from a write
+        return rejected(target, writer, denied, warnings)
     try:
         planned = writer.plan(target)
     except ToolError as e:
@@ -255,8 +263,40 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     )
 
 
+def write_all(jobs: Sequence[tuple[Target, Writer]], warnings: list[str]) -> Outcome:
+    """Several files, all or nothing (a restore): every file's outcome merged, its
+    result the list of each writer's result; or, when any file is refused, none is
+    written: the refusals and the outside changes noticed are journaled, and the
+    first refusal is the error (details.refused lists them all)."""
+    outcomes = [write(target, writer, []) for target, writer in jobs]
+    refused = [o for o in outcomes if o.error is not None]
+    merged = Outcome(result=[], warnings=list(warnings))
+    for (target, _), outcome in zip(jobs, outcomes, strict=True):
+        if refused and outcome.error is None:
+            merged.events.extend(target.noticed)  # facts, whatever happens to the write
+            continue
+        merged.events.extend(outcome.events)
+        merged.blobs.update(outcome.blobs)
+        merged.writes.extend(outcome.writes)
+        merged.warnings.extend(outcome.warnings)
+        merged.result.append(outcome.result)
+    if refused:
+        merged.writes, merged.result = [], None
+        merged.error = _all_refused([o.error for o in refused if o.error is not None])
+    return merged
+
+
+def _all_refused(errors: list[ToolError]) -> ToolError:
+    first = errors[0]
+    refused = [{"code": e.code.value, "message": e.message, **e.details} for e in errors]
+    message = f"{first.message} (nothing was written: all files or none)"
+    return ToolError(first.code, message, {**first.details, "refused": refused})
+
+
 def _applied_doc(doc: Document, planned: Planned) -> tuple[Document, tuple[tuple[str, str], ...]]:
     """The new document (endings, BOM and final newline kept unless the tool stated one)."""
+    if planned.document is not None:
+        return planned.document, planned.plan.auto_corrections
     new_doc = apply_plan(doc, planned.plan)
     corrections = planned.plan.auto_corrections
     if planned.final_newline is not None:
@@ -276,9 +316,12 @@ def _written(
 ) -> Written:
     data = render(new_doc).encode("utf-8", "surrogatepass")
     sha = hashlib.sha256(data).hexdigest()
-    anchors = target.ctx.cache.put(sha, new_doc).anchors
+    changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
+    # anchors in O(change)
+    parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path)
+    anchors = parsed.anchors
     diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors)
-    valid_through = _anchors_valid_through(target.doc, new_doc, target.anchors, anchors)
+    valid_through = _anchors_valid_through(target, parsed)
     safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
     continuity = _continuity(target, writer.name)
     return Written(
@@ -290,7 +333,6 @@ def _written(
 def _applied_event(written: Written, writer: Writer) -> EditApplied:
     target, plan = written.target, written.planned.plan
     line_changes = [(s.start, s.end, len(s.new_lines)) for s in plan.splices]
-    own = exact_map(target.doc.line_count, line_changes)
     return EditApplied(
         path=target.path,
         writer=writer.name,
@@ -301,7 +343,7 @@ def _applied_event(written: Written, writer: Writer) -> EditApplied:
         line_count=written.doc.line_count,
         operations=writer.operations,
         line_changes=line_changes,
-        unseen=after_own_write(written.planned.unseen, own),
+        unseen=after_own_write(written.planned.unseen, line_changes, target.doc.line_count),
         auto_corrections=[detail for _, detail in written.auto_corrections],
         safety_check=written.safety,
         safety_warnings=[f.message for f in written.findings],
@@ -313,22 +355,23 @@ def _write(target: Target, written: Written) -> Write:
     """Guarded by the content it was computed from (or by the file's absence)."""
     based_on = target.snap.sha256 if target.exists else ABSENT
     data = None if written.planned.delete else written.data
-    return Write(target.path, data, based_on=based_on)
+    return Write(target.path, data, based_on=based_on, sha256=written.sha256)
 
 
-def _anchors_valid_through(
-    old: Document, new: Document, old_anchors: list[LineAnchor], new_anchors: list[LineAnchor]
-) -> int:
+def _anchors_valid_through(target: Target, new: Parsed) -> int:
     """The last line up to which every old anchor still names the same line.
 
     Usually the line before the first change; earlier when the edit made an old
     anchor ambiguous (say, by inserting a twin of a line above it).
     """
-    first_change = changed_region(old.lines, new.lines).start
-    for i in range(first_change):
-        if old_anchors[i].anchor != new_anchors[i].anchor:
-            return i
-    return first_change
+    first_change = changed_region(target.doc.lines, new.doc.lines).start
+    old, now = target.parsed.index.anchor_strings, new.index.anchor_strings
+    i = 0
+    while i + 256 <= first_change and old[i : i + 256] == now[i : i + 256]:  # C-speed chunks
+        i += 256
+    while i < first_change and old[i] == now[i]:
+        i += 1
+    return i
 
 
 def _continuity(target: Target, writer: str) -> str:
@@ -379,8 +422,9 @@ def rejected(target: Target, writer: Writer, error: ToolError, warnings: list[st
         sha256=target.snap.sha256 if target.exists else None,
         code=error.code.value,
         message=error.message,
-        details=error.details,
-        operations=writer.operations,
+        # a rejection must not cost its payload: long texts are journaled clipped
+        details=clip_text(error.details),
+        operations=clip_text(writer.operations),
         shown_sha256=target.snap.sha256 if shown is not None else None,
         unseen=unseen,
     )
@@ -391,13 +435,13 @@ def rejected(target: Target, writer: Writer, error: ToolError, warnings: list[st
     return Outcome(events=events, blobs=blobs, warnings=warnings, error=error)
 
 
-def _shown(target: Target, error: ToolError) -> list[int] | None:
+def _shown(target: Target, error: ToolError) -> Sequence[int] | None:
     """The lines of the current content the error showed the agent, if it showed any."""
     if not target.exists:
         return None
     state = error.details.get("latest_file_state")
     if isinstance(state, dict) and state.get("content") is not None:
-        return list(range(1, target.doc.line_count + 1))
+        return range(1, target.doc.line_count + 1)
     delta = error.details.get("delta")
     if delta is not None:
         return [row["line"] for row in delta["changed_lines"]]

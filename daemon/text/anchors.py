@@ -45,6 +45,14 @@ Shortest anchor (``AnchorIndex.anchors``), consistent with ``match`` by construc
    first of ``[:8]``/``[:16]`` that resolves at line level is used instead.
    Either way ``match(anchor)`` is at level "line" and includes this line.
 
+Incremental upkeep (``AnchorIndex.derive``): the state above is per-line lists
+(hashes, contexts, chosen anchors, a byte of kind per line) plus counts keyed by
+content (prefix -> number of lines), never per-line objects. After an edit only
+the changed lines and their nearest non-blank neighbours are rehashed, and a
+line elsewhere is re-chosen only if a count it consults crossed 1 (the rules
+above only ever ask "exactly one?"). The result is identical to a from-scratch
+index; ``LineAnchor`` objects are made on demand by the ``Anchors`` view.
+
 Quality (``classify_quality``) flags anchors that are weak evidence of intent.
 "low" when the line is blank, has fewer than 2 word characters (``\\w``), or
 its stripped body occurs 3+ times in the file (boilerplate); otherwise "high"::
@@ -58,9 +66,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from operator import itemgetter
+from typing import Literal, overload
 
 import xxhash
 
@@ -71,6 +80,14 @@ MatchLevel = Literal["line", "context", "none"]
 PREFIX_LENGTHS = (6, 8, 16)
 _HEX_RE = re.compile(r"[0-9a-f]{4,16}")
 _TWO_WORD_CHARS = re.compile(r"\w\W*\w")
+_PREFIX = {n: itemgetter(slice(0, n)) for n in PREFIX_LENGTHS}
+# One byte per line for the chosen anchor's kind: what `_choose` decided.
+_LINE, _CONTEXT, _TWIN = 0, 1, 2
+_MARKS = ((".", "~"), ("c", "C"), ("?", "!"))  # by kind code, then low quality
+_KINDS: tuple[tuple[AnchorKind, bool], ...] = (("line", True), ("context", True), ("line", False))
+Change = tuple[int, int, int]  # old [start, end) replaced by `count` new lines
+_SCANS_BEFORE_INDEX = 16  # lookups answered by scanning before positions are indexed
+Region = tuple[int, int, int, int]  # old [a, b) and new [a, b) that differ (or are rehashed)
 
 
 def _xxh3_hex(text: str) -> str:
@@ -102,51 +119,112 @@ def classify_quality(body: str, repeats: int) -> Quality:
     return "high"
 
 
-def _neighbours(lines: Sequence[str]) -> list[tuple[str, str]]:
-    """(prev_nonempty, next_nonempty) for every line, in two linear passes."""
-    prevs: list[str] = []
-    last = ""
-    for body in lines:
-        prevs.append(last)
+def _context_range(bodies: Sequence[str], a: int, b: int) -> list[str]:
+    """Context hashes of lines [a, b): two passes over the range and the blank runs
+    around it, so the cost follows the range, not the file."""
+    j = a - 1
+    while j >= 0 and _is_blank(bodies[j]):
+        j -= 1
+    prev = bodies[j] if j >= 0 else ""
+    j = b
+    while j < len(bodies) and _is_blank(bodies[j]):
+        j += 1
+    nxt = bodies[j] if j < len(bodies) else ""
+    nexts = [""] * (b - a)
+    for i in range(b - 1, a - 1, -1):
+        nexts[i - a] = nxt
+        if not _is_blank(bodies[i]):
+            nxt = bodies[i]
+    result = []
+    for i in range(a, b):
+        body = bodies[i]
+        result.append(context_hash(prev, body, nexts[i - a]))
         if not _is_blank(body):
-            last = body
-    nexts: list[str] = []
-    last = ""
-    for body in reversed(lines):
-        nexts.append(last)
-        if not _is_blank(body):
-            last = body
-    nexts.reverse()
-    return list(zip(prevs, nexts, strict=True))
+            prev = body
+    return result
 
 
-def _prefix_index(hashes: Sequence[str], length: int) -> dict[str, list[int]]:
-    """Map each ``length``-digit prefix to the ascending 1-based lines having it."""
-    index: dict[str, list[int]] = {}
-    for number, digest in enumerate(hashes, start=1):
-        prefix = digest[:length]
-        found = index.get(prefix)
+class _Table:
+    """How many lines have each 6-, 8- and 16-digit prefix of one kind of hash, and
+    one full hash per 6-digit prefix: enough to find lines without a per-line index."""
+
+    __slots__ = ("counts", "rep")
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.counts = {n: Counter(map(_PREFIX[n], values)) for n in (6, 8)}
+        self.counts[16] = Counter(values)
+        self.rep = dict(zip(map(_PREFIX[6], values), values, strict=True))
+
+    def count(self, prefix: str) -> int:
+        return self.counts[len(prefix)].get(prefix, 0)
+
+    def add(self, value: str, before: dict[str, int]) -> None:
+        """Count one more line; `before` keeps each touched key's count before the edit."""
+        for n, counts in self.counts.items():
+            key = value[:n]
+            old = counts.get(key, 0)
+            before.setdefault(key, old)
+            counts[key] = old + 1
+        rep = self.rep.get(value[:6])
+        if rep is None or rep not in self.counts[16]:
+            self.rep[value[:6]] = value
+
+    def remove(self, value: str, before: dict[str, int]) -> None:
+        for n, counts in self.counts.items():
+            key = value[:n]
+            old = counts[key]
+            before.setdefault(key, old)
+            if old == 1:
+                del counts[key]
+            else:
+                counts[key] = old - 1
+        if value[:6] not in self.counts[6]:
+            self.rep.pop(value[:6], None)
+
+    def values_with(self, prefix: str) -> list[str] | None:
+        """The full hashes present that start with ``prefix`` (6+ digits); None when the
+        table cannot tell (two different hashes share the 6-digit prefix)."""
+        total = self.counts[6].get(prefix[:6], 0)
+        if total == 0:
+            return []
+        rep = self.rep.get(prefix[:6])
+        if rep is None or self.counts[16].get(rep, 0) != total:
+            return None
+        return [rep] if rep.startswith(prefix) else []
+
+
+class _Tables:
+    """The content-keyed half of an index: counts for line and context hashes, and
+    how often each stripped body occurs (for quality)."""
+
+    __slots__ = ("context", "line", "repeats")
+
+    def __init__(self, bodies: Sequence[str], hashes: list[str], contexts: list[str]) -> None:
+        self.line = _Table(hashes)
+        self.context = _Table(contexts)
+        self.repeats = Counter(map(str.strip, bodies))
+
+
+def _positions(values: list[str], value: str, count: int) -> list[int]:
+    """0-based positions of the ``count`` occurrences of ``value`` (C-speed scans)."""
+    found: list[int] = []
+    at = -1
+    for _ in range(count):
+        at = values.index(value, at + 1)
+        found.append(at)
+    return found
+
+
+def _where(values: list[str]) -> dict[str, list[int]]:
+    """Every value's 0-based positions: built once an index is asked many lookups."""
+    where: dict[str, list[int]] = {}
+    for i, value in enumerate(values):
+        found = where.get(value)
         if found is None:
-            index[prefix] = [number]
+            where[value] = [i]
         else:
-            found.append(number)
-    return index
-
-
-class _LazyTables(dict[int, dict[str, list[int]]]):
-    """Prefix tables by length, each built on first use: most files never need
-    the 8- or 16-digit ones, and most lines are settled by the 6-digit table."""
-
-    def __init__(self, hashes: Sequence[str]) -> None:
-        super().__init__()
-        self._hashes = hashes
-
-    def __missing__(self, length: int) -> dict[str, list[int]]:
-        table = self[length] = _prefix_index(self._hashes, length)
-        return table
-
-    def get(self, length: int, default: object = None) -> dict[str, list[int]] | None:  # type: ignore[override]
-        return self[length] if length in PREFIX_LENGTHS else None
+            found.append(i)
+    return where
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +239,11 @@ class LineAnchor:
     unique: bool
     quality: Quality
 
+    @property
+    def mark(self) -> str:
+        """ "~" for a low-quality anchor, else "?" for a non-unique one, else ""."""
+        return "~" if self.quality == "low" else ("?" if not self.unique else "")
+
 
 @dataclass(frozen=True)
 class Match:
@@ -171,18 +254,38 @@ class Match:
 
 
 class AnchorIndex:
-    """Hashes and prefix tables for one file version, built once and queried often."""
+    """Hashes, counts and chosen anchors for one file version, queried often and
+    carried forward through edits by :meth:`derive`."""
 
     def __init__(self, lines: Sequence[str]) -> None:
         self._bodies: tuple[str, ...] = tuple(lines)
-        self._hashes = [line_hash(body) for body in self._bodies]
-        self._contexts = [
-            context_hash(prev, body, nxt)
-            for body, (prev, nxt) in zip(self._bodies, _neighbours(self._bodies), strict=True)
-        ]
-        self._copies = Counter(self._hashes)
-        self._line_prefixes = _LazyTables(self._hashes)
-        self._context_prefixes = _LazyTables(self._contexts)
+        self._hashes: list[str] = list(map(line_hash, self._bodies))
+        self._contexts = _context_range(self._bodies, 0, len(self._bodies))
+        self._tables: _Tables | None = _Tables(self._bodies, self._hashes, self._contexts)
+        self._anchors, self._codes = self._choose_all()
+        self._lookups = 0
+        self._where: dict[AnchorKind, dict[str, list[int]]] = {}
+
+    def _choose_all(self) -> tuple[list[str], bytearray]:
+        tables = self.tables
+        unique6 = tables.line.counts[6]
+        anchors: list[str] = []
+        codes = bytearray(len(self._hashes))
+        for i, (digest, context) in enumerate(zip(self._hashes, self._contexts, strict=True)):
+            short = digest[:6]
+            if unique6[short] == 1:  # the common case, settled by one count
+                anchors.append(short)
+                continue
+            anchor, codes[i] = _choose(digest, context, tables)
+            anchors.append(anchor)
+        return anchors, codes
+
+    @property
+    def tables(self) -> _Tables:
+        """The counts, rebuilt if a later version took them over (see `derive`)."""
+        if self._tables is None:
+            self._tables = _Tables(self._bodies, self._hashes, self._contexts)
+        return self._tables
 
     @property
     def hashes(self) -> tuple[str, ...]:
@@ -194,14 +297,29 @@ class AnchorIndex:
         """Full 16-hex context hashes, index 0 = line 1."""
         return tuple(self._contexts)
 
-    def _lookup(self, table: AnchorKind, prefix: str) -> tuple[int, ...]:
-        """Lines whose line or context hash starts with ``prefix`` (already lowercase)."""
-        tables = self._line_prefixes if table == "line" else self._context_prefixes
-        by_length = tables.get(len(prefix))
-        if by_length is not None:
-            return tuple(by_length.get(prefix, ()))
+    @property
+    def anchor_strings(self) -> list[str]:
+        """The chosen anchor of every line (no copy: do not modify)."""
+        return self._anchors
+
+    def _lines_with(self, table: AnchorKind, prefix: str) -> list[int]:
+        """Ascending 0-based lines whose line or context hash starts with ``prefix``."""
+        counts = self.tables.line if table == "line" else self.tables.context
         digests = self._hashes if table == "line" else self._contexts
-        return tuple(n for n, d in enumerate(digests, start=1) if d.startswith(prefix))
+        found = counts.values_with(prefix) if len(prefix) >= 6 else None
+        if found is None:
+            return [i for i, d in enumerate(digests) if d.startswith(prefix)]
+        self._lookups += 1
+        if self._lookups <= _SCANS_BEFORE_INDEX:  # a few C-speed scans beat a full index
+            return sorted(p for v in found for p in _positions(digests, v, counts.counts[16][v]))
+        where = self._where.get(table)
+        if where is None:
+            where = self._where[table] = _where(digests)
+        return sorted(p for v in found for p in where[v])
+
+    def _lookup(self, table: AnchorKind, prefix: str) -> tuple[int, ...]:
+        """1-based lines whose line or context hash starts with ``prefix`` (lowercase)."""
+        return tuple(i + 1 for i in self._lines_with(table, prefix))
 
     def line_matches(self, anchor: str) -> tuple[int, ...]:
         """Lines whose *line* hash starts with ``anchor``: what an occurrence counts."""
@@ -227,50 +345,242 @@ class AnchorIndex:
             return Match("context", by_context)
         return Match("none", ())
 
-    def _choose(self, number: int) -> tuple[str, AnchorKind, bool]:
-        """Shortest (anchor, kind, unique) for 1-based line ``number``; see module doc."""
-        digest, context = self._hashes[number - 1], self._contexts[number - 1]
-        if self._copies[digest] == 1:  # identical twins can never be told apart by line hash
-            for n in PREFIX_LENGTHS:
-                if len(self._line_prefixes[n][digest[:n]]) == 1:
-                    return digest[:n], "line", True
-        for n in PREFIX_LENGTHS:
-            candidate = context[:n]
-            if (
-                len(self._line_prefixes[n].get(candidate, ())) != 1
-                and len(self._context_prefixes[n][candidate]) == 1
-            ):
-                return candidate, "context", True
-        for n in PREFIX_LENGTHS:
-            # A twin's line prefix always has len(L) > 1; it resolves at line level
-            # unless the same digits are, by chance, one other line's context prefix.
-            if len(self._context_prefixes[n].get(digest[:n], ())) != 1:
-                return digest[:n], "line", False
-        return digest[:6], "line", False
+    def anchor_at(self, i: int) -> LineAnchor:
+        """The anchor of 0-based line ``i``, built on demand."""
+        body = self._bodies[i]
+        kind, unique = _KINDS[self._codes[i]]
+        repeats = self.tables.repeats[body.strip()]
+        return LineAnchor(
+            i + 1, self._hashes[i], self._contexts[i], self._anchors[i], kind, unique,
+            classify_quality(body, repeats),
+        )  # fmt: skip
 
-    def anchors(self) -> list[LineAnchor]:
-        """The shortest anchor and quality for every line, in line order."""
-        repeats = Counter(body.strip() for body in self._bodies)
-        result: list[LineAnchor] = []
-        for number, body in enumerate(self._bodies, start=1):
-            anchor, kind, unique = self._choose(number)
-            result.append(
-                LineAnchor(
-                    line=number,
-                    hash=self._hashes[number - 1],
-                    context=self._contexts[number - 1],
-                    anchor=anchor,
-                    kind=kind,
-                    unique=unique,
-                    quality=classify_quality(body, repeats[body.strip()]),
-                )
-            )
-        return result
+    def anchors(self) -> Anchors:
+        """The shortest anchor and quality for every line, in line order (a lazy view)."""
+        return Anchors(self)
+
+    def render(self, start: int, end: int) -> str:
+        """``render_rows`` for 1-based lines start..end, without per-line objects."""
+        repeats = self.tables.repeats
+        rows = []
+        for i in range(start - 1, end):
+            body = self._bodies[i]
+            if repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body):
+                mark = "~"
+            else:
+                mark = "?" if self._codes[i] == _TWIN else ""
+            rows.append(f"{i + 1}#{self._anchors[i]}{mark}|{body}")
+        return "\n".join(rows)
+
+    def marks(self) -> str:
+        """One character per line for its kind, uniqueness and quality (the alphabet of
+        ``schemas.anchorrows``), without per-line objects."""
+        repeats = self.tables.repeats
+        marks = []
+        for body, code in zip(self._bodies, self._codes, strict=True):
+            low = repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body)
+            marks.append(_MARKS[code][low])
+        return "".join(marks)
+
+    def derive(self, lines: Sequence[str], changes: Sequence[Change] | None) -> AnchorIndex:
+        """The index of ``lines``: these lines with ``changes`` applied (sorted,
+        non-overlapping). Only changed lines and their neighbours are rehashed, and only
+        lines whose counts crossed 1 are re-chosen; equal to ``AnchorIndex(lines)``.
+        Takes this index's counts over (it rebuilds them if asked again)."""
+        bodies = tuple(lines)
+        regions = _regions(self._bodies, bodies, changes)
+        if regions is None:
+            return AnchorIndex(bodies)
+        tables, self._tables = self.tables, None
+        new = AnchorIndex.__new__(AnchorIndex)
+        new._bodies, new._tables = bodies, tables
+        new._lookups, new._where = 0, {}
+        before: dict[AnchorKind, dict[str, int]] = {"line": {}, "context": {}}
+        hashes: list[str] = []
+        contexts: list[str] = []
+        anchors: list[str] = []
+        codes = bytearray()
+        done = 0
+        for oa, ob, na, nb in regions:
+            hashes += self._hashes[done:oa]
+            contexts += self._contexts[done:oa]
+            anchors += self._anchors[done:oa]
+            codes += self._codes[done:oa]
+            fresh = list(map(line_hash, bodies[na:nb]))
+            fresh_contexts = _context_range(bodies, na, nb)
+            _recount(tables, self, (oa, ob), bodies[na:nb], fresh, fresh_contexts, before)
+            hashes += fresh
+            contexts += fresh_contexts
+            anchors += [""] * (nb - na)
+            codes += bytes(nb - na)
+            done = ob
+        hashes += self._hashes[done:]
+        contexts += self._contexts[done:]
+        anchors += self._anchors[done:]
+        codes += self._codes[done:]
+        new._hashes, new._contexts, new._anchors, new._codes = hashes, contexts, anchors, codes
+        for i in sorted(new._dirty(regions, before)):
+            anchors[i], codes[i] = _choose(hashes[i], contexts[i], tables)
+        return new
+
+    def _dirty(self, regions: list[Region], before: dict[AnchorKind, dict[str, int]]) -> set[int]:
+        """0-based lines to re-choose: the rehashed ones, and every line consulting a
+        prefix whose count crossed 1 (a line consults its own hash's and context's
+        prefixes in both tables)."""
+        tables = self.tables
+        dirty = {i for _, _, na, nb in regions for i in range(na, nb)}
+        keys = {
+            key
+            for kind, table in (("line", tables.line), ("context", tables.context))
+            for key, old in before[kind].items()  # type: ignore[index]
+            if (old == 1) != (table.count(key) == 1)
+        }
+        inside: Counter[str] = Counter()  # prefixes of the rehashed lines, by key length
+        for n in {len(key) for key in keys}:
+            inside.update(self._hashes[i][:n] for i in dirty)
+            inside.update(self._contexts[i][:n] for i in dirty)
+        for key in keys:
+            if tables.line.count(key) + tables.context.count(key) > inside[key]:
+                dirty.update(self._lines_with("line", key))
+                dirty.update(self._lines_with("context", key))
+        return dirty
+
+
+def _recount(
+    tables: _Tables,
+    old: AnchorIndex,
+    span: tuple[int, int],
+    bodies: Sequence[str],
+    hashes: list[str],
+    contexts: list[str],
+    before: dict[AnchorKind, dict[str, int]],
+) -> None:
+    """Move the counts from the old lines of ``span`` to the new lines replacing them."""
+    oa, ob = span
+    for value in old._hashes[oa:ob]:
+        tables.line.remove(value, before["line"])
+    for value in old._contexts[oa:ob]:
+        tables.context.remove(value, before["context"])
+    for value in hashes:
+        tables.line.add(value, before["line"])
+    for value in contexts:
+        tables.context.add(value, before["context"])
+    repeats = tables.repeats
+    repeats.subtract(map(str.strip, old._bodies[oa:ob]))
+    repeats.update(map(str.strip, bodies))
+
+
+def _choose(digest: str, context: str, tables: _Tables) -> tuple[str, int]:
+    """Shortest (anchor, kind code) for a line with these hashes; see module doc."""
+    by_line, by_context = tables.line.counts, tables.context.counts
+    if by_line[16].get(digest) == 1:  # identical twins can never be told apart by line hash
+        for n in PREFIX_LENGTHS:
+            if by_line[n].get(digest[:n]) == 1:
+                return digest[:n], _LINE
+    for n in PREFIX_LENGTHS:
+        candidate = context[:n]
+        if by_line[n].get(candidate, 0) != 1 and by_context[n].get(candidate) == 1:
+            return candidate, _CONTEXT
+    for n in PREFIX_LENGTHS:
+        # A twin's line prefix always has len(L) > 1; it resolves at line level
+        # unless the same digits are, by chance, one other line's context prefix.
+        if by_context[n].get(digest[:n], 0) != 1:
+            return digest[:n], _TWIN
+    return digest[:6], _TWIN
+
+
+def _regions(
+    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None
+) -> list[Region] | None:
+    """The changed spans in old and new coordinates, each widened over blank lines to the
+    nearest non-blank unchanged line on both sides (whose context may have changed), and
+    merged where they touch. None when ``changes`` do not turn ``old`` into ``new``."""
+    spans = _spans(old, new, changes)
+    if spans is None:
+        return None
+    merged: list[Region] = []
+    for k, (oa, ob, na, nb) in enumerate(spans):
+        floor = merged[-1][3] if merged else 0
+        while na > floor and _is_blank(new[na - 1]):
+            oa, na = oa - 1, na - 1
+        if na > floor:
+            oa, na = oa - 1, na - 1
+        ceiling = spans[k + 1][2] if k + 1 < len(spans) else len(new)
+        while nb < ceiling and _is_blank(new[nb]):
+            ob, nb = ob + 1, nb + 1
+        if nb < ceiling:
+            ob, nb = ob + 1, nb + 1
+        if merged and na <= merged[-1][3]:
+            oa, na = merged[-1][0], merged[-1][2]
+            merged.pop()
+        merged.append((oa, ob, na, nb))
+    return merged
+
+
+def _spans(
+    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None
+) -> list[Region] | None:
+    """Changes as (old_a, old_b, new_a, new_b), checked against the two texts."""
+    if changes is None:
+        return None
+    spans: list[Region] = []
+    shift = 0
+    done = 0
+    for start, end, count in changes:
+        if start < done or end < start or end > len(old):
+            return None
+        if old[done:start] != new[done + shift : start + shift]:
+            return None
+        if spans and start == done:  # touching the previous change: one span
+            oa, _, na, nb = spans.pop()
+            spans.append((oa, end, na, nb + count))
+        else:
+            spans.append((start, end, start + shift, start + shift + count))
+        shift += count - (end - start)
+        done = end
+    if len(old) + shift != len(new) or old[done:] != new[done + shift :]:
+        return None
+    return spans
+
+
+class Anchors(Sequence[LineAnchor]):
+    """Every line's :class:`LineAnchor`, made on access from the index's compact state."""
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index: AnchorIndex) -> None:
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self._index._bodies)
+
+    @overload
+    def __getitem__(self, i: int) -> LineAnchor: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[LineAnchor]: ...
+    def __getitem__(self, i: int | slice) -> LineAnchor | list[LineAnchor]:
+        if isinstance(i, slice):
+            return [self._index.anchor_at(j) for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("line out of range")
+        return self._index.anchor_at(i)
+
+    def __iter__(self) -> Iterator[LineAnchor]:
+        return (self._index.anchor_at(j) for j in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def anchor_lines(lines: Sequence[str]) -> list[LineAnchor]:
     """Convenience: build an :class:`AnchorIndex` for ``lines`` and anchor every line."""
-    return AnchorIndex(lines).anchors()
+    return list(AnchorIndex(lines).anchors())
 
 
 def render_rows(anchors: Sequence[LineAnchor], bodies: Sequence[str]) -> str:
@@ -286,6 +596,5 @@ def render_rows(anchors: Sequence[LineAnchor], bodies: Sequence[str]) -> str:
     """
     rows = []
     for anchor, body in zip(anchors, bodies, strict=True):
-        mark = "~" if anchor.quality == "low" else ("?" if not anchor.unique else "")
-        rows.append(f"{anchor.line}#{anchor.anchor}{mark}|{body}")
+        rows.append(f"{anchor.line}#{anchor.anchor}{anchor.mark}|{body}")
     return "\n".join(rows)

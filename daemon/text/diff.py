@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from editjournal.daemon.text.anchors import LineAnchor
 
 CONTEXT = 3
+_CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +32,24 @@ class ChangedRegion:
 
 
 def changed_region(old: Sequence[str], new: Sequence[str]) -> ChangedRegion:
-    """Trim the common prefix and suffix."""
+    """Trim the common prefix and suffix (skipping equal chunks at C speed first)."""
     limit = min(len(old), len(new))
     start = 0
+    while start + _CHUNK <= limit and old[start : start + _CHUNK] == new[start : start + _CHUNK]:
+        start += _CHUNK
     while start < limit and old[start] == new[start]:
         start += 1
     tail = 0
+    while tail + _CHUNK <= limit - start and _tail(old, tail) == _tail(new, tail):
+        tail += _CHUNK
     while tail < limit - start and old[-1 - tail] == new[-1 - tail]:
         tail += 1
     return ChangedRegion(start, len(old) - tail, len(new) - tail)
+
+
+def _tail(lines: Sequence[str], skip: int) -> Sequence[str]:
+    """The `_CHUNK` lines before the last `skip` ones."""
+    return lines[len(lines) - skip - _CHUNK : len(lines) - skip]
 
 
 def _row(anchor: LineAnchor, body: str, sign: str) -> str:

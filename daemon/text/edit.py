@@ -347,15 +347,15 @@ def apply_plan(doc: Document, plan: EditPlan) -> Document:
     for splice in plan.splices:
         bodies.extend(doc.lines[position : splice.start])
         endings.extend(doc.endings[position : splice.start])
-        new.extend(False for _ in range(position, max(position, splice.start)))
+        new += [False] * max(0, splice.start - position)
         ending = _ending_for(doc, splice)
         bodies.extend(splice.new_lines)
-        endings.extend(ending for _ in splice.new_lines)
-        new.extend(True for _ in splice.new_lines)
+        endings += [ending] * len(splice.new_lines)
+        new += [True] * len(splice.new_lines)
         position = max(position, splice.end)
     bodies.extend(doc.lines[position:])
     endings.extend(doc.endings[position:])
-    new.extend(False for _ in doc.lines[position:])
+    new += [False] * len(doc.lines[position:])
     return Document(tuple(bodies), _settle_endings(bodies, endings, new, doc), doc.bom)
 
 
@@ -378,11 +378,12 @@ def _settle_endings(
     """
     if not endings:
         return ()
-    settled = [e or doc.dominant_ending for e in endings[:-1]]
+    head = endings[:-1]
+    settled = [e or doc.dominant_ending for e in head] if "" in head else head
     last = endings[-1] or doc.dominant_ending
     keeps_final = doc.final_newline or bodies[-1] == ""
     settled.append(last if keeps_final else "")
-    for i in range(1, len(settled)):
+    for i in range(1, len(settled) if "\r" in settled else 0):  # only after a bare "\r"
         if settled[i - 1] == "\r" and bodies[i] == "" and settled[i].startswith("\n"):
             if new[i - 1] and not new[i]:  # the old empty line keeps its bytes
                 settled[i - 1] = "\r\n"

@@ -16,12 +16,14 @@ Examples::
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
 from dataclasses import dataclass
 
 BOM = "\ufeff"
 _VALID_ENDINGS = frozenset({"\n", "\r\n", "\r"})
+_LAST_ENDINGS = frozenset({(), ("",), *((e,) for e in _VALID_ENDINGS)})
 _EOL_NAMES = {"\n": "lf", "\r\n": "crlf", "\r": "cr"}
 # The capture group keeps the terminators in re.split's output; "\r\n" must come
 # first so a CRLF pair is one terminator, not "\r" followed by an empty line.
@@ -44,11 +46,14 @@ class Document:
         """Reject shapes that could not round-trip, so bugs surface at construction."""
         if len(self.lines) != len(self.endings):
             raise ValueError("lines and endings must have the same length")
-        for i, ending in enumerate(self.endings):
-            last = i == len(self.endings) - 1
-            if ending not in _VALID_ENDINGS and not (last and ending == ""):
-                raise ValueError(f"invalid ending {ending!r} for line {i + 1}")
-        if any("\n" in body or "\r" in body for body in self.lines):
+        # set and join run at C speed: a document is built on every edit of any size
+        if not set(self.endings[:-1]) <= _VALID_ENDINGS or self.endings[-1:] not in _LAST_ENDINGS:
+            for i, ending in enumerate(self.endings):
+                last = i == len(self.endings) - 1
+                if ending not in _VALID_ENDINGS and not (last and ending == ""):
+                    raise ValueError(f"invalid ending {ending!r} for line {i + 1}")
+        joined = "".join(self.lines)
+        if "\n" in joined or "\r" in joined:
             raise ValueError("line bodies must not contain line terminators")
 
     @property
@@ -101,5 +106,9 @@ def parse(text: str) -> Document:
 
 def render(doc: Document) -> str:
     """Join a :class:`Document` back into text, byte-for-byte as it was parsed."""
-    body = "".join(line + ending for line, ending in zip(doc.lines, doc.endings, strict=True))
+    head = doc.endings[:-1]
+    if head and head.count(head[0]) == len(head):  # one ending throughout: one C-speed join
+        body = head[0].join(doc.lines) + doc.endings[-1]
+    else:
+        body = "".join(map(operator.add, doc.lines, doc.endings))  # same lengths (Document)
     return (BOM if doc.bom else "") + body

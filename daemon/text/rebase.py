@@ -12,13 +12,15 @@ An operation applies only when every line it relies on maps — and, for a
 range, maps to a contiguous block, so a line someone else inserted inside the
 range is never silently overwritten. This is the only relocation there is:
 never by hash alone, failing closed when the map breaks.
+The lines an agent was not shown are carried through the same changes by
+`daemon.text.ranges`, as ranges.
 """
 
 from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from editjournal.daemon.text.diff import changed_region
@@ -167,44 +169,3 @@ def first_breaks(
                 del alive[i]
         previous, previous_sha = step.lines, step.sha256
     return breaks
-
-
-# --- which lines of a snapshot the agent was shown ---------------------------------------
-#
-# A snapshot is a whole version of the file, but an agent may have been shown only part
-# of it: a ranged read, or its own write that was carried over other agents' changes.
-# The lines it was not shown are kept as 1-based inclusive ranges of the snapshot.
-
-LineRanges = list[tuple[int, int]]
-
-
-def to_ranges(lines: Iterable[int]) -> LineRanges:
-    """1-based lines as sorted, merged, inclusive ranges: {1, 2, 3, 7} -> [(1, 3), (7, 7)]."""
-    ranges: LineRanges = []
-    for n in sorted(set(lines)):
-        if ranges and ranges[-1][1] == n - 1:
-            ranges[-1] = (ranges[-1][0], n)
-        else:
-            ranges.append((n, n))
-    return ranges
-
-
-def from_ranges(ranges: Iterable[tuple[int, int]]) -> set[int]:
-    return {n for start, end in ranges for n in range(start, end + 1)}
-
-
-def moved_lines(lines: Iterable[int], mapping: LineMap) -> set[int]:
-    """Where 1-based `lines` are after a change; lines the change replaced are dropped."""
-    moved: set[int] = set()
-    for n in lines:
-        if 0 < n <= len(mapping) and (p := mapping[n - 1]) is not None:
-            moved.add(p + 1)
-    return moved
-
-
-def carried_unseen(unseen: Iterable[int], mapping: LineMap, new_count: int) -> set[int]:
-    """What an agent has not been shown of newer content: its unseen lines that survived,
-    and every line nothing maps onto (someone changed it since the agent looked)."""
-    image = {p for p in mapping if p is not None}
-    fresh = {n for n in range(1, new_count + 1) if n - 1 not in image}
-    return moved_lines(unseen, mapping) | fresh

@@ -111,7 +111,7 @@ complete_words editjournal call read_
     )
     assert done.returncode == 0, done.stderr
     commands, methods = done.stdout.splitlines()
-    assert commands.split() == ["start", "status", "stop"]
+    assert commands.split() == ["start", "stats", "status", "stop"]
     assert methods.split() == ["read_file", "read_many_files"]
 
 

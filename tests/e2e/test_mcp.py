@@ -59,6 +59,33 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "prepend_to_file": {"path": "notes.md", "content": "# Notes\n"},
     "update_section": {"path": "notes.md", "section_header": "# Notes", "new_content": "- x"},
     "write_file": {"path": "made/new.md", "content": "made\n"},
+    "prepare_file_range_edit": {"path": "app.py", "range": "1-1", "content": "# first\n"},
+    "prepare_file_append": {"path": "notes.md", "content": "- more\n", "existing_hunk_id": ""},
+    "prepare_file_insert_after": {"path": "app.py", "anchor": "def step_1", "content": "# x\n"},
+    "prepare_file_insert_before": {
+        "path": "app.py",
+        "anchor": "def step_2",
+        "content": "# x\n",
+        "match": "",
+        "occurrence": "",
+    },
+    "prepare_file_block_replace": {
+        "path": "app.py",
+        "old_block": "state + 1\n",
+        "new_block": "s\n",
+    },
+    "apply_file_modification": {"hunk_id": "hunknotthere"},
+    "overwrite_entire_file": {"path": "made/over.md", "content": "over\n", "content_format": ""},
+    "list_hunks": {},
+    "discard_hunk": {"hunk_id": "hunknotthere"},
+    "checkpoint_create": {"name": "mcp-point", "paths": ["notes.md"]},
+    "checkpoint_list": {},
+    "checkpoint_restore": {"id_or_name": "mcp-point", "remove_new": False},
+    "undo": {"path": "notes.md"},
+    "show": {"seq": 1},
+    "history": {"path": "app.py"},
+    "blame": {"path": "app.py"},
+    "stats": {},
 }
 
 
@@ -119,7 +146,7 @@ def test_tools_list_every_agent_tool_with_valid_schemas_and_the_guidance(daemon:
             assert SAFE_PATCH_USAGE_PROTOCOL in listed["safe_patch"].description
 
             # what the schema refuses, the daemon refuses too, with msgspec's path
-            bad = {"path": "app.py", "max_lines": 0}
+            bad = {"path": "app.py", "max_lines": -1}  # (0 is the "not given" sentinel)
             with pytest.raises(jsonschema.ValidationError):
                 jsonschema.validate(bad, listed["read_file"].input_schema)
             reply = await session.call_tool("read_file", bad)

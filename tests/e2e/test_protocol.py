@@ -79,7 +79,7 @@ def test_unknown_method_lists_the_known_ones(client: Client):
     [
         ({"path": 3}, "Expected `str | null`, got `int` - at `$.params.path`"),
         ({"path": "a", "hashes": "yes"}, "at `$.params.hashes`"),
-        ({"path": "a", "max_lines": 0}, "at `$.params.max_lines`"),
+        ({"path": "a", "max_lines": -1}, "at `$.params.max_lines`"),  # 0 is a sentinel
         ({"path": "a", "offset": -1}, "at `$.params.offset`"),
         ({"path": "a", "bogus": 1}, "unknown field `bogus`"),
         ({}, "missing required field `path`"),

@@ -115,7 +115,10 @@ def test_group_commit_writes_nothing_until_commit_then_everything_in_order(
 
     assert [r.seq for r in staged] == [1, 2, 3, 4]
     assert journal.last_seq == 4
-    assert list(journal.records()) == []
+    # the batch's later requests see its staged events; the database has none yet
+    assert list(journal.records()) == staged
+    assert list(journal.records(newest_first=True, limit=2)) == staged[:1:-1]
+    assert list(journal.records(path="f1.py")) == staged[1:2]
     assert raw.execute("SELECT COUNT(*) FROM events").fetchone() == (0,)
 
     committed = journal.commit()

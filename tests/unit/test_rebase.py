@@ -3,8 +3,6 @@ a line diff only where a change's lines are unknown."""
 
 from __future__ import annotations
 
-import itertools
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,14 +11,10 @@ from editjournal.daemon.text.edit import plan_edit, relied_lines
 from editjournal.daemon.text.rebase import (
     LineChange,
     Step,
-    carried_unseen,
     chain_map,
     exact_map,
     first_breaks,
-    from_ranges,
     line_map,
-    moved_lines,
-    to_ranges,
 )
 from editjournal.schemas.tools import ReplaceLine, ReplaceRange
 
@@ -88,32 +82,6 @@ def test_content_past_the_last_step_is_diffed_to_the_current_lines() -> None:
     base = ["a", "b"]
     step = Step(["a", "b", "c"], "s0", "s1", [(2, 2, 1)])
     assert chain_map(base, "s0", [step], ["new", "a", "b", "c"]) == [1, 2]
-
-
-# --- unseen lines: what an agent was not shown, carried across changes --------------------
-
-
-@given(st.sets(st.integers(1, 60)))
-def test_ranges_round_trip_and_are_merged(lines: set[int]) -> None:
-    ranges = to_ranges(lines)
-    assert from_ranges(ranges) == lines
-    assert all(a <= b for a, b in ranges)
-    assert all(b1 + 1 < a2 for (_, b1), (a2, _) in itertools.pairwise(ranges))
-
-
-def test_to_ranges_example() -> None:
-    assert to_ranges({7, 1, 2, 3}) == [(1, 3), (7, 7)]
-    assert to_ranges([]) == []
-
-
-def test_unseen_lines_move_with_the_file_and_changed_lines_become_unseen() -> None:
-    old = ["a", "b", "c", "d"]
-    new = ["a", "B", "x", "c", "d"]  # b replaced by two lines
-    mapping = exact_map(len(old), [(1, 2, 2)])
-    assert [mapping[i] for i in range(4)] == [0, None, 3, 4]
-    assert carried_unseen({4}, mapping, len(new)) == {5, 2, 3}  # d moved; B and x are new
-    assert carried_unseen({2}, mapping, len(new)) == {2, 3}  # the unseen b is gone
-    assert moved_lines({1, 2, 4}, mapping) == {1, 5}  # own write: its new lines are seen
 
 
 def test_relied_lines_of_a_range_are_its_whole_inside() -> None:

@@ -1,0 +1,117 @@
+"""How the audit results read at a terminal: diffs in colour, blame, history, stats.
+
+Only text, styled with `click.style`; `render.emit` drops the styles unless
+stdout is a terminal (and NO_COLOR is unset), so pipes and files get plain text.
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from editjournal.schemas.tools import (
+    AgentStats,
+    BlameResult,
+    HistoryResult,
+    LogEntry,
+    ShowResult,
+)
+
+
+def when(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+
+
+def diff_lines(diff: str) -> list[str]:
+    """A unified diff, + green, - red, @@ cyan, headers bold."""
+    out = []
+    for row in diff.splitlines():
+        if row.startswith(("+++", "---")):
+            out.append(click.style(row, bold=True))
+        elif row.startswith("@@"):
+            out.append(click.style(row, fg="cyan"))
+        elif row.startswith("+"):
+            out.append(click.style(row, fg="green"))
+        elif row.startswith("-"):
+            out.append(click.style(row, fg="red"))
+        else:
+            out.append(row)
+    return out
+
+
+def show_lines(result: ShowResult) -> list[str]:
+    e = result.event
+    head = click.style(f"event {e.seq}", fg="yellow", bold=True)
+    lines = [
+        f"{head}  {e.kind}",
+        f"agent:   {e.agent or '-'}",
+        f"time:    {when(e.ts)}",
+        f"path:    {e.path or '-'}",
+        f"hash:    {e.hash}",
+        f"summary: {e.summary}",
+    ]
+    lines += _body_lines(e)
+    if e.diff:
+        lines += ["", *diff_lines(e.diff)]
+    return lines
+
+
+def _body_lines(e: LogEntry) -> list[str]:
+    """Fields a person looks for: a rejection's code and message, the operations."""
+    body = e.body
+    lines = []
+    for key in ("writer", "code", "message", "change", "name"):
+        if body.get(key):
+            lines.append(f"{key + ':':<9}{body[key]}")
+    return lines
+
+
+def history_lines(result: HistoryResult) -> list[str]:
+    lines = [f"{'seq':>6}  {'time':<19}  {'author':<12} {'kind':<16} {'lines':>6} {'+/-':>10}"]
+    for v in result.versions:
+        count = "-" if v.line_count is None else str(v.line_count)
+        delta = "gone" if v.sha256 is None else "?"
+        if v.added is not None and v.removed is not None:
+            delta = (
+                click.style(f"+{v.added}", fg="green")
+                + "/"
+                + click.style(f"-{v.removed}", fg="red")
+            )
+            delta = " " * max(0, 10 - len(f"+{v.added}/-{v.removed}")) + delta
+        else:
+            delta = f"{delta:>10}"
+        lines.append(
+            f"{v.seq:>6}  {when(v.ts)}  {v.author:<12} {v.kind:<16} {count:>6} {delta}"
+            + ("" if v.stored or v.sha256 is None else "  (content not stored)")
+        )
+    return lines
+
+
+def blame_lines(result: BlameResult) -> list[str]:
+    width = len(str(len(result.lines)))
+    return [
+        f"{click.style(f'{b.seq:>6}', fg='yellow')} {b.agent:<12} {b.kind:<14} "
+        f"{when(b.ts)} {b.line:>{width}}| {b.text}"
+        for b in result.lines
+    ]
+
+
+def stats_lines(agents: list[AgentStats]) -> list[str]:
+    lines = []
+    for s in agents:
+        lines.append(click.style(s.agent, bold=True))
+        lines.append(
+            f"  reads {s.reads}, applied writes {s.applied_writes}, rejected {s.rejected_writes}"
+            f", rebased edits {s.rebased_edits}"
+        )
+        for code, n in s.rejections.items():
+            lines.append(f"    {code}: {n}")
+        if s.recoveries:
+            lines.append(
+                f"  recoveries {s.recoveries}: mean {s.mean_recovery_events} events,"
+                f" {s.mean_recovery_ms} ms, {s.mean_recovery_attempts} attempts"
+            )
+        if s.unrecovered:
+            lines.append(f"  unrecovered rejections {s.unrecovered}")
+    return lines

@@ -1,0 +1,53 @@
+"""`editjournal undo PATH`: hand-written, because the tool's `agent` field (whose write to
+revert) would clash with the global `--agent` (who is calling); here it is `--of AGENT`.
+The checkpoint commands need no such care and are generated (`cli_generated`).
+"""
+
+from __future__ import annotations
+
+import click
+
+from editjournal.client.cli_common import (
+    EXIT_OK,
+    check_workspace,
+    global_options,
+    open_client,
+    print_json,
+    settings,
+)
+from editjournal.client.cli_generated import result_lines
+from editjournal.client.cli_help import verbatim
+from editjournal.client.render import emit
+
+
+@click.command(
+    epilog=verbatim(
+        """Examples:
+  editjournal undo src/app.py                 your latest write to it
+  editjournal undo src/app.py --of bob        bob's latest write to it
+  editjournal undo src/app.py --seq 42        the write at seq 42 (or a restore's seq)
+  editjournal undo src/app.py                 again: undoes the undo"""
+    )
+)
+@click.argument("path")
+@click.option("--of", "of", metavar="AGENT", help="Whose latest write (default: the caller).")
+@click.option("--seq", type=click.IntRange(min=1), help="The write at this seq instead.")
+@global_options()
+def undo(path: str, of: str | None, seq: int | None) -> int:
+    """Revert a write to PATH when the lines it changed are untouched since. Tool: undo."""
+    s = settings()
+    s.path = path
+    check_workspace()
+    with open_client() as client:
+        result = client.undo(path, agent=of, seq=seq)
+        warnings = client.last_response.warnings if client.last_response else []
+    if s.json:
+        print_json(result)
+    else:
+        if warnings:
+            emit([f"warning: {w}" for w in warnings], err=True)
+        emit(result_lines(result))
+    return EXIT_OK
+
+
+COMMANDS: tuple[click.Command, ...] = (undo,)

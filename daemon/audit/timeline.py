@@ -1,0 +1,98 @@
+"""A file's versions over the journal: which event gave it which content, and when.
+
+A version starts at every event that established a different content for the
+path (a write, an outside change, or a read that saw the file first) and at
+every write or removal. `content_sha256` is the content an event established;
+a content-changing event without one removed the file. Pure reads of the
+journal; nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from editjournal.daemon.journal import Journal
+from editjournal.schemas.events import EditApplied, OutsideChangeRecorded, Record
+
+OUTSIDE = "outside"
+
+
+@dataclass(frozen=True)
+class Version:
+    """One content of one file and the event that established it (sha256 None: absent)."""
+
+    seq: int
+    ts: int
+    agent: str | None
+    kind: str
+    path: str
+    sha256: str | None
+    writer: str | None  # the writing tool, "outside", or None (a read saw it first)
+    before_sha256: str | None = None  # edit_applied: the content it was computed from
+    line_changes: tuple[tuple[int, int, int], ...] = ()  # edit_applied: exact, when known
+
+    @property
+    def author(self) -> str:
+        """Who wrote this content: the writing agent, else "outside" (an outside change,
+        or content that was already there when the journal first saw it)."""
+        if self.kind == "edit_applied" and self.agent is not None:
+            return self.agent
+        return OUTSIDE
+
+
+def version_of(record: Record, previous: Version | None) -> Version | None:
+    """The version `record` starts, or None when it leaves the content as it was."""
+    event = record.event
+    if event.path is None:
+        return None
+    sha = event.content_sha256
+    if sha is None and not event.changes_content:
+        return None
+    if not event.changes_content and previous is not None and previous.sha256 == sha:
+        return None
+    writer = event.writer if isinstance(event, EditApplied) else None
+    if isinstance(event, OutsideChangeRecorded):
+        writer = OUTSIDE
+    before: str | None = None
+    changes: tuple[tuple[int, int, int], ...] = ()
+    if isinstance(event, EditApplied):
+        before = event.before_sha256
+        changes = tuple((s, e, n) for s, e, n in event.line_changes)
+    return Version(
+        record.seq, record.ts, record.agent, record.kind, event.path, sha, writer, before, changes
+    )
+
+
+def versions(journal: Journal, path: str, until_seq: int | None = None) -> list[Version]:
+    """Every version of `path`, oldest first, up to and including `until_seq`."""
+    return list(_fold(journal.records(path=path, until_seq=until_seq)))
+
+
+def _fold(records: Iterable[Record]) -> Iterator[Version]:
+    last: Version | None = None
+    for record in records:
+        version = version_of(record, last)
+        if version is not None:
+            last = version
+            yield version
+
+
+def files_at(journal: Journal, until_seq: int | None = None) -> dict[str, Version]:
+    """Every file the journal knows, as of `until_seq`: its latest version (one pass)."""
+    latest: dict[str, Version] = {}
+    for record in journal.records(until_seq=until_seq):
+        path = record.event.path
+        if path is None:
+            continue
+        version = version_of(record, latest.get(path))
+        if version is not None:
+            latest[path] = version
+    return dict(sorted(latest.items()))
+
+
+def content(journal: Journal, version: Version) -> bytes | None:
+    """The bytes of that version (None: absent, or content never stored)."""
+    if version.sha256 is None:
+        return None
+    return journal.blob(version.sha256)

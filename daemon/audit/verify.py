@@ -1,0 +1,148 @@
+"""`editjournal verify`: is this journal honest, and does the workspace match it?
+
+Four checks, each reported (ok, failed or skipped) with the first seq or the
+files that fail it:
+- chain: the hash chain holds from genesis and every blob an event needs is
+  there and intact (`Journal.verify()`), and the journal agrees with its chain
+  anchor file, when there is one (`Journal.check_anchor()`: cut short or
+  rewritten with recomputed hashes);
+- fold: folding every event into a fresh `State` succeeds, and where the
+  journal holds a state snapshot, the fold reproduces its digest;
+- workspace: every file the journal knows holds the content its last event
+  says (or is absent when it says removed); each difference names that event.
+Read-only throughout: the journal is opened `mode=ro`, files are only read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from editjournal.daemon.anchor import ANCHOR_FILE, Anchor, load_key
+from editjournal.daemon.audit.timeline import Version, files_at
+from editjournal.daemon.journal import Journal, JournalCorrupt
+from editjournal.daemon.state import State
+
+
+@dataclass(frozen=True)
+class Problem:
+    check: str  # "chain" | "fold" | "workspace"
+    message: str
+    seq: int | None = None
+    path: str | None = None
+
+
+@dataclass
+class VerifyOutcome:
+    events: int = 0
+    checks: dict[str, str] = field(default_factory=dict)  # check -> ok | failed | skipped
+    problems: list[Problem] = field(default_factory=list)
+    state_digest: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, check: str, problems: list[Problem], skipped: bool = False) -> None:
+        self.checks[check] = "skipped" if skipped else ("failed" if problems else "ok")
+        self.problems.extend(problems)
+
+
+def verify(journal: Journal, workspace: Path | None) -> VerifyOutcome:
+    """Every check; `workspace` None skips the workspace comparison (a copied journal)."""
+    outcome = VerifyOutcome()
+    report = journal.verify()
+    outcome.events = report.checked
+    chain = [] if report.ok else [Problem("chain", str(report.reason), report.first_bad_seq)]
+    outcome.add("chain", chain + anchor_problems(journal))
+    if outcome.problems:  # a broken chain: folding or comparing past it proves nothing
+        outcome.add("fold", [], skipped=True)
+        outcome.add("workspace", [], skipped=True)
+        return outcome
+    digest, fold_problems = fold_check(journal)
+    outcome.state_digest = digest
+    outcome.add("fold", fold_problems)
+    if workspace is None:
+        outcome.add("workspace", [], skipped=True)
+    else:
+        outcome.add("workspace", workspace_problems(journal, workspace))
+    return outcome
+
+
+def anchor_problems(journal: Journal) -> list[Problem]:
+    """The chain anchor beside the journal (if any) against the journal's tip."""
+    if getattr(journal, "anchor", "absent") is None:  # opened read-only: read it here
+        journal.anchor = Anchor(journal.path.with_name(ANCHOR_FILE), load_key())
+    try:
+        journal.check_anchor()
+    except JournalCorrupt as e:
+        return [Problem("chain", e.reason, e.seq)]
+    return []
+
+
+def fold_check(journal: Journal) -> tuple[str | None, list[Problem]]:
+    """(the folded state's digest, problems): the fold succeeds, and reproduces the
+    digest of the journal's state snapshot when it has one."""
+    snapshot = _snapshot(journal)
+    state = State()
+    problems: list[Problem] = []
+    for record in journal.records():
+        try:
+            state.apply(record)
+        except (TypeError, ValueError, KeyError) as e:
+            return None, [Problem("fold", f"event {record.seq} does not fold: {e}", record.seq)]
+        if snapshot is not None and record.seq == snapshot[0] and state.digest() != snapshot[1]:
+            message = f"folding to seq {record.seq} does not give its state snapshot's digest"
+            problems.append(Problem("fold", message, record.seq))
+    return state.digest(), problems
+
+
+def _snapshot(journal: Journal) -> tuple[int, str] | None:
+    """(seq, digest) of the journal's state snapshot, if it has a usable one."""
+    from editjournal.daemon import statesnap  # imports journal: loaded only when needed
+
+    try:
+        stored = journal.load_snapshot()
+    except (AttributeError, sqlite3.Error):  # a journal from before snapshots
+        return None
+    if stored is None:
+        return None
+    seq, _chain, digest, shape, _body = stored
+    if shape != statesnap.shape() or not isinstance(seq, int) or not isinstance(digest, str):
+        return None
+    return seq, digest
+
+
+def workspace_problems(journal: Journal, root: Path) -> list[Problem]:
+    """Each known file whose content on disk is not the one the journal last recorded."""
+    problems = []
+    for path, version in files_at(journal).items():
+        found = _disk_sha(root, path)
+        if found != version.sha256:
+            problems.append(_difference(path, version, found))
+    return problems
+
+
+def _disk_sha(root: Path, rel: str) -> str | None:
+    try:
+        return hashlib.sha256((root / rel).read_bytes()).hexdigest()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:  # a directory now, unreadable: differs, and says how
+        return f"unreadable ({e.strerror})"
+
+
+def _difference(path: str, version: Version, found: str | None) -> Problem:
+    who = f"event {version.seq} ({version.kind} by {version.author})"
+    if version.sha256 is None:
+        says, now = "removed", "exists"
+    else:
+        says, now = f"sha256 {version.sha256[:12]}", "is missing" if found is None else "differs"
+        if found is not None and found.startswith("unreadable"):
+            now = f"is {found}"
+        elif found is not None:
+            now = f"differs (sha256 {found[:12]})"
+    message = f"{path}: the journal's last write, {who}, left it {says}; on disk it {now}"
+    return Problem("workspace", message, version.seq, path)

@@ -1,0 +1,65 @@
+"""The checkpoints part of the state: every `checkpoint` event, by id and by name.
+
+A checkpoint's id is the seq of its `checkpoint` event; its files are content
+hashes whose blobs the journal holds. Changed only by `apply(record)` (called
+from `State.apply`), so a fold of the journal rebuilds it exactly; restores
+(`checkpoint_restored`) change no checkpoint and are not kept here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from editjournal.schemas.events import CheckpointCreated, Record
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One checkpoint as the journal recorded it."""
+
+    id: int  # seq of its `checkpoint` event
+    name: str
+    ts: int
+    agent: str | None
+    files: tuple[tuple[str, str], ...]  # (path, sha256), sorted by path
+    absent: tuple[str, ...] = ()
+    all_files: bool = False
+
+    @property
+    def contents(self) -> dict[str, str]:
+        return dict(self.files)
+
+
+@dataclass
+class CheckpointBook:
+    """Checkpoints by id, and their names (unique) to ids."""
+
+    by_id: dict[int, Checkpoint] = field(default_factory=dict)
+    by_name: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, checkpoints: list[Checkpoint]) -> CheckpointBook:
+        """The book holding `checkpoints` (as `canonical()` lists them: a state snapshot)."""
+        return cls({c.id: c for c in checkpoints}, {c.name: c.id for c in checkpoints})
+
+    def apply(self, record: Record) -> None:
+        event = record.event
+        if not isinstance(event, CheckpointCreated):
+            return  # a restore changes no checkpoint
+        files = tuple(sorted(event.files.items()))
+        checkpoint = Checkpoint(
+            record.seq, event.name, record.ts, record.agent, files,
+            tuple(event.absent), event.all_files,
+        )  # fmt: skip
+        self.by_id[record.seq] = checkpoint
+        self.by_name[event.name] = record.seq
+
+    def find(self, id_or_name: str) -> Checkpoint | None:
+        """By name first (a name is never all digits), then by id ("12" or "#12")."""
+        if id_or_name in self.by_name:
+            return self.by_id[self.by_name[id_or_name]]
+        digits = id_or_name.removeprefix("#")
+        return self.by_id.get(int(digits)) if digits.isdigit() else None
+
+    def canonical(self) -> list[Checkpoint]:
+        return [self.by_id[k] for k in sorted(self.by_id)]

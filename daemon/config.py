@@ -1,0 +1,151 @@
+"""The workspace's `.editjournal/config.toml`: write access per agent, and the hunks' TTL.
+
+    [access]
+    read_only = ["reviewer"]     # these agents may read, prepare and list, never write
+    # writers = ["agent-a"]      # if given, only these agents may write
+
+    [hunks]
+    ttl_seconds = 3600           # how long a prepared hunk can be applied (default 1 hour)
+
+The file is workspace content read as data — parsed by `tomllib` (`tomli` on
+Python 3.10), never executed — and read at every use (it is small), so an edit
+takes effect without a restart. Anything wrong with it (bad TOML, an unknown
+key, a wrong type, a symlink, a huge file) is a `config_invalid` error at the
+request that needed it, naming the problem; it never stops the daemon.
+Without the file everyone may write and hunks live an hour.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from editjournal.schemas.errors import ErrorCode, ToolError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILE = "config.toml"
+MAX_CONFIG_BYTES = 64 * 1024
+DEFAULT_HUNK_TTL_S = 3600.0
+_SECTIONS: dict[str, frozenset[str]] = {
+    "access": frozenset({"read_only", "writers"}),
+    "hunks": frozenset({"ttl_seconds"}),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    read_only: frozenset[str] = frozenset()
+    writers: frozenset[str] | None = None  # None: every agent not read-only
+    hunk_ttl_ms: int = int(DEFAULT_HUNK_TTL_S * 1000)
+
+    def may_write(self, agent: str) -> bool:
+        if agent in self.read_only:
+            return False
+        return self.writers is None or agent in self.writers
+
+
+DEFAULT = Config()
+_cache: dict[Path, tuple[str, Config]] = {}
+
+
+def load(state_dir: Path) -> Config:
+    """The config as the file says now: read on every call (it is small, and a changed
+    file must count at once), parsed again only when its text changed."""
+    path = state_dir / CONFIG_FILE
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return DEFAULT
+    except OSError as e:
+        raise _invalid(path, f"cannot be examined: {e.strerror}") from e
+    if not stat.S_ISREG(info.st_mode):
+        raise _invalid(path, "is not a regular file (symlinks are not followed)")
+    text = _read(path)
+    cached = _cache.get(path)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    config = parse(text, path)
+    _cache[path] = (text, config)
+    return config
+
+
+def _read(path: Path) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise _invalid(path, f"cannot be read: {e.strerror}") from e
+    if len(data) > MAX_CONFIG_BYTES:
+        raise _invalid(path, f"is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _invalid(path, "is not UTF-8") from e
+
+
+def parse(text: str, path: Path | str = CONFIG_FILE) -> Config:
+    """The config from TOML text; `config_invalid` naming the problem otherwise."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise _invalid(path, f"is not valid TOML: {e}") from e
+    for section, value in data.items():
+        if section not in _SECTIONS:
+            raise _invalid(path, f"has an unknown section [{section}] (known: access, hunks)")
+        if not isinstance(value, dict):
+            raise _invalid(path, f"{section} must be a table: [{section}]")
+        unknown = sorted(set(value) - _SECTIONS[section])
+        if unknown:
+            raise _invalid(path, f"[{section}] has unknown key(s): {', '.join(unknown)}")
+    access, hunks = data.get("access", {}), data.get("hunks", {})
+    writers = access.get("writers")
+    return Config(
+        read_only=_names(access.get("read_only", []), "access.read_only", path),
+        writers=None if writers is None else _names(writers, "access.writers", path),
+        hunk_ttl_ms=_ttl_ms(hunks.get("ttl_seconds", DEFAULT_HUNK_TTL_S), path),
+    )
+
+
+def _names(value: Any, key: str, path: Path | str) -> frozenset[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _invalid(path, f'{key} must be a list of agent names, e.g. ["reviewer"]')
+    return frozenset(value)
+
+
+def _ttl_ms(value: Any, path: Path | str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _invalid(path, "hunks.ttl_seconds must be a positive number of seconds")
+    return max(1, int(value * 1000))
+
+
+def _invalid(path: Path | str, problem: str) -> ToolError:
+    return ToolError(
+        ErrorCode.CONFIG_INVALID,
+        f".editjournal/{CONFIG_FILE} {problem}; nothing was done",
+        {"path": str(path), "error": problem},
+    )
+
+
+def write_access_denied(state_dir: Path, agent: str) -> ToolError | None:
+    """The refusal for an agent the config does not let write (or a broken config)."""
+    try:
+        config = load(state_dir)
+    except ToolError as e:
+        return e
+    if config.may_write(agent):
+        return None
+    return ToolError(
+        ErrorCode.WRITE_ACCESS_DENIED,
+        f"agent {agent!r} may not write in this workspace (.editjournal/{CONFIG_FILE}"
+        " [access]); nothing was written",
+        {"agent": agent},
+    )

@@ -1,0 +1,182 @@
+"""`undo`: revert one recorded write, rebased over what happened since, or refuse.
+
+The write to revert is an agent's latest `edit_applied` on the file (the
+caller's by default), or the one at `seq` (a `checkpoint_restored` seq names its
+write to that file). Its before and after contents are blobs in the journal and
+its `line_changes` say which lines it replaced. Those lines are carried from the
+write's result to the current content through the same line map as stale anchors
+(`daemon.handlers.history.base_at`, `daemon.text.rebase`); when every one is
+untouched since, the revert is planned where they are now (`daemon.text.revert`)
+and written through the shared writing path with writer `undo`. Otherwise it is
+refused `undo_conflict`, naming the later events that changed them. An undo is an
+`edit_applied` like any other, so undoing it puts the undone write back.
+
+What it must never do: write anything but through the writing path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.history import Base, base_at, document
+from editjournal.daemon.handlers.staleness import named, shown_lines
+from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.text.edit import apply_plan
+from editjournal.daemon.text.rebase import first_breaks
+from editjournal.daemon.text.revert import Revert, refined, revert_plan
+from editjournal.daemon.textcache import Parsed
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import CheckpointRestored, EditApplied, Record
+from editjournal.schemas.tools import UndoParams, UndoResult
+
+WRITER = "undo"
+
+
+@handles("undo")
+def undo(ctx: Context, params: UndoParams) -> Outcome:
+    path = ctx.workspace.relative(params.path)
+    record = _undone(ctx, path, params)
+    return write(open_target(ctx, path, missing_ok=True), _Undo(record), [])
+
+
+def _undone(ctx: Context, path: str, params: UndoParams) -> Record:
+    """The write to revert: at `seq`, or the agent's latest to `path`."""
+    if params.seq is None:
+        agent = params.agent or ctx.agent
+        found = ctx.journal.records(
+            path=path, agent=agent, kind="edit_applied", newest_first=True, limit=1
+        )
+        record = next(iter(found), None)
+        if record is None:
+            raise _nothing(f"{agent} has no applied write to {path} to undo", path)
+        return record
+    record = next(iter(ctx.journal.records(after_seq=params.seq - 1, limit=1)), None)
+    if record is not None and isinstance(record.event, CheckpointRestored):
+        written = record.event.files.get(path)
+        if written is None:
+            raise _nothing(f"the restore at seq {params.seq} did not write {path}", path)
+        record = next(iter(ctx.journal.records(after_seq=written - 1, limit=1)), None)
+    if record is None:
+        raise _nothing(f"there is no event {params.seq} in the journal", path)
+    if not isinstance(record.event, EditApplied) or record.event.path != path:
+        what = f"{record.kind} of {record.path}" if record.path else record.kind
+        raise _nothing(f"seq {record.seq} is a {what}, not an applied write to {path}", path)
+    return record
+
+
+def _nothing(message: str, path: str) -> ToolError:
+    return ToolError(ErrorCode.NOTHING_TO_UNDO, message, {"path": path})
+
+
+@dataclass
+class _Undo:
+    """The planner: the undone write's changes put back where their lines are now."""
+
+    record: Record
+    name: str = WRITER
+    skip_safety_check: bool = True  # content the file held before: nothing to second-guess
+    rebased_over: list[dict[str, Any]] = field(default_factory=list)
+    deleted: bool = False
+
+    @property
+    def write(self) -> EditApplied:
+        assert isinstance(self.record.event, EditApplied)
+        return self.record.event
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        r = self.record
+        return [{"op": WRITER, "seq": r.seq, "writer": self.write.writer, "agent": r.agent}]
+
+    def plan(self, target: Target) -> Planned:
+        ctx, w = target.ctx, self.write
+        before, after = _stored(ctx, w.before_sha256), _stored(ctx, w.after_sha256)
+        base = base_at(ctx, target.snap, target.noticed, self.record.seq, w.after_sha256)
+        assert base is not None  # `after` is stored: _stored said so
+        changes = refined(before.doc.lines, after.doc.lines, w.line_changes)
+        mapping = base.line_map(target.doc)
+        revert = revert_plan(
+            before.doc.lines, after.doc.line_count, changes, mapping, target.doc.line_count
+        )
+        if revert.broken:
+            raise self._conflict(target, base, revert)
+        self.rebased_over = [c.describe() for c in base.changes]
+        return self._planned(target, before, revert)
+
+    def _planned(self, target: Target, before: Parsed, revert: Revert) -> Planned:
+        """Byte for byte the content before the write when that is what comes back; no
+        file at all when the write created it."""
+        unseen = target.unseen(target.agent_base)
+        lines = apply_plan(target.doc, revert.plan).lines
+        if not lines and not _existed_before(target.ctx, target.path, self.record.seq):
+            self.deleted = target.exists
+            return Planned(revert.plan, unseen, delete=target.exists)
+        exact = before.doc if lines == before.doc.lines else None
+        return Planned(revert.plan, unseen, document=exact)
+
+    def _conflict(self, target: Target, base: Base, revert: Revert) -> ToolError:
+        conflicts = _culprits(base, revert.broken)
+        lines = sorted({n for span in revert.broken for n in span})
+        who = named(conflicts)
+        r = self.record
+        message = (
+            f"cannot undo seq {r.seq} ({self.write.writer} by {r.agent or 'an outside writer'})"
+            f" on {target.path}: line(s) {shown_lines(lines)} it wrote changed since"
+            + (f", by {who}" if who else "")
+        )
+        details = {"path": target.path, "undone_seq": r.seq, "lines": lines}
+        return ToolError(ErrorCode.UNDO_CONFLICT, message, {**details, "conflicts": conflicts})
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        return error
+
+    def result(self, written: Written) -> UndoResult:
+        r, w = self.record, self.write
+        who = r.agent or "an outside writer"
+        return UndoResult(
+            message=f"Undid seq {r.seq} ({w.writer} by {who}) on {written.target.path}",
+            file_path=written.target.path,
+            version=written.version,
+            sha256=written.sha256,
+            **written.reply_fields(WRITER),
+            undone={"seq": r.seq, "agent": r.agent, "writer": w.writer, "ts": r.ts},
+            rebased_over=self.rebased_over,
+            created=not written.target.exists,
+            deleted=self.deleted,
+        )
+
+
+def _stored(ctx: Context, sha256: str) -> Parsed:
+    parsed = document(ctx, sha256)
+    if parsed is None:
+        raise ToolError(
+            ErrorCode.JOURNAL_CORRUPT,
+            f"the journal lacks blob {sha256} of the write to undo",
+            {"blob": sha256},
+        )
+    return parsed
+
+
+def _culprits(base: Base, broken: list[tuple[int, ...]]) -> list[dict[str, Any]]:
+    """The later events that changed each broken span (lines of the write's result)."""
+    breaks = first_breaks(base.doc.lines, base.sha256, base.steps, broken)
+    if any(k is None for k in breaks):
+        return [c.describe() for c in base.changes]
+    named_by: dict[int, dict[str, Any]] = {}
+    for span, k in zip(broken, breaks, strict=True):
+        assert k is not None
+        change = base.changes[k]
+        entry = named_by.setdefault(change.seq, {**change.describe(), "lines": []})
+        entry["lines"] = sorted({*entry["lines"], *span})
+    return [named_by[seq] for seq in sorted(named_by)]
+
+
+def _existed_before(ctx: Context, path: str, seq: int) -> bool:
+    """Whether `path` existed just before event `seq`, as the journal saw it."""
+    for record in ctx.journal.records(path=path, until_seq=seq - 1, newest_first=True):
+        event = record.event
+        if event.changes_content or event.content_sha256 is not None:
+            return event.content_sha256 is not None
+    return False

@@ -1,0 +1,122 @@
+"""Plans that put lines back: a restore's splices and an undo's revert. Pure.
+
+A restore replaces a file's content with a checkpoint's, but as splices only
+where the two differ, so other agents' anchors on the lines it leaves alone
+stay good and the journal records exactly what it changed. An undo reverts one
+recorded write: each of the write's changes (its `line_changes`, narrowed to
+the lines that really differ) is carried from the write's result to the current
+content through the same line map as stale anchors (`daemon.text.rebase`). A
+change whose lines nobody touched since is put back where they are now; one
+whose lines were changed again (or a gap someone filled) is reported, never
+guessed at. Text in, plan out: no journal, no files.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from editjournal.daemon.text.diff import changed_region
+from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.rebase import LineChange, LineMap, span_survives
+
+Opcode = tuple[int, int, int, int]  # old [i1, i2) became new [j1, j2)
+
+
+def differing(old: Sequence[str], new: Sequence[str]) -> Iterator[Opcode]:
+    """Where `old` and `new` differ; the common prefix and suffix cost nothing."""
+    region = changed_region(old, new)
+    if region.empty:
+        return
+    lo = region.start
+    middle_old, middle_new = old[lo : region.old_end], new[lo : region.new_end]
+    matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            yield lo + i1, lo + i2, lo + j1, lo + j2
+
+
+def diff_plan(old: Sequence[str], new: Sequence[str], op: str) -> EditPlan:
+    """Splices that turn `old` into `new`, only where they differ."""
+    return EditPlan(
+        tuple(
+            Splice(k, op, i1, i2, tuple(new[j1:j2]), ())
+            for k, (i1, i2, j1, j2) in enumerate(differing(old, new))
+        )
+    )
+
+
+def refined(
+    before: Sequence[str], after: Sequence[str], changes: Sequence[LineChange]
+) -> list[LineChange]:
+    """A write's changes narrowed to the lines that differ (a `write_file` records the
+    whole file as one change); a write that recorded none is diffed whole."""
+    if not changes:
+        return [(i1, i2, j2 - j1) for i1, i2, j1, j2 in differing(before, after)]
+    narrowed: list[LineChange] = []
+    shift = 0
+    for start, end, inserted in changes:
+        at = start + shift
+        for i1, i2, j1, j2 in differing(before[start:end], after[at : at + inserted]):
+            narrowed.append((start + i1, start + i2, j2 - j1))
+        shift += inserted - (end - start)
+    return narrowed
+
+
+@dataclass(frozen=True)
+class Revert:
+    """The undo as splices of the current content, or the changes it cannot put back."""
+
+    plan: EditPlan
+    broken: list[tuple[int, ...]]  # per change that cannot be reverted: 1-based lines of
+    # the write's result it relied on (the lines it wrote, or a deletion's neighbours)
+
+
+def revert_plan(
+    before: Sequence[str],
+    after_len: int,
+    changes: Sequence[LineChange],
+    mapping: LineMap,
+    current_len: int,
+) -> Revert:
+    """Put `before`'s lines back for each change (`changes` in `before` coordinates, as
+    `refined` gives them; `mapping`: the write's result -> the current content)."""
+    splices: list[Splice] = []
+    broken: list[tuple[int, ...]] = []
+    shift = 0
+    for k, (start, end, inserted) in enumerate(changes):
+        at = start + shift
+        shift += inserted - (end - start)
+        old = tuple(before[start:end])
+        if inserted:
+            span = tuple(range(at + 1, at + inserted + 1))
+            if not span_survives(mapping, span):
+                broken.append(span)
+                continue
+            first, last = mapping[at], mapping[at + inserted - 1]
+            assert first is not None and last is not None
+            splices.append(Splice(k, "undo", first, last + 1, old, ()))
+            continue
+        gap = _gap(mapping, at, after_len, current_len)
+        if gap is None:
+            broken.append(tuple(n for n in (at, at + 1) if 1 <= n <= after_len))
+        else:
+            splices.append(Splice(k, "undo", gap, gap, old, ()))
+    ordered = tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index)))
+    return Revert(EditPlan(ordered), broken)
+
+
+def _gap(mapping: LineMap, at: int, after_len: int, current_len: int) -> int | None:
+    """Where lines a write deleted before its result's line `at` (0-based) go back: after
+    the line before the gap, still followed by the line after it (nobody wrote between);
+    at the top or the end, beside the one neighbour there is."""
+    before = mapping[at - 1] if at > 0 else None
+    after = mapping[at] if at < after_len else None
+    if (at > 0 and before is None) or (at < after_len and after is None):
+        return None
+    if before is not None:
+        return before + 1 if after is None or after == before + 1 else None
+    if after is not None:
+        return after
+    return 0 if current_len == 0 else None

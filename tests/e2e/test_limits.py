@@ -1,0 +1,108 @@
+"""Resource limits: each cap answers with its own code, and one agent cannot stall the rest.
+
+Paths per `read_many_files`, the frame size, lines per file, and the journal cost of a
+rejected request's payload.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+import zmq
+
+from editjournal.client import Client, RequestError
+from editjournal.client.connection import live_endpoint
+from editjournal.schemas.events import EditRejected
+from editjournal.schemas.tools import MAX_PATHS_PER_READ
+from editjournal.schemas.wire import RESPONSE_DECODER, Response
+from tests.conftest import RunningDaemon, start, wait_until
+
+ENC = msgspec.msgpack.Encoder()
+
+
+def code_of(call: object) -> str:
+    assert isinstance(call, Response) and call.error is not None, call
+    return call.error.code
+
+
+def test_read_many_files_takes_a_bounded_number_of_paths(client: Client) -> None:
+    response = client.call("read_many_files", {"paths": ["a.txt"] * (MAX_PATHS_PER_READ + 1)})
+    assert code_of(response) == "invalid_params"
+    assert response.error is not None and "$.params.paths" in response.error.message
+
+
+def test_a_frame_over_the_limit_is_request_too_large(workspace: Path) -> None:
+    running = start(workspace, "--no-watch", "--max-file-size", "64KiB")  # frame ~1.1 MiB
+    client = running.client()
+    response = client.call("write_file", {"path": "big.txt", "content": "x" * 1_500_000})
+    assert code_of(response) == "request_too_large"
+    assert response.error is not None and response.error.details["size"] > 1_500_000
+    assert not (workspace / "big.txt").exists()
+    assert client.ping().pong
+    running.stop()
+
+
+@pytest.fixture
+def few_lines(workspace: Path) -> RunningDaemon:
+    return start(workspace, "--no-watch", "--max-file-lines", "1000")
+
+
+def test_a_file_with_too_many_lines_is_refused_by_its_own_code(few_lines: RunningDaemon) -> None:
+    (few_lines.root / "long.txt").write_text("line\n" * 1001)
+    (few_lines.root / "ok.txt").write_text("line\n" * 1000)
+    client = few_lines.client()
+    with pytest.raises(RequestError) as refused:
+        client.read_file("long.txt", hashes=True)
+    assert refused.value.code == "file_too_many_lines"
+    assert refused.value.details == {"path": "long.txt", "lines": 1001, "limit": 1000}
+    assert client.read_file("ok.txt").line_count == 1000
+    few_lines.stop()
+
+
+def test_an_edit_that_would_pass_the_line_limit_is_refused(few_lines: RunningDaemon) -> None:
+    (few_lines.root / "a.txt").write_text("start\n" + "".join(f"l{i}\n" for i in range(900)))
+    client = few_lines.client()
+    with pytest.raises(RequestError) as refused:
+        client.append_to_file("a.txt", "".join(f"n{i}\n" for i in range(200)))
+    assert refused.value.code == "file_too_many_lines"
+    assert (few_lines.root / "a.txt").read_text().count("\n") == 901
+    few_lines.stop()
+
+
+def test_a_rejected_payload_is_journaled_clipped(daemon: RunningDaemon, client: Client) -> None:
+    (daemon.root / "a.txt").write_text("alpha\nbeta\n")
+    huge = "z" * 1_000_000
+    with pytest.raises(RequestError):
+        client.edit("a.txt", [{"op": "replace_line", "hash": "abcdef", "content": huge}])
+    rejected = [r.event for r in daemon.journal().records() if isinstance(r.event, EditRejected)]
+    assert len(rejected) == 1
+    stored = rejected[0].operations[0]["content"]
+    assert len(stored) < 5000 and "clipped: 1000000 chars, sha256" in stored
+    assert daemon.journal().size_bytes() < 500_000
+
+
+def test_a_huge_read_many_files_does_not_starve_another_agents_ping(
+    daemon: RunningDaemon,
+) -> None:
+    """200,000 paths once held a ping for 23 s; now the request is refused unread."""
+    endpoint = live_endpoint(daemon.root)
+    assert endpoint is not None
+    ctx = zmq.Context()
+    greedy, other = ctx.socket(zmq.DEALER), ctx.socket(zmq.DEALER)
+    for sock in (greedy, other):
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect(endpoint.socket)
+    params = msgspec.Raw(ENC.encode({"paths": [f"f{i}.txt" for i in range(200_000)]}))
+    greedy.send(
+        ENC.encode({"id": 1, "agent": "greedy", "method": "read_many_files", "params": params})
+    )
+    other.send(ENC.encode({"id": 2, "agent": "other", "method": "ping"}))
+    wait_until(lambda: other.poll(0), 10, "the other agent's ping to be answered")
+    assert RESPONSE_DECODER.decode(other.recv()).ok
+    wait_until(lambda: greedy.poll(0), 10, "the greedy request to be answered")
+    assert code_of(RESPONSE_DECODER.decode(greedy.recv())) == "invalid_params"
+    greedy.close()
+    other.close()
+    ctx.term()

@@ -1,0 +1,86 @@
+"""daemon.readcache: an unchanged file is served from the last snapshot, a changed
+one never is. Real files in a tmp workspace; `racy_ns=0` stands for "the file has
+been still for long enough" so no test has to wait 2 s."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from editjournal.daemon.readcache import SnapshotCache
+from editjournal.daemon.workspace import Workspace
+from editjournal.schemas.errors import ToolError
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "f.txt").write_text("alpha\nbeta\n")
+    return Workspace(root)
+
+
+def test_an_unchanged_file_is_served_from_the_cache(ws: Workspace) -> None:
+    cache = SnapshotCache(racy_ns=0)
+    first = cache.read(ws, "f.txt")
+    assert cache.read(ws, "./f.txt") is first and cache.hits == 1
+    assert first.text == "alpha\nbeta\n" and first.path == "f.txt"
+
+
+def test_a_same_size_rewrite_with_the_old_mtime_is_seen(ws: Workspace) -> None:
+    """In place, same size, mtime put back: only ctime tells, and it is in the key."""
+    cache = SnapshotCache(racy_ns=0)
+    path = ws.root / "f.txt"
+    before = os.stat(path)
+    cache.read(ws, "f.txt")
+    path.write_text("ALPHA\nbeta\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert cache.read(ws, "f.txt").text == "ALPHA\nbeta\n" and cache.hits == 0
+
+
+def test_a_rename_over_the_file_is_seen(ws: Workspace) -> None:
+    cache = SnapshotCache(racy_ns=0)
+    cache.read(ws, "f.txt")
+    (ws.root / "new.txt").write_text("gamma\nbeta\n")
+    os.replace(ws.root / "new.txt", ws.root / "f.txt")
+    assert cache.read(ws, "f.txt").text == "gamma\nbeta\n" and cache.hits == 0
+
+
+def test_a_recently_changed_file_is_always_read_again(ws: Workspace) -> None:
+    """Within 2 s of its last change a same-tick rewrite could hide: never cached."""
+    cache = SnapshotCache()
+    cache.read(ws, "f.txt")
+    cache.read(ws, "f.txt")
+    assert cache.hits == 0 and cache.bytes == 0
+
+
+def test_a_pending_write_of_the_batch_answers_first(ws: Workspace) -> None:
+    cache = SnapshotCache(racy_ns=0)
+    cache.read(ws, "f.txt")
+    pending = dataclasses.replace(ws.read("f.txt"), data=b"pending\n", text="pending\n")
+    ws.overlay["f.txt"] = pending
+    try:
+        assert cache.read(ws, "f.txt") == pending and cache.hits == 0
+    finally:
+        ws.overlay.clear()
+
+
+def test_a_deleted_file_is_not_served(ws: Workspace) -> None:
+    cache = SnapshotCache(racy_ns=0)
+    cache.read(ws, "f.txt")
+    (ws.root / "f.txt").unlink()
+    with pytest.raises(ToolError, match=r"f\.txt"):
+        cache.read(ws, "f.txt")
+
+
+def test_the_cache_is_bounded(ws: Workspace) -> None:
+    cache = SnapshotCache(entries=2, racy_ns=0)
+    for name in ("a", "b", "c"):
+        (ws.root / name).write_text(name * 10)
+        cache.read(ws, name)
+    assert cache.bytes == 2 * 20
+    cache.read(ws, "a")  # evicted: read again
+    assert cache.hits == 0
