@@ -32,6 +32,7 @@ from editjournal.client.cli_common import (
     global_options,
     open_client,
     print_json,
+    print_result,
     settings,
 )
 from editjournal.client.cli_help import verbatim
@@ -60,10 +61,7 @@ def show(seq: int) -> int:
     (coloured at a terminal)."""
     with open_client() as client:
         result = client.show(seq)
-    if settings().json:
-        print_json(result)
-    else:
-        emit(show_lines(result))
+    print_result(result, show_lines)
     return EXIT_OK
 
 
@@ -80,10 +78,7 @@ def history(path: str) -> int:
     """Every version of a file: seq, time, author, kind, lines, +/-."""
     with open_client() as client:
         result = client.history(path)
-    if settings().json:
-        print_json(result)
-    else:
-        emit(history_lines(result))
+    print_result(result, history_lines)
     return EXIT_OK
 
 
@@ -104,10 +99,7 @@ def blame(path: str, at_version: int | None) -> int:
     lines already there when the journal first saw the file), kind, time, text."""
     with open_client() as client:
         result = client.blame(path, at_version=at_version)
-    if settings().json:
-        print_json(result)
-    else:
-        emit(blame_lines(result))
+    print_result(result, blame_lines)
     return EXIT_OK
 
 

@@ -15,7 +15,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,12 +25,14 @@ import msgspec
 
 from editjournal.client import Client
 from editjournal.client.connection import require_workspace, workspace_root
+from editjournal.client.render import emit
 from editjournal.schemas.errors import ErrorCode
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_TIMEOUT = 30.0
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 _JSON = msgspec.json.Encoder()
 
 
@@ -147,6 +149,19 @@ def open_client(*, autostart: bool = True, daemon_options: tuple[str, ...] = ())
 def print_json(value: Any) -> None:
     """Pretty JSON on stdout (Structs, dicts and lists alike)."""
     click.echo(msgspec.json.format(_JSON.encode(value), indent=2).decode())
+
+
+def print_result(
+    result: T, lines_of: Callable[[T], str | list[str]], warnings: Sequence[str] = ()
+) -> None:
+    """A command's answer: JSON with --json (its warnings are in the envelope), else
+    its text rendering, the daemon's warnings first on stderr."""
+    if settings().json:
+        print_json(result)
+        return
+    if warnings:
+        emit([f"warning: {w}" for w in warnings], err=True)
+    emit(lines_of(result))
 
 
 def json_line(value: Any) -> str:

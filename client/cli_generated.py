@@ -27,12 +27,11 @@ from editjournal.client.cli_common import (
     check_workspace,
     global_options,
     open_client,
-    print_json,
+    print_result,
     settings,
 )
 from editjournal.client.cli_help import first_sentence, verbatim
 from editjournal.client.guidance import DESCRIPTIONS
-from editjournal.client.render import emit
 from editjournal.client.tooldefs import DEPRECATED_ALIASES, agent_methods
 from editjournal.schemas.tools import TOOL_PARAMS
 
@@ -138,20 +137,14 @@ def make_command(method: str) -> click.Command:
     ]
 
     def run(**given: Any) -> int:
-        s = settings()
-        s.path = given.get("path")
+        settings().path = given.get("path")
         check_workspace()
         values = {name: _value(by_name[name], given.get(name)) for name in by_name}
         request = {name: value for name, value in values.items() if value is not None}
         with open_client() as client:
             result = client.request(method, request)
             warnings = client.last_response.warnings if client.last_response else []
-        if s.json:
-            print_json(result)
-        else:
-            if warnings:
-                emit([f"warning: {w}" for w in warnings], err=True)
-            emit(result_lines(result))
+        print_result(result, result_lines, warnings)
         return EXIT_OK
 
     summary = first_sentence(DESCRIPTIONS.get(method, "") or TOOL_PARAMS[method].__doc__ or "")

@@ -28,6 +28,7 @@ from editjournal.client.cli_common import (
     json_line,
     open_client,
     print_json,
+    print_result,
     settings,
 )
 from editjournal.client.cli_help import CALL_EPILOG, EDIT_EPILOG, verbatim
@@ -61,10 +62,7 @@ def status() -> int:
     exits 2 when none serves the workspace."""
     with open_client(autostart=False) as client:
         result = client.status()
-    if settings().json:
-        print_json(result)
-    else:
-        emit(status_lines(result))
+    print_result(result, status_lines)
     return EXIT_OK
 
 
@@ -364,10 +362,7 @@ def agent_status(of: str | None) -> int:
     AGENT defaults to the caller (--agent)."""
     with open_client() as client:
         result = client.agent_status(of)
-    if settings().json:
-        print_json(result)
-    else:
-        emit(agent_status_lines(result))
+    print_result(result, agent_status_lines)
     return EXIT_OK
 
 

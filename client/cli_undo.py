@@ -12,12 +12,11 @@ from editjournal.client.cli_common import (
     check_workspace,
     global_options,
     open_client,
-    print_json,
+    print_result,
     settings,
 )
 from editjournal.client.cli_generated import result_lines
 from editjournal.client.cli_help import verbatim
-from editjournal.client.render import emit
 
 
 @click.command(
@@ -35,18 +34,12 @@ from editjournal.client.render import emit
 @global_options()
 def undo(path: str, of: str | None, seq: int | None) -> int:
     """Revert a write to PATH when the lines it changed are untouched since. Tool: undo."""
-    s = settings()
-    s.path = path
+    settings().path = path
     check_workspace()
     with open_client() as client:
         result = client.undo(path, agent=of, seq=seq)
         warnings = client.last_response.warnings if client.last_response else []
-    if s.json:
-        print_json(result)
-    else:
-        if warnings:
-            emit([f"warning: {w}" for w in warnings], err=True)
-        emit(result_lines(result))
+    print_result(result, result_lines, warnings)
     return EXIT_OK
 
 
