@@ -22,6 +22,7 @@ import msgspec
 import zmq
 
 from editjournal.client.connection import (
+    is_listening,
     live_endpoint,
     require_workspace,
     start_daemon,
@@ -39,6 +40,7 @@ from editjournal.client.recovery import (
     daemon_alive,
     died_during,
     may_retry,
+    pid_gone,
 )
 from editjournal.client.subscription import Subscription
 from editjournal.schemas.endpoint import Endpoint
@@ -112,6 +114,7 @@ class Client:
         endpoint = self._find_daemon()
         self.address = endpoint.socket
         self.daemon_pid = endpoint.pid
+        self._adopt_tried: int | None = None  # see _adopt_serving_daemon
         self._ids = itertools.count(1)
         self._zmq: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._connect()
@@ -165,8 +168,10 @@ class Client:
             id=rid, method=method, agent=self.agent, params=body, idempotency_key=idempotency_key
         )
         frame = REQUEST_ENCODER.encode(request)
-        if not daemon_alive(self.daemon_pid, self.address):
+        stale_pid = pid_gone(self.daemon_pid)  # gone, yet something may serve its socket
+        if stale_pid and not is_listening(self.address):
             self._revive()
+            stale_pid = False
         self._socket.send(frame)
         try:
             response = self._await(rid, method)
@@ -174,8 +179,19 @@ class Client:
             if not may_retry(method, idempotency_key):
                 raise died_during(method, self.daemon_pid, str(self.root)) from None
             response = self._resend(frame, rid, method)
+        if stale_pid and self.daemon_pid != self._adopt_tried:
+            self._adopt_serving_daemon()
         self.last_response = response
         return response
+
+    def _adopt_serving_daemon(self) -> None:
+        """A reply came though the daemon's pid is gone: another daemon (someone else
+        started it) serves the same socket. Its pid, from its endpoint file, is the one
+        to report and to check, so later calls need not probe the socket."""
+        self._adopt_tried = self.daemon_pid  # once per pid: it may be of another pid namespace
+        endpoint = live_endpoint(self.root)
+        if endpoint is not None and endpoint.socket == self.address:
+            self.daemon_pid = endpoint.pid
 
     def _resend(self, frame: bytes, rid: int, method: str) -> Response:
         """Once, to a new daemon, a request its dead predecessor never answered."""

@@ -52,6 +52,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     # tests only: a request of this method ends the loop as a crash would
     parser.add_argument("--crash-on-method", metavar="METHOD", help=argparse.SUPPRESS)
+    # tests only: a request of this method fails (an exception) once its writes are prepared
+    parser.add_argument("--fail-after-prepare", metavar="METHOD", help=argparse.SUPPRESS)
     # tests only: SIGKILL itself between a write's commit and its rename (crash recovery)
     parser.add_argument("--kill-after-commit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
@@ -142,6 +144,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
             watch=None if args.no_watch else watch_settings(args),
             limits=Limits.for_file_size(args.max_file_size, file_lines=args.max_file_lines),
             crash_method=args.crash_on_method,
+            fail_method=args.fail_after_prepare,
             kill_after_commit=args.kill_after_commit,
         )
     except (AlreadyServed, JournalError, NotPrivate) as e:

@@ -54,6 +54,11 @@ class InjectedCrash(BaseException):
     passes the boundary and ends the loop as a real crash would."""
 
 
+class InjectedFailure(Exception):
+    """Raised by the daemon's test-only `--fail-after-prepare`: an Exception, so the
+    boundary answers it (after the request's writes were prepared)."""
+
+
 CRASH_PREFIX = "crash: "
 
 

@@ -16,8 +16,8 @@ import stat
 from dataclasses import dataclass, field
 
 from editjournal.daemon.ignore import Ignorer
+from editjournal.daemon.limits import DEFAULT_FILE_LINES, count_lines
 from editjournal.daemon.state import State
-from editjournal.daemon.text.lines import parse
 from editjournal.daemon.workspace import Fingerprint, Workspace, is_utf8_name
 from editjournal.schemas.events import OutsideChangeRecorded
 
@@ -37,9 +37,12 @@ class Observation:
 class OutsideObserver:
     """Compares the workspace with the state; owned by the daemon's thread."""
 
-    def __init__(self, workspace: Workspace, ignorer: Ignorer) -> None:
+    def __init__(
+        self, workspace: Workspace, ignorer: Ignorer, max_lines: int = DEFAULT_FILE_LINES
+    ) -> None:
         self.workspace = workspace
         self.ignorer = ignorer
+        self.max_lines = max_lines  # a longer file is treated like one over the size limit
         # (size, mtime_ns) when a path was last hashed: a rescan skips what did not move
         self.stat_cache: dict[str, tuple[int, int]] = {}
         # files already there when watching began that the journal does not know, with
@@ -67,7 +70,11 @@ class OutsideObserver:
             return Observation()
         tracked = known.tracked if known is not None else tracked_hint
         old_sha = known.sha256 if known else None
-        return _changed(rel, old_sha, found, tracked, existed=existed or old_sha is not None)
+        lines = count_lines(found.text) if found.text is not None else None
+        if lines is not None and lines > self.max_lines:
+            lines = None  # the daemon will not serve it: its content is not stored either
+        existed = existed or old_sha is not None
+        return _changed(rel, old_sha, found, lines, tracked, existed=existed)
 
     def observe_move(self, state: State, src: str, dest: str) -> Observation:
         """A rename: the source is `moved` (if it was known); the destination is observed
@@ -158,17 +165,23 @@ def _gone(
 
 
 def _changed(
-    rel: str, old_sha: str | None, found: Fingerprint, tracked: bool, existed: bool
+    rel: str,
+    old_sha: str | None,
+    found: Fingerprint,
+    lines: int | None,
+    tracked: bool,
+    existed: bool,
 ) -> Observation:
-    """`existed` without `old_sha`: a file that was there, unknown, when watching began."""
-    store = tracked and found.text is not None
+    """`existed` without `old_sha`: a file that was there, unknown, when watching began.
+    `lines` None: not text the daemon serves (binary, or over the size or line limit)."""
+    store = tracked and lines is not None
     event = OutsideChangeRecorded(
         path=rel,
         change="modified" if existed else "created",
         old_sha256=old_sha,
         new_sha256=found.sha256,
         size=found.size,
-        line_count=parse(found.text).line_count if found.text is not None else None,
+        line_count=lines,
         content_stored=store,
     )
     return Observation([event], {found.sha256: found.data} if store else {})

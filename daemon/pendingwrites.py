@@ -8,7 +8,10 @@ would record a fake outside change "reverting" it. Instead, `recover` rolls
 forward: for each path, the last row's temp file is checked against the
 journaled SHA-256 and renamed into place, provided the file still holds what the
 batch started from (a change made while the daemon was down is never clobbered;
-the start-up scan then records it). Removals are finished the same way.
+the start-up scan then records it). Removals are finished the same way. All of it
+happens relative to the target's directory as the workspace's confined walk holds it
+(`Workspace.locate_real`), never through a full path: a directory swapped for a link
+while the daemon was down leaves the write unfinished, never redirected.
 
 After a run that did not stop cleanly, leftover `.editjournal-tmp-*` files (a
 crash before the commit) are removed: nothing journaled names them.
@@ -19,18 +22,22 @@ only what is left to do. This module must not touch anything else in the journal
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import logging
 import os
+import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from editjournal.daemon.journal import Journal
-from editjournal.daemon.workspace import STATE_DIR_NAME, TEMP_PREFIX, fsync_dir
+from editjournal.daemon.workspace import STATE_DIR_NAME, TEMP_PREFIX, Workspace
 
 ABSENT = "absent"  # the sha256 column of a removal: the file must not exist
 REMOVAL = "removal:"  # the temp column of a removal (it has no temp file)
+NOT_REGULAR = "not-regular"  # what `_content_sha` says of a link, a directory, a FIFO
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_writes ("
     " temp TEXT PRIMARY KEY, seq INTEGER NOT NULL, path TEXT NOT NULL,"
@@ -42,6 +49,8 @@ INSERT = (
 )
 DELETE = "DELETE FROM pending_writes WHERE temp = ?"
 _SKIPPED_DIRS = frozenset({".git", STATE_DIR_NAME})
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_CHUNK = 1024 * 1024
 
 log = logging.getLogger("editjournal")
 
@@ -74,7 +83,7 @@ def prepare(journal: Journal) -> None:
         journal.db.conn.execute(SCHEMA)
 
 
-def recover(root: Path, journal: Journal, unclean: bool) -> Recovered:
+def recover(workspace: Workspace, journal: Journal, unclean: bool) -> Recovered:
     """Finish every write committed but not renamed; after an unclean stop, remove
     leftover temp files. Then forget the rows: each has been finished or judged."""
     prepare(journal)
@@ -82,22 +91,50 @@ def recover(root: Path, journal: Journal, unclean: bool) -> Recovered:
     latest = {row.path: row for row in rows}  # the last write of each path is what counts
     done = Recovered()
     for row in latest.values():
-        _finish(root, row, done)
+        _finish(workspace, row, done)
     if rows:
         with journal.db.conn:
             journal.db.conn.execute("DELETE FROM pending_writes")
     if unclean or rows:
-        done.temps_removed = remove_temps(root)
+        done.temps_removed = remove_temps(workspace.root)
     return done
 
 
-def _finish(root: Path, row: _Row, done: Recovered) -> None:
-    target = root / row.path
-    if not _inside(root, target):
+def _finish(workspace: Workspace, row: _Row, done: Recovered) -> None:
+    """Walk to the target's directory through the workspace's confined walk and rename
+    relative to that held directory: a directory swapped for a link while the daemon
+    was down cannot redirect the rename (nor the reads that judge it)."""
+    located = workspace.locate_real(row.path)
+    if located is None or not _beside(row):
         done.unfinished.append(row.path)
-        log.error("recovery: %s (seq %d) is outside the workspace now", row.path, row.seq)
+        log.error(
+            "recovery: %s (seq %d) is no longer where it was written (a directory on its"
+            " path is gone, moved or replaced by a link); not rolled forward",
+            row.path,
+            row.seq,
+        )
         return
-    current = _content_sha(target)
+    try:
+        current = _current_sha(workspace, located.parent.fd, located.name, row)
+        _finish_in(located.parent.fd, located.name, current, row, done)
+    except OSError as e:
+        done.unfinished.append(row.path)
+        log.error("recovery: %s (seq %d) could not be finished: %s", row.path, row.seq, e)
+    finally:
+        located.parent.close()
+
+
+def _current_sha(workspace: Workspace, directory: int, name: str, row: _Row) -> str:
+    """What the target holds now. A removal may be of a link (removed like `rm` does),
+    whose content the batch judged through the link: read it the confined way."""
+    current = _content_sha(directory, name)
+    if current == NOT_REGULAR and row.sha256 == ABSENT:
+        found = workspace.fingerprint(row.path)
+        return found.sha256 if found is not None else NOT_REGULAR
+    return current
+
+
+def _finish_in(directory: int, name: str, current: str, row: _Row, done: Recovered) -> None:
     if current == row.sha256:
         done.already_done += 1
         return
@@ -110,41 +147,57 @@ def _finish(root: Path, row: _Row, done: Recovered) -> None:
         )
         return
     if row.sha256 == ABSENT:
-        target.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=directory)
     else:
-        temp = root / row.temp
-        if _content_sha(temp) != row.sha256:
+        temp = PurePosixPath(row.temp).name
+        if _content_sha(directory, temp) != row.sha256:
             done.unfinished.append(row.path)
             log.error("recovery: %s (seq %d): its temp file is gone or damaged", row.path, row.seq)
             return
-        os.replace(temp, target)
-    fsync_dir(target.parent)
+        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
+    os.fsync(directory)
     done.rolled_forward.append(row.path)
     log.info("recovery: finished the write of %s (seq %d)", row.path, row.seq)
 
 
-def _inside(root: Path, target: Path) -> bool:
-    real = os.path.realpath(target.parent)
-    return os.path.commonpath([real, str(root)]) == str(root)
+def _beside(row: _Row) -> bool:
+    """A write's temp file is in its target's directory (a removal has none)."""
+    if row.sha256 == ABSENT:
+        return True
+    return PurePosixPath(row.temp).parent == PurePosixPath(row.path).parent
 
 
-def _content_sha(path: Path) -> str:
-    """SHA-256 of a regular file's bytes; ABSENT when there is none."""
+def _content_sha(directory: int, name: str) -> str:
+    """SHA-256 of the bytes of regular file `name` in `directory`, never through a link;
+    ABSENT when there is none, NOT_REGULAR for a link or anything else."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = os.open(name, _READ_FLAGS, dir_fd=directory)
+    except (FileNotFoundError, NotADirectoryError):
         return ABSENT
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK):  # a link: never read through it
+            return NOT_REGULAR
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return NOT_REGULAR
+        digest = hashlib.sha256()
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def remove_temps(root: Path) -> int:
-    """Remove every `.editjournal-tmp-*` file in the workspace (not in .git/ or our state)."""
+    """Remove every `.editjournal-tmp-*` file in the workspace (not in .git/ or our state).
+    Each relative to its held directory, never following a link (`os.fwalk`)."""
     removed = 0
-    for directory, subdirs, files in os.walk(root):
+    for _, subdirs, files, directory in os.fwalk(root):
         subdirs[:] = [d for d in subdirs if d not in _SKIPPED_DIRS]
         for name in files:
             if name.startswith(TEMP_PREFIX):
                 try:
-                    os.unlink(os.path.join(directory, name))
+                    os.unlink(name, dir_fd=directory)
                 except OSError as e:
                     log.warning("could not remove leftover temp file %s: %s", name, e)
                     continue

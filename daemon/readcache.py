@@ -46,7 +46,7 @@ class SnapshotCache:
     ) -> None:
         self._entries = entries
         self._racy_ns = racy_ns
-        self._max_bytes = max_bytes
+        self.max_bytes = max_bytes
         self._items: OrderedDict[str, tuple[StatKey, FileSnapshot]] = OrderedDict()
         self.bytes = 0
         self.hits = 0
@@ -80,7 +80,7 @@ class SnapshotCache:
     def _remember(self, rel: str, key: StatKey, snap: FileSnapshot) -> None:
         self._items[rel] = (key, snap)
         self.bytes += _cost(snap)
-        while self._items and (len(self._items) > self._entries or self.bytes > self._max_bytes):
+        while self._items and (len(self._items) > self._entries or self.bytes > self.max_bytes):
             self.bytes -= _cost(self._items.popitem(last=False)[1][1])
 
 

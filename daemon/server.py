@@ -34,6 +34,7 @@ from editjournal.daemon.apply_order import in_apply_order
 from editjournal.daemon.boundary import (
     DECODE_ERRORS,
     InjectedCrash,
+    InjectedFailure,
     check_frame,
     crash_reason,
     decode_failure,
@@ -111,20 +112,27 @@ class Server:
         limits: Limits | None = None,
         crash_method: str | None = None,
         kill_after_commit: bool = False,
+        fail_method: str | None = None,
     ) -> None:
         """`watch=None`: outside changes are noticed only when a file is accessed.
         `crash_method` (tests only): a request of that method ends the loop as a crash.
+        `fail_method` (tests only): a request of that method raises once its writes are
+        prepared (the request boundary must answer it and remove their temp files).
         `kill_after_commit` (tests only): SIGKILL itself after the first commit of a batch
         that writes files, before the renames (the crash that recovery must finish)."""
         self.workspace = workspace
         self.limits = limits or Limits.for_file_size(workspace.max_file_size)
         self._crash_method = crash_method
+        self._fail_method = fail_method
+        # writes prepared by the request being handled, not yet in the round: the
+        # boundary removes their temp files if the request fails before it hands them on
+        self._unrounded: list[Prepared] = []
         self.state_dir = ensure_state_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
         # before the state and the start-up scan: finish writes a crash left half done
         unclean = _unclean_previous_run(self.journal) is not None
-        self.recovered = recover(workspace.root, self.journal, unclean)
+        self.recovered = recover(workspace, self.journal, unclean)
         self._round = WriteRound(workspace)
         self._batch = _Batch()
         self.commits = CommitStats()
@@ -168,7 +176,8 @@ class Server:
         self.publisher = Publisher(self._zmq, self.info.events_socket)
         self._record_now(None, self._started_event())
         if self._watch is not None:
-            self.watching = Watching(self.workspace, self._zmq, self._watch)
+            lines = self.limits.file_lines
+            self.watching = Watching(self.workspace, self._zmq, self._watch, lines)
             self.watching.start()  # first, so nothing slips between the check and the watch
             self.watching.at_startup(self.state, self._record_outside)
             self._commit()
@@ -359,8 +368,12 @@ class Server:
         try:  # the request boundary: whatever this request raises, it gets the reply
             response, prepared = self._dispatch(payload)
         except Exception as e:
+            for item in self._unrounded:
+                item.write.discard()
+            self._unrounded.clear()
             batch.replies.append((route, failure_reply(payload, e, "handling the request")))
             return False
+        self._unrounded.clear()
         if prepared:
             self._round.add(prepared, response.seq or 0, owner=len(batch.replies))
         batch.replies.append((route, response))
@@ -378,6 +391,8 @@ class Server:
         if replay is not None:
             return replay, []
         outcome, prepared = self._decide(handler, request, params)
+        if prepared and request.method == self._fail_method:
+            raise InjectedFailure(f"failure requested by {request.agent} after preparing")
         records = self._record(request.agent, outcome)
         seq = records[-1].seq if records else None
         if outcome.error is not None:
@@ -448,6 +463,7 @@ class Server:
                         write.path, write.data, durable=False, sha256=write.sha256
                     )
                 prepared.append(Prepared(ready, write.based_on))
+                self._unrounded.append(prepared[-1])
         except ToolError as e:
             for done in prepared:
                 done.write.discard()

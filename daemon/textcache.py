@@ -10,6 +10,8 @@ Bounded twice: by entries and by estimated bytes (text plus a per-line cost for
 the parse and its anchors), so a few huge files cannot hold gigabytes; and a
 content of more lines than the daemon's line limit is refused before it is
 parsed (`file_too_many_lines`), since parsing it would stall every agent.
+The snapshot cache in front of it (`files`) has a budget of its own, a quarter of
+this one (64 MiB by default): one limit, `Limits.cache_bytes`, scales both.
 
 A content an edit produced is anchored from the content it was edited from
 (``AnchorIndex.derive``): the cost follows the change, not the file.
@@ -31,6 +33,7 @@ from editjournal.daemon.readcache import SnapshotCache
 from editjournal.daemon.text.anchors import AnchorIndex, Anchors, Change
 from editjournal.daemon.text.lines import Document, parse
 
+SNAPSHOT_SHARE = 4  # the snapshot cache's part of the byte budget: 1/4
 DEFAULT_ENTRIES = 16
 PER_LINE_BYTES = 400  # a line's str, ending, hashes and anchor entries, measured roughly
 
@@ -74,7 +77,8 @@ class TextCache:
         self._max_lines = max_lines
         self._items: OrderedDict[str, Parsed] = OrderedDict()
         self.bytes = 0
-        self.files = SnapshotCache()  # the step before: unchanged files are not re-read
+        # the step before: unchanged files are not re-read (a share of the byte budget)
+        self.files = SnapshotCache(max_bytes=max_bytes // SNAPSHOT_SHARE)
 
     def parsed(self, sha256: str, text: str | Callable[[], str], path: str | None = None) -> Parsed:
         """The parse of the content with this hash; `text` is used only on a miss

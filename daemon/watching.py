@@ -16,6 +16,7 @@ import zmq
 
 from editjournal.daemon.coverage import unwatched_dirs
 from editjournal.daemon.ignore import GITIGNORE, Ignorer
+from editjournal.daemon.limits import DEFAULT_FILE_LINES
 from editjournal.daemon.outside import Observation, OutsideObserver
 from editjournal.daemon.state import State
 from editjournal.daemon.watcher import ADDRESS, DECODER, Watcher, WatcherMessage
@@ -63,11 +64,12 @@ class Watching:
         workspace: Workspace,
         context: zmq.Context[zmq.Socket[bytes]],
         settings: WatchSettings,
+        max_lines: int = DEFAULT_FILE_LINES,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
         self.ignorer = Ignorer(workspace.root, settings.ignore)
-        self.observer = OutsideObserver(workspace, self.ignorer)
+        self.observer = OutsideObserver(workspace, self.ignorer, max_lines)
         self.health = WatchHealth(ignore=list(settings.ignore))
         self.socket = context.socket(zmq.PULL)
         self.socket.setsockopt(zmq.LINGER, 0)

@@ -440,6 +440,19 @@ class Workspace:
         except OSError as exc:
             raise _translate(exc, rel) from exc
 
+    def locate_real(self, rel: str) -> Located | None:
+        """The held parent directory of `rel`, a path already walked to its real location
+        (a journaled write's target), if it still is exactly there: no component swapped
+        for a link or moved. None otherwise. The caller closes `parent`."""
+        try:
+            located = self._locate(rel, follow_final=False, refuse=self.protected)
+        except ToolError:
+            return None
+        if located.parts != Path(rel).parts:  # the walk followed a link on the way
+            located.parent.close()
+            return None
+        return located
+
     def _open_confined(self, rel: str, flags: int) -> int:
         """Open the file `rel` really names, never following a link the walk did not check."""
         for _ in range(_SWAP_RETRIES):

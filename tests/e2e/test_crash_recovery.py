@@ -254,3 +254,20 @@ def test_a_keyed_write_applied_before_the_daemon_was_killed_is_answered_not_reap
     assert (daemons.root / "a.txt").read_text() == "one\ntwo\n"
     [applied] = journal(daemons.root).records(kind="edit_applied")
     assert answered.seq == applied.seq
+
+
+def test_a_client_served_by_a_daemon_someone_else_started_learns_its_pid(
+    daemons: Daemons,
+) -> None:
+    """autostart=False: the Client does not start the new daemon, but once it answers on
+    the same socket, the Client knows the new pid (what `editjournal mcp` reports), and
+    stops probing the socket on every call."""
+    first = daemons.start()
+    client = Client(daemons.root, "agent-a", autostart=False)
+    daemons.clients.append(client)
+    assert client.daemon_pid == first.proc.pid
+    first.stop(signal.SIGKILL)
+    second = daemons.start()  # someone else's start, on the same ipc path
+    assert client.ping().pong
+    assert client.address == live_endpoint(daemons.root).socket  # type: ignore[union-attr]
+    assert client.daemon_pid == second.proc.pid

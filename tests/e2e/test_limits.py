@@ -71,6 +71,32 @@ def test_an_edit_that_would_pass_the_line_limit_is_refused(few_lines: RunningDae
     few_lines.stop()
 
 
+def test_an_outside_change_past_the_line_limit_is_recorded_without_parsing_it(
+    workspace: Path,
+) -> None:
+    """Like a file over the size limit: no line count, no stored content (the watcher
+    must not parse a huge file on the daemon's one thread)."""
+    (workspace / "a.txt").write_text("short\n")
+    running = start(workspace, "--max-file-lines", "1000")
+    try:
+        client = running.client()
+        client.read_file("a.txt")  # tracked: its outside changes would store content
+        (workspace / "a.txt").write_text("line\n" * 1001)
+        [event] = wait_until(
+            lambda: list(client.log(path="a.txt", kind="outside_change").events),
+            20,
+            "the outside change",
+        )
+        assert event.body["line_count"] is None and event.body["content_stored"] is False
+        assert event.body["size"] == 5005
+        (workspace / "a.txt").write_text("line\n" * 1000)  # within the limit: counted
+        wait_until(lambda: len(client.log(path="a.txt", kind="outside_change").events) == 2)
+        [_, within] = client.log(path="a.txt", kind="outside_change").events
+        assert within.body["line_count"] == 1000 and within.body["content_stored"] is True
+    finally:
+        running.stop()
+
+
 def test_a_rejected_payload_is_journaled_clipped(daemon: RunningDaemon, client: Client) -> None:
     (daemon.root / "a.txt").write_text("alpha\nbeta\n")
     huge = "z" * 1_000_000

@@ -210,3 +210,50 @@ def applied_count(workspace: Path) -> int:
         )
     finally:
         db.close()
+
+
+def test_a_parent_swapped_for_a_link_to_outside_is_not_rolled_forward_through_it(
+    workspace: Path, tmp_path: Path
+):
+    """While the daemon was down, the target's directory was moved out of the workspace
+    and a link to it put in its place: the roll-forward must not follow the link."""
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.txt").write_text("one\n")
+    running = start(workspace, "--kill-after-commit")
+    client = running.client(timeout=5)
+    client.read_file("sub/a.txt")
+    with pytest.raises(RequestError):
+        client.append_to_file("sub/a.txt", "two\n")
+    assert running.proc.wait(timeout=10) == -signal.SIGKILL
+    running.stop()
+    outside_dir = tmp_path / "elsewhere"
+    (workspace / "sub").rename(outside_dir)  # the temp file goes with it
+    (workspace / "sub").symlink_to(outside_dir)
+    before = {p.name: p.read_bytes() for p in outside_dir.iterdir()}
+    assert before["a.txt"] == b"one\n" and len(before) == 2  # a.txt and the temp file
+
+    running = start(workspace)
+    try:
+        recovered = running.client().status().group_commit["recovered"]
+        assert recovered["unfinished"] == ["sub/a.txt"] and recovered["rolled_forward"] == []
+        assert {p.name: p.read_bytes() for p in outside_dir.iterdir()} == before  # untouched
+    finally:
+        running.stop()
+
+
+def test_a_request_that_fails_after_preparing_its_writes_leaves_no_temp_file(workspace: Path):
+    """The request boundary answers the failure and removes what the request prepared,
+    without waiting for an unclean start to clean up."""
+    (workspace / "a.txt").write_text("one\n")
+    running = start(workspace, "--no-watch", "--fail-after-prepare", "append_to_file")
+    try:
+        client = running.client()
+        with pytest.raises(RequestError) as failed:
+            client.append_to_file("a.txt", "two\n")
+        assert failed.value.code == "internal_error"
+        assert temp_files(workspace) == []
+        client.write_file("b.txt", "b\n")  # the daemon serves on, and writes
+        assert (workspace / "a.txt").read_text() == "one\n"
+        assert temp_files(workspace) == []
+    finally:
+        running.stop()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.daemon.readcache import SnapshotCache
+from editjournal.daemon.textcache import TextCache
 from editjournal.daemon.workspace import Workspace
 from editjournal.schemas.errors import ToolError
 
@@ -84,3 +85,24 @@ def test_the_cache_is_bounded(ws: Workspace) -> None:
     assert cache.bytes == 2 * 20
     cache.read(ws, "a")  # evicted: read again
     assert cache.hits == 0
+
+
+def test_the_cache_is_bounded_by_bytes(ws: Workspace) -> None:
+    cache = SnapshotCache(entries=100, max_bytes=500, racy_ns=0)
+    for name in ("a", "b", "c"):
+        (ws.root / name).write_text(name * 100)  # 200 bytes each: data and text
+        cache.read(ws, name)
+    assert cache.bytes == 400  # "a" made room for "c"
+    cache.read(ws, "b")
+    cache.read(ws, "c")
+    assert cache.hits == 2
+    cache.read(ws, "a")  # evicted: read again
+    assert cache.hits == 2 and cache.bytes <= 500
+    (ws.root / "huge").write_text("h" * 300)  # alone over the budget: never kept
+    cache.read(ws, "huge")
+    cache.read(ws, "huge")
+    assert cache.hits == 2 and cache.bytes <= 500
+
+
+def test_the_text_cache_gives_the_snapshot_cache_a_share_of_its_budget() -> None:
+    assert TextCache(max_bytes=4000).files.max_bytes == 1000

@@ -101,7 +101,7 @@ def test_recovery_finishes_only_what_the_journal_names(tmp_path: Path) -> None:
     round_.sync()
     journal.commit(also=round_.statements())  # ... and a crash before the rename
     (tmp_path / f"{TEMP_PREFIX}stray").write_text("never journaled")
-    done = recover(tmp_path, journal, unclean=True)
+    done = recover(ws, journal, unclean=True)
     assert done.rolled_forward == ["a.txt"] and done.temps_removed == 1
     assert (tmp_path / "a.txt").read_text() == "new\n" and temps(tmp_path) == []
     assert journal.db.execute("SELECT COUNT(*) FROM pending_writes").fetchone() == (0,)
