@@ -215,6 +215,18 @@ class Journal:
             self._anchor_tip(pending.records[-1])
         return pending.records
 
+    def drop_staged_after(self, seq: int) -> None:
+        """Forget the staged events after `seq` (one failed request's), keeping the ones
+        before it; their blobs stay staged (content-addressed, harmless)."""
+        pending = self._pending
+        keep = [r for r in pending.records if r.seq <= seq]
+        pending.rows[:] = pending.rows[: len(keep)]
+        pending.records[:] = keep
+        if keep:
+            self._last_seq, self._last_hash = keep[-1].seq, keep[-1].hash
+        else:
+            self._reload_tip()
+
     def discard_staged(self) -> None:
         """Forget every staged event and blob (a batch that cannot be made durable)."""
         self._pending = _Pending()

@@ -352,6 +352,13 @@ class Server:
         for route, response in replies:
             self.router.send_multipart([*route, encode_reply(response)])
 
+    def _unstage_after(self, seq: int) -> None:
+        """Forget what a failed request staged: its writes were discarded, so its events
+        must not be committed with the batch (no phantom `edit_applied`)."""
+        if self.journal.last_seq > seq:
+            self.journal.drop_staged_after(seq)
+            self._rebuild_state()
+
     def _rebuild_state(self) -> None:
         """The state as the journal really holds it, after staged events were dropped."""
         self.state = fold(self.journal.records())
@@ -365,12 +372,14 @@ class Server:
         removal ends the batch: the round's overlay holds contents, not absences.
         """
         route, payload = frames[:-1], frames[-1]
+        staged_before = self.journal.last_seq
         try:  # the request boundary: whatever this request raises, it gets the reply
             response, prepared = self._dispatch(payload)
         except Exception as e:
             for item in self._unrounded:
                 item.write.discard()
             self._unrounded.clear()
+            self._unstage_after(staged_before)
             batch.replies.append((route, failure_reply(payload, e, "handling the request")))
             return False
         self._unrounded.clear()
@@ -391,9 +400,9 @@ class Server:
         if replay is not None:
             return replay, []
         outcome, prepared = self._decide(handler, request, params)
-        if prepared and request.method == self._fail_method:
-            raise InjectedFailure(f"failure requested by {request.agent} after preparing")
         records = self._record(request.agent, outcome)
+        if prepared and request.method == self._fail_method:
+            raise InjectedFailure(f"failure requested by {request.agent} after staging")
         seq = records[-1].seq if records else None
         if outcome.error is not None:
             error = outcome.error.to_wire()

@@ -241,9 +241,10 @@ def test_a_parent_swapped_for_a_link_to_outside_is_not_rolled_forward_through_it
         running.stop()
 
 
-def test_a_request_that_fails_after_preparing_its_writes_leaves_no_temp_file(workspace: Path):
-    """The request boundary answers the failure and removes what the request prepared,
-    without waiting for an unclean start to clean up."""
+def test_a_request_that_fails_after_staging_its_write_leaves_no_trace(workspace: Path):
+    """The request boundary answers the failure, removes the temp file the request
+    prepared and drops the events it staged: no temp file waits for an unclean start,
+    and no `edit_applied` is committed for a write that never happened."""
     (workspace / "a.txt").write_text("one\n")
     running = start(workspace, "--no-watch", "--fail-after-prepare", "append_to_file")
     try:
@@ -255,5 +256,14 @@ def test_a_request_that_fails_after_preparing_its_writes_leaves_no_temp_file(wor
         client.write_file("b.txt", "b\n")  # the daemon serves on, and writes
         assert (workspace / "a.txt").read_text() == "one\n"
         assert temp_files(workspace) == []
+        assert [e.path for e in client.log(kind="edit_applied").events] == ["b.txt"]
+        live_digest = client.status().state_digest
     finally:
         running.stop()
+    journal = Journal(workspace / ".editjournal" / "journal.db")
+    try:
+        records = list(journal.records())
+    finally:
+        journal.close()
+    assert not [r for r in records if r.kind == "edit_applied" and r.event.path == "a.txt"]
+    assert fold(r for r in records if r.kind != "daemon_stopped").digest() == live_digest
