@@ -143,8 +143,8 @@ def _result(parsed: Parsed, sha: str, size: int) -> ReadFileResult:
         start_line=1, end_line=doc.line_count, truncated=False, eol=doc.eol_style, bom=doc.bom,
         final_newline=doc.final_newline, size=size,
     )  # fmt: skip
-    # set after construction, as the daemon does (given to the constructor, they would
-    # be expanded into `lines` and `rendered` as on the client: see ReadFileResult)
+    # set after construction, as the daemon does (the client builds `lines` and
+    # `rendered` from them on first use: see ReadFileResult)
     result.anchors, result.marks = parsed.index.anchor_strings[:], parsed.marks
     return result
 

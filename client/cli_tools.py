@@ -104,7 +104,7 @@ def read(
             path, hashes=hashes, range=range_, since_version=since, at_version=at_version
         )
     if s.json:
-        print_json(result)
+        print_json(result.expanded())
         return EXIT_OK
     if result.since_version is not None:
         body = "(unchanged)" if result.unchanged else (result.delta or result.content)
@@ -387,11 +387,14 @@ def call(method: str) -> int:
     with open_client() as client:
         response = client.call(method, params)
     if response.ok and method in _EXPANDED:  # reads travel lean: show their rows in full
-        response.result = msgspec.convert(response.result, _EXPANDED[method])
+        response.result = msgspec.convert(response.result, _EXPANDED[method]).expanded()
     print_json(response)
     return EXIT_OK if response.ok else EXIT_ERROR
 
 
-_EXPANDED: dict[str, type] = {"read_file": ReadFileResult, "read_many_files": ReadManyFilesResult}
+_EXPANDED: dict[str, type[ReadFileResult | ReadManyFilesResult]] = {
+    "read_file": ReadFileResult,
+    "read_many_files": ReadManyFilesResult,
+}
 
 COMMANDS = (status, read, edit, patch, log, watch, agent_status, call)

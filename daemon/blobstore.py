@@ -29,6 +29,7 @@ from editjournal.daemon import linedelta
 
 FULL_EVERY = 64  # versions per full copy: bounds a read to FULL_EVERY - 1 deltas
 CACHE_BYTES = 32 * 1024 * 1024  # verified contents kept to serve bases and re-reads
+PRESENT_MAX = 65_536  # digests known stored (`has` without a query); forgotten when full
 INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data, base, depth) VALUES (?, ?, ?, ?, ?, ?)"
 _SELECT = "SELECT sha256, size, codec, data, base, depth FROM blobs"
 _SELECT_V0 = "SELECT sha256, size, codec, data, NULL, 0 FROM blobs"
@@ -79,6 +80,9 @@ class BlobStore:
         self._select = _SELECT if "base" in columns else _SELECT_V0
         self._heads: dict[str, _Head] = {}  # path -> its latest stored version
         self._cache = _Cache(CACHE_BYTES)
+        # digests seen committed: a re-read's "is this content stored?" costs no query;
+        # sound because a blob row is never deleted (trigger blobs_no_delete)
+        self._present: set[str] = set()
 
     # --- writing --------------------------------------------------------------------
 
@@ -101,6 +105,7 @@ class BlobStore:
         self._heads.update(packed.heads)
         for digest, data in packed.contents.items():
             self._cache.put(digest, data)
+            self._known(digest)
 
     def _row(
         self, digest: str, data: bytes, path: str | None, packed: Packed
@@ -143,10 +148,17 @@ class BlobStore:
     # --- reading --------------------------------------------------------------------
 
     def has(self, digest: str) -> bool:
-        return (
-            self._conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [digest]).fetchone()
-            is not None
-        )
+        if digest in self._present:
+            return True
+        row = self._conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [digest]).fetchone()
+        if row is not None:
+            self._known(digest)
+        return row is not None
+
+    def _known(self, digest: str) -> None:
+        if len(self._present) >= PRESENT_MAX:
+            self._present.clear()
+        self._present.add(digest)
 
     def read(self, digest: str) -> bytes | None:
         """The verified content of `digest`, None if it was never stored (bases on the way

@@ -60,6 +60,9 @@ class OutsideObserver:
     def observe(self, state: State, rel: str, tracked_hint: bool = False) -> Observation:
         """One path: created, modified or deleted, if its content differs from the state's."""
         known = state.files.get(rel)
+        if known is not None and (own := self.workspace.own_writes.unchanged(rel, known.sha256)):
+            self.stat_cache[rel] = (own[2], own[3])  # the daemon's own write: nothing to see
+            return Observation()
         found = self._fingerprint(rel)
         existed = known is None and self.unseen.pop(rel, None) is not None
         if found is None:
@@ -81,7 +84,8 @@ class OutsideObserver:
         and inherits tracking, so an agent's file keeps its history under its new name."""
         known = state.files.get(src)
         result = Observation()
-        if self._fingerprint(src) is None:
+        unknown = known is None and src not in self.unseen  # e.g. the daemon's temp file
+        if not unknown and self._fingerprint(src) is None:
             if known is not None and known.sha256 is not None:
                 result.events.append(_gone(src, known.sha256, known.tracked, moved_to=dest))
             elif known is None and self.unseen.pop(src, None) is not None:

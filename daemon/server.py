@@ -451,7 +451,9 @@ class Server:
     def _unchanged_since_read(self, writes: list[Write]) -> bool:
         """Every file is still what its handler based the new content on."""
         for write in writes:
-            if write.based_on is None:
+            if write.based_on is None or self.workspace.own_writes.unchanged(
+                write.path, write.based_on
+            ):  # still exactly the daemon's last write of it: no re-read needed
                 continue
             found = self.workspace.fingerprint(write.path)
             if (found.sha256 if found is not None else ABSENT) != write.based_on:
@@ -522,7 +524,8 @@ class Server:
             request.agent, self.state, self.workspace, self.journal, self.info, self.cache
         )
         try:
-            return handler(ctx, params)
+            with self.workspace.one_request():  # each path's confinement judged once
+                return handler(ctx, params)
         except ToolError as e:
             return Outcome(error=e)
         except Exception as e:  # a bug of ours: report it, keep serving

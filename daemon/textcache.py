@@ -34,7 +34,7 @@ from editjournal.daemon.text.anchors import AnchorIndex, Anchors, Change
 from editjournal.daemon.text.lines import Document, parse
 
 SNAPSHOT_SHARE = 4  # the snapshot cache's part of the byte budget: 1/4
-DEFAULT_ENTRIES = 16
+DEFAULT_ENTRIES = 64  # 8 agents on 8 files keep 16+ versions in use; bytes bound it too
 PER_LINE_BYTES = 400  # a line's str, ending, hashes and anchor entries, measured roughly
 
 
@@ -90,6 +90,13 @@ class TextCache:
             found = Parsed(parse(content))
             self._remember(sha256, found)
         else:
+            self._items.move_to_end(sha256)
+        return found
+
+    def get(self, sha256: str) -> Parsed | None:
+        """The parse of that content if it is kept, else None (nothing is read)."""
+        found = self._items.get(sha256)
+        if found is not None:
             self._items.move_to_end(sha256)
         return found
 

@@ -27,12 +27,14 @@ import logging
 import os
 import secrets
 import stat as stat_mod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from editjournal.daemon.confined import DirHandle, Escape, Located, Resolver
 from editjournal.daemon.encoding import refusal, utf8_text
+from editjournal.daemon.ownwrites import OwnWrites
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
 
@@ -178,6 +180,21 @@ class Workspace:
         # real workspace-relative path of their target (see daemon/writeround.py): reads
         # serve them, so a later request of the batch plans against an earlier one's write.
         self.overlay: dict[str, FileSnapshot] = {}
+        # The daemon's last rename of each path, so the watcher knows it without a re-read.
+        self.own_writes = OwnWrites(resolved)
+        # `relative`'s answers while one request runs (`one_request`): a request names
+        # its path several times (stat, read, snapshot) and each answer costs realpath
+        # walks; a link may change between requests, so the memo lives for one only.
+        self._judged: dict[str, str] | None = None
+
+    @contextlib.contextmanager
+    def one_request(self) -> Iterator[None]:
+        """Within this block, `relative` judges each spelling of a path once."""
+        self._judged = {}
+        try:
+            yield
+        finally:
+            self._judged = None
 
     def overlay_key(self, target: str | os.PathLike[str]) -> str:
         """The overlay's key for a path: where it really lands, relative to the root
@@ -202,11 +219,20 @@ class Workspace:
         symlink stays known by its own name; confinement is judged on the real
         location, so no spelling can reach outside the root or into the state dir.
         """
+        judged = self._judged
+        if judged is not None and (known := judged.get(path)) is not None:
+            return known
+        rel = self._judge(path)
+        if judged is not None:
+            judged[path] = rel
+        return rel
+
+    def _judge(self, path: str) -> str:
         _check_syntax(path)
         try:  # a first, lexical judgement; the open itself is what confines (_locate)
             rel = self._lexical_relative(path)
-            self._check_confined(path, rel)
-            is_root = rel == "." or os.path.realpath(self.root / rel) == str(self.root)
+            real = self._check_confined(path, rel)
+            is_root = rel == "." or real == str(self.root)
         except OSError as exc:  # realpath met a link swapped mid-way
             raise _kept_changing(path) from exc
         if is_root:
@@ -232,20 +258,21 @@ class Workspace:
             return os.path.relpath(real, self.root)
         raise self._outside(path)
 
-    def _check_confined(self, path: str, rel: str) -> None:
-        """Refuse paths whose real location is outside the root or in the state dir.
+    def _check_confined(self, path: str, rel: str) -> str:
+        """Refuse paths whose real location is outside the root or in the state dir;
+        return the real location of `rel`.
 
         Both the normalised and the raw spelling are resolved: `link/..` means
-        different things lexically and to the kernel, and neither may escape.
+        different things lexically and to the kernel, and neither may escape (one
+        spelling, the common case, is resolved once: each realpath is a walk).
         """
-        reals = {
-            os.path.realpath(self.root / rel),
-            os.path.realpath(os.path.join(self.root, path)),
-        }
-        if not all(_is_within(real, str(self.root)) for real in reals):
+        normal, raw = str(self.root / rel), os.path.join(self.root, path)
+        real = os.path.realpath(normal)
+        reals = {real} if raw == normal else {real, os.path.realpath(raw)}
+        if not all(_is_within(each, str(self.root)) for each in reals):
             raise self._outside(path)
         in_state = Path(rel).parts[:1] == (STATE_DIR_NAME,) or any(
-            _is_within(real, str(self.state_dir)) for real in reals
+            _is_within(each, str(self.state_dir)) for each in reals
         )
         if in_state:
             raise ToolError(
@@ -254,6 +281,7 @@ class Workspace:
                 {"path": path},
                 "use a path outside .editjournal/",
             )
+        return real
 
     def _outside(self, path: str) -> ToolError:
         return ToolError(
@@ -605,6 +633,8 @@ def _read_up_to(fd: int, limit: int) -> bytes:
 
 def _is_within(path: str, base: str) -> bool:
     """Lexical containment on absolute, normalised paths (`/a/bc` is not in `/a/b`)."""
+    if os.sep == "/":  # a prefix test, exact for normalised POSIX paths; commonpath is slow
+        return path == base or path.startswith(base if base.endswith("/") else base + "/")
     try:
         return os.path.commonpath([path, base]) == base
     except ValueError:  # different drives on Windows

@@ -119,10 +119,18 @@ class WriteRound:
                 continue
             directories[slot.write.target.parent] = None
             self._done.append((self._temp_name(slot.write, key),))
+            self._note_own(key, slot.write)
         for directory in directories:
             fsync_dir(directory)
         self._end()
         return failures
+
+    def _note_own(self, key: str, write: PreparedWrite) -> None:
+        """So the watcher's report of this rename costs a stat (daemon/ownwrites.py)."""
+        if write.temp is None:
+            self._workspace.own_writes.forget(key)
+        else:
+            self._workspace.own_writes.note(key, write.snapshot.sha256)
 
     def discard(self) -> None:
         """Nothing of the round reaches the disk: every temp file is removed."""

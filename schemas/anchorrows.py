@@ -4,8 +4,10 @@ A `read_file(hashes)` reply carries the served text once (`content`) plus, per
 line, its anchor (`anchors`) and one mark character (`marks`) saying the
 anchor's kind, uniqueness and quality. The per-line rows (`lines`) and the
 `LINE#ANCHOR|body` text (`rendered`) that tools show are rebuilt from those on
-the client, so a read reply is about the size of the file instead of three times
-it. The alphabet below is the contract between daemon and client::
+the client, on first use (ReadFileResult), so a read reply is about the size of
+the file instead of three times it, and a caller that only wants the content or
+the anchors never pays for a thousand row objects. The alphabet below is the
+contract between daemon and client::
 
     "."  line anchor, unique, high quality     "~"  line, unique, low
     "c"  context anchor (always unique), high  "C"  context, low

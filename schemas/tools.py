@@ -152,8 +152,9 @@ class ReadFileResult(Result):
     bom: bool
     final_newline: bool
     size: int
-    lines: list[AnchoredLine] | None = None
-    rendered: str | None = None
+    # `lines` and `rendered` on the wire; read them as `.lines` and `.rendered` (below)
+    sent_lines: list[AnchoredLine] | None = msgspec.field(default=None, name="lines")
+    sent_rendered: str | None = msgspec.field(default=None, name="rendered")
     # delta reads (since_version): content is "", `delta` holds the changed hunks with
     # fresh anchors, `lines` the changed lines; `unchanged` says nothing changed
     since_version: int | None = None
@@ -164,18 +165,46 @@ class ReadFileResult(Result):
     anchors: list[str] | None = None
     marks: str | None = None
 
-    def __post_init__(self) -> None:  # also run by msgspec on decoding
-        if self.anchors is None or self.marks is None or self.lines is not None:
-            return
+    @property
+    def lines(self) -> list[AnchoredLine] | None:
+        """The served lines as rows; a lean (`anchors` + `marks`) reply's rows are built
+        on first use, not on decoding: most callers never look at them."""
+        if self.sent_lines is None and self.anchors is not None and self.marks is not None:
+            self.sent_lines = self._rows()
+        return self.sent_lines
+
+    @lines.setter
+    def lines(self, value: list[AnchoredLine] | None) -> None:
+        self.sent_lines = value
+
+    @property
+    def rendered(self) -> str | None:
+        """`LINE#ANCHOR|body` rows as agents see them; built on first use, like `lines`."""
+        if self.sent_rendered is None and self.anchors is not None and self.marks is not None:
+            bodies = bodies_of(self.content, len(self.anchors))
+            self.sent_rendered = rendered_rows(self.start_line, self.anchors, self.marks, bodies)
+        return self.sent_rendered
+
+    @rendered.setter
+    def rendered(self, value: str | None) -> None:
+        self.sent_rendered = value
+
+    def expanded(self) -> ReadFileResult:
+        """This result with `lines` and `rendered` built, so that encoding it (`--json`)
+        shows them as the daemon once sent them; returns self."""
+        self.lines, self.rendered  # noqa: B018 - built and kept by the properties
+        return self
+
+    def _rows(self) -> list[AnchoredLine]:
+        assert self.anchors is not None and self.marks is not None
         bodies = bodies_of(self.content, len(self.anchors))
         meanings = [MEANINGS[mark] for mark in self.marks]
-        self.lines = [
+        return [
             AnchoredLine(
                 line=self.start_line + i, hash=a, quality=m[2], text=b, kind=m[0], unique=m[1]
             )
             for i, (a, m, b) in enumerate(zip(self.anchors, meanings, bodies, strict=True))
         ]
-        self.rendered = rendered_rows(self.start_line, self.anchors, self.marks, bodies)
 
 
 class AgentStatusParams(Params):
@@ -222,6 +251,13 @@ class ReadManyItem(Result):
 
 class ReadManyFilesResult(Result):
     files: list[ReadManyItem]
+
+    def expanded(self) -> ReadManyFilesResult:
+        """Every file's `lines` and `rendered` built (ReadFileResult.expanded)."""
+        for item in self.files:
+            if item.result is not None:
+                item.result.expanded()
+        return self
 
 
 # --- editing ------------------------------------------------------------------------

@@ -72,6 +72,9 @@ def document(
     """The stored content with that hash, parsed; None when it was never stored."""
     if sha256 is None:
         return None
+    cached = ctx.cache.get(sha256)  # parsed already: the stored bytes need not be rebuilt
+    if cached is not None and (sha256 in (extra or {}) or ctx.journal.has_blob(sha256)):
+        return cached
     data = (extra or {}).get(sha256) or ctx.journal.blob(sha256)
     if data is None:
         return None

@@ -138,22 +138,28 @@ def serve_read(
         hashes=hashes,
         unseen=unseen,
     )
-    result = _result(snap, doc, start, end, truncated, version)
+    result = _result(snap, doc, start, end, truncated, version, snap.text)
     if hashes:
         _add_anchors(result, parsed, start, end)
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 
 def _result(
-    snap: FileSnapshot, doc: Document, start: int, end: int, truncated: bool, version: int
+    snap: FileSnapshot,
+    doc: Document,
+    start: int,
+    end: int,
+    truncated: bool,
+    version: int,
+    text: str | None = None,
 ) -> ReadFileResult:
-    content = "".join(map(operator.add, doc.lines[start - 1 : end], doc.endings[start - 1 : end]))
+    """The reply; `text`, when given, is the text `doc` was parsed from."""
     return ReadFileResult(
         file_path=snap.path,
         version=version,
         sha256=snap.sha256,
         line_count=doc.line_count,
-        content=content,
+        content=_served(doc, start, end, text),
         start_line=start,
         end_line=end,
         truncated=truncated,
@@ -162,6 +168,14 @@ def _result(
         final_newline=doc.final_newline,
         size=snap.size,
     )
+
+
+def _served(doc: Document, start: int, end: int, text: str | None) -> str:
+    """Lines `start`..`end` with their endings, without the BOM: the whole file's is its
+    text as read (no per-line join on every read of an unchanged file)."""
+    if text is not None and start == 1 and end == doc.line_count:
+        return text[1:] if doc.bom else text
+    return "".join(map(operator.add, doc.lines[start - 1 : end], doc.endings[start - 1 : end]))
 
 
 def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
@@ -231,7 +245,7 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
     """Only what changed since version `since`, with fresh anchors; the agent's
     snapshot then advances to the current content, minus the lines it was not shown
     (its unseen lines the delta does not cover)."""
-    snap = ctx.workspace.read(path)
+    snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file is not re-read
     parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
     doc = parsed.doc
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
@@ -245,7 +259,7 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
         result.unchanged = True
     elif old is None:
         warnings.append(f"no content of {snap.path} was recorded at version {since}: whole file")
-        result.content = "".join(a + b for a, b in zip(doc.lines, doc.endings, strict=True))
+        result.content = _served(doc, 1, doc.line_count, snap.text)
         _add_anchors(result, parsed, 1, doc.line_count)
         shown = list(range(1, doc.line_count + 1))
     else:

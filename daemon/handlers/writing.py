@@ -320,8 +320,9 @@ def _written(
     # anchors in O(change)
     parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path)
     anchors = parsed.anchors
-    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors)
-    valid_through = _anchors_valid_through(target, parsed)
+    region = changed_region(target.doc.lines, new_doc.lines)  # once, for both
+    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors, region)
+    valid_through = _anchors_valid_through(target, parsed, region.start)
     safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
     continuity = _continuity(target, writer.name)
     return Written(
@@ -358,13 +359,12 @@ def _write(target: Target, written: Written) -> Write:
     return Write(target.path, data, based_on=based_on, sha256=written.sha256)
 
 
-def _anchors_valid_through(target: Target, new: Parsed) -> int:
+def _anchors_valid_through(target: Target, new: Parsed, first_change: int) -> int:
     """The last line up to which every old anchor still names the same line.
 
-    Usually the line before the first change; earlier when the edit made an old
-    anchor ambiguous (say, by inserting a twin of a line above it).
+    Usually the line before the first change (0-based `first_change`); earlier when
+    the edit made an old anchor ambiguous (say, by inserting a twin of a line above it).
     """
-    first_change = changed_region(target.doc.lines, new.doc.lines).start
     old, now = target.parsed.index.anchor_strings, new.index.anchor_strings
     i = 0
     while i + 256 <= first_change and old[i : i + 256] == now[i : i + 256]:  # C-speed chunks

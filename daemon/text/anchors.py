@@ -304,8 +304,13 @@ class AnchorIndex:
 
     def _lines_with(self, table: AnchorKind, prefix: str) -> list[int]:
         """Ascending 0-based lines whose line or context hash starts with ``prefix``."""
-        counts = self.tables.line if table == "line" else self.tables.context
         digests = self._hashes if table == "line" else self._contexts
+        if self._tables is None and self._lookups < _SCANS_BEFORE_INDEX:
+            # A version an edit was derived from (an agent's snapshot, carried forward):
+            # its counts went on with `derive`, and a few scans beat rebuilding them.
+            self._lookups += 1
+            return [i for i, d in enumerate(digests) if d.startswith(prefix)]
+        counts = self.tables.line if table == "line" else self.tables.context
         found = counts.values_with(prefix) if len(prefix) >= 6 else None
         if found is None:
             return [i for i, d in enumerate(digests) if d.startswith(prefix)]
@@ -349,11 +354,19 @@ class AnchorIndex:
         """The anchor of 0-based line ``i``, built on demand."""
         body = self._bodies[i]
         kind, unique = _KINDS[self._codes[i]]
-        repeats = self.tables.repeats[body.strip()]
+        repeats = self._repeats(body.strip())
         return LineAnchor(
             i + 1, self._hashes[i], self._contexts[i], self._anchors[i], kind, unique,
             classify_quality(body, repeats),
         )  # fmt: skip
+
+    def _repeats(self, stripped: str) -> int:
+        """Lines whose stripped body is ``stripped``; counted by a scan when this version's
+        counts went on with `derive`, for the first few lines asked; then they are rebuilt."""
+        if self._tables is None and self._lookups < _SCANS_BEFORE_INDEX:
+            self._lookups += 1
+            return list(map(str.strip, self._bodies)).count(stripped)
+        return self.tables.repeats[stripped]
 
     def anchors(self) -> Anchors:
         """The shortest anchor and quality for every line, in line order (a lazy view)."""

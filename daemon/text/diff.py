@@ -58,11 +58,15 @@ def _row(anchor: LineAnchor, body: str, sign: str) -> str:
 
 
 def anchored_diff(
-    old: Sequence[str], new: Sequence[str], new_anchors: Sequence[LineAnchor]
+    old: Sequence[str],
+    new: Sequence[str],
+    new_anchors: Sequence[LineAnchor],
+    region: ChangedRegion | None = None,
 ) -> tuple[str, list[int]]:
     """Unified-style hunks: context and added rows carry new anchors; removed rows
-    carry their old line number. Also returns the 1-based new lines added."""
-    region = changed_region(old, new)
+    carry their old line number. Also returns the 1-based new lines added.
+    `region`: `changed_region(old, new)` when the caller has it already."""
+    region = changed_region(old, new) if region is None else region
     if region.empty:
         return "", []
     lo = max(0, region.start - CONTEXT)

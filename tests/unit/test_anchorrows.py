@@ -33,8 +33,10 @@ def _reply(text: str, start: int, end: int) -> bytes:
     )  # fmt: skip
     result.anchors = index.anchor_strings[start - 1 : end]
     result.marks = index.marks()[start - 1 : end]
-    assert result.lines is None and result.rendered is None  # nothing travels twice
-    return msgspec.msgpack.encode(result)
+    wire = msgspec.msgpack.encode(result)
+    sent = msgspec.msgpack.decode(wire)
+    assert sent["lines"] is None and sent["rendered"] is None  # nothing travels twice
+    return wire
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,3 +73,14 @@ def test_every_mark_names_one_kind_uniqueness_and_quality() -> None:
 def test_a_read_reply_carries_the_text_once() -> None:
     text = "".join(f"    value_{i} = compute({i}, limit={i % 7})\n" for i in range(600))
     assert len(_reply(text, 1, 600)) <= 1.5 * len(text.encode())
+
+
+def test_rows_are_built_on_first_use_and_kept_for_json() -> None:
+    """Decoding builds no rows; `expanded()` puts them on the wire form (CLI --json)."""
+    got = msgspec.msgpack.decode(_reply("a = 1\nb = 2\n", 1, 2), type=ReadFileResult)
+    assert got.sent_lines is None and got.sent_rendered is None
+    rendered = got.rendered
+    assert rendered is not None and rendered.startswith("1#")
+    shown = msgspec.to_builtins(got.expanded())
+    assert [row["text"] for row in shown["lines"]] == ["a = 1", "b = 2"]
+    assert shown["rendered"] == rendered
