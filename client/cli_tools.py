@@ -372,11 +372,19 @@ def _complete_method(ctx: click.Context, param: click.Parameter, incomplete: str
 
 @click.command(epilog=CALL_EPILOG)
 @click.argument("method", shell_complete=_complete_method)
+@click.option(
+    "--idempotency-key",
+    metavar="KEY",
+    help="Send with this key: a retry (same key, method and params) gets the first reply"
+    " back instead of applying again.",
+)
 @global_options()
-def call(method: str) -> int:
+def call(method: str, idempotency_key: str | None) -> int:
     """Send any method; params and reply as JSON.
 
     Params as a JSON object on stdin, the response envelope as JSON on stdout."""
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
+        raise BadInput("--idempotency-key must be 1 to 200 characters")
     raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     try:
         params = json.loads(raw) if raw.strip() else {}
@@ -385,7 +393,7 @@ def call(method: str) -> int:
     if not isinstance(params, dict):
         raise BadInput("params on stdin must be a JSON object")
     with open_client() as client:
-        response = client.call(method, params)
+        response = client.call(method, params, idempotency_key=idempotency_key)
     if response.ok and method in _EXPANDED:  # reads travel lean: show their rows in full
         response.result = msgspec.convert(response.result, _EXPANDED[method]).expanded()
     print_json(response)

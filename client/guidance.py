@@ -455,7 +455,8 @@ Call with path, anchor, content and optionally match, occurrence, existing_hunk_
 {PREPARE_APPLY_RULES}
 
 Errors: no_match (nothing matches, or fewer matches than occurrence), multiple_matches \
-(details.lines lists them: pass occurrence), invalid_params (a bad regex), the anchor \
+(details.lines lists them: pass occurrence), invalid_params (a bad regex), regex_timeout \
+(the regex took too long: simplify it or use "contains"), the anchor \
 errors of edit for a line anchor, and the hunk errors of existing_hunk_id."""
 
 PREPARE_FILE_INSERT_BEFORE_DESCRIPTION = PREPARE_FILE_INSERT_AFTER_DESCRIPTION.replace(

@@ -55,6 +55,7 @@ class ErrorCode(str, enum.Enum):
     # atomic text tools
     NO_MATCH = "no_match"
     MULTIPLE_MATCHES = "multiple_matches"
+    REGEX_TIMEOUT = "regex_timeout"
     SECTION_NOT_FOUND = "section_not_found"
     SECTION_AMBIGUOUS = "section_ambiguous"
     # prepared hunks (prepare_* / apply_file_modification) and write access
@@ -224,6 +225,12 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " default); nothing was written.",
         "include more surrounding context to make it unique (details.lines lists where it"
         " occurs), or set expected_replacements to the number of places to change",
+    ),
+    ErrorCode.REGEX_TIMEOUT: ErrorSpec(
+        "A match: regex anchor took longer than its time limit (0.25 s a request, plus 3 µs a"
+        " line of the file) to search the file, as a pattern with nested repeats can; nothing"
+        " was planned.",
+        'use a simpler pattern (no nested repeats such as (a|aa)+), or match "contains"',
     ),
     ErrorCode.SECTION_NOT_FOUND: ErrorSpec(
         "update_section found no markdown header matching section_header; nothing was written.",

@@ -14,6 +14,7 @@ What it must never do: write a file, or accept a hunk_id the caller made up
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from editjournal.daemon.handlers.hunks import HunkRefused, now_ms, owned_hunk
 from editjournal.daemon.handlers.writing import Target, open_target
 from editjournal.daemon.text.hunks import (
     Found,
+    RegexLimit,
     append_found,
     blankline_style,
     block_found,
@@ -30,6 +32,7 @@ from editjournal.daemon.text.hunks import (
     insert_found,
     normalization,
     range_found,
+    regex_seconds,
     spliced,
     unified,
 )
@@ -87,7 +90,11 @@ def _inserter(params: PrepareFileInsertParams, after: bool) -> Finder:
     match = params.match or "contains"
 
     def find(doc: Document) -> Found:
-        return insert_found(doc, params.anchor, match, _occurrence(params), params.content, after)
+        # A `regex` anchor gets regex_seconds() in all, counted from here: one request's
+        # pattern must not hold the daemon's one thread (and every other agent) for long.
+        limit = RegexLimit.starting(time.monotonic, regex_seconds(doc.line_count))
+        occurrence = _occurrence(params)
+        return insert_found(doc, params.anchor, match, occurrence, params.content, after, limit)
 
     return find
 

@@ -9,6 +9,12 @@ splice, the reviewable unified diff, the blank-line observations
 it also tells whether text looks like a diff (which `overwrite_entire_file`
 refuses unless declared plain text).
 
+A `regex` anchor is the agent's own pattern, run on the daemon's one thread: it
+is matched with the `regex` package (Python `re` syntax, its VERSION0), whose
+searches take a time limit, so a catastrophic pattern is refused `regex_timeout`
+instead of stalling every agent. The limit is a parameter (`RegexLimit`); the
+caller owns the clock.
+
 What it must never do: read a file, look at the clock, or decide whether a
 plan may be applied (the handler checks owner, expiry and staleness).
 """
@@ -17,8 +23,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+
+import regex
 
 from editjournal.daemon.text.edit import Splice, plan_edit
 from editjournal.daemon.text.lines import Document
@@ -36,6 +44,8 @@ MATCH_MODES = ("contains", "exact", "regex")
 LINE_ANCHOR = re.compile(r"^\s*\d+#[0-9a-fA-F]{4,16}[~?]?\s*$")
 DIFF_CONTEXT = 3
 LINES_LISTED = 10  # match lines named in a refusal
+REGEX_SECONDS = 0.25  # what a `regex` anchor may spend searching one request's file,
+REGEX_SECONDS_PER_LINE = 3e-6  # plus this a line: a plain search with a limit costs ~1.6 µs
 
 _HUNK_HEADER = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@")
 _DIFF_MARKERS = (
@@ -56,6 +66,31 @@ class Found:
     matched: tuple[int, ...] = ()  # the lines the anchor or block matched
     occurrences: int = 0  # how many places matched (the one chosen is `occurrence`)
     occurrence: int | None = None
+
+
+@dataclass(frozen=True)
+class RegexLimit:
+    """How long a `regex` anchor may search: `seconds` in all for the request, `left()`
+    says what remains by the caller's clock. Without a clock each line's search gets
+    `seconds` (the engine reads no clock; `regex` times its own search)."""
+
+    seconds: float = REGEX_SECONDS
+    left: Callable[[], float] | None = None
+
+    @classmethod
+    def starting(cls, clock: Callable[[], float], seconds: float = REGEX_SECONDS) -> RegexLimit:
+        """A budget of `seconds` from now on `clock` (e.g. `time.monotonic`)."""
+        deadline = clock() + seconds
+        return cls(seconds, lambda: deadline - clock())
+
+    def remaining(self) -> float:
+        return self.seconds if self.left is None else self.left()
+
+
+def regex_seconds(line_count: int) -> float:
+    """A request's budget for a file of `line_count` lines: enough for any plain pattern on
+    the largest file the daemon parses, far too little for catastrophic backtracking."""
+    return REGEX_SECONDS + line_count * REGEX_SECONDS_PER_LINE
 
 
 @dataclass(frozen=True)
@@ -107,7 +142,13 @@ def append_found(doc: Document, content: str) -> Found:
 
 
 def insert_found(
-    doc: Document, anchor: str, match: str, occurrence: int | None, content: str, after: bool
+    doc: Document,
+    anchor: str,
+    match: str,
+    occurrence: int | None,
+    content: str,
+    after: bool,
+    limit: RegexLimit = RegexLimit(),
 ) -> Found:
     """Beside the anchor line: found by text (`match`), or by a read_file line anchor."""
     _refuse_empty(content)
@@ -115,7 +156,7 @@ def insert_found(
     if LINE_ANCHOR.match(anchor) and match == "contains":
         line, count = _by_line_anchor(doc, anchor, occurrence, after), 1
     else:
-        candidates = anchor_lines(doc.lines, anchor, match)
+        candidates = anchor_lines(doc.lines, anchor, match, limit)
         line, count = _chosen(candidates, occurrence, f"anchor {anchor!r} ({match})", "anchor")
     at = line if after else line - 1
     splice = Splice(0, op, at, at, content_lines(content), (line,))
@@ -142,7 +183,9 @@ def block_found(doc: Document, old_block: str, new_block: str, occurrence: int |
     return Found(splice, first, last, tuple(range(first, last + 1)), count, occurrence)
 
 
-def anchor_lines(lines: Sequence[str], anchor: str, match: str) -> list[int]:
+def anchor_lines(
+    lines: Sequence[str], anchor: str, match: str, limit: RegexLimit = RegexLimit()
+) -> list[int]:
     """The 1-based lines the anchor text matches, in `match` mode."""
     if anchor == "" or "\n" in anchor or "\r" in anchor:
         raise ToolError(
@@ -153,15 +196,43 @@ def anchor_lines(lines: Sequence[str], anchor: str, match: str) -> list[int]:
     if match == "exact":
         return [n for n, line in enumerate(lines, 1) if line == anchor]
     if match == "regex":
-        try:
-            pattern = re.compile(anchor)
-        except re.error as e:
-            raise ToolError(
-                ErrorCode.INVALID_PARAMS,
-                f"anchor is not a valid regular expression: {e} - at `$.params.anchor`",
-            ) from e
-        return [n for n, line in enumerate(lines, 1) if pattern.search(line)]
+        return _regex_lines(lines, _compiled(anchor), limit)
     return [n for n, line in enumerate(lines, 1) if anchor in line]
+
+
+def _compiled(anchor: str) -> regex.Pattern[str]:
+    try:
+        return regex.compile(anchor)
+    except (regex.error, ValueError, OverflowError) as e:  # e.g. a repeat count too large
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"anchor is not a valid regular expression: {e} - at `$.params.anchor`",
+        ) from e
+
+
+def _regex_lines(lines: Sequence[str], pattern: regex.Pattern[str], limit: RegexLimit) -> list[int]:
+    """The lines the pattern is found in, searched within the limit or refused."""
+    found = []
+    for n, line in enumerate(lines, 1):
+        left = limit.remaining()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            if pattern.search(line, timeout=left):
+                found.append(n)
+        except TimeoutError:
+            raise _regex_timeout(pattern.pattern, limit.seconds, n, len(lines)) from None
+    return found
+
+
+def _regex_timeout(anchor: str, seconds: float, line: int, count: int) -> ToolError:
+    return ToolError(
+        ErrorCode.REGEX_TIMEOUT,
+        f"anchor regex {anchor[:80]!r} took longer than its {seconds:.2f} s limit (stopped at"
+        f" line {line} of {count}); nothing was planned. Use a simpler pattern (no nested"
+        ' repeats such as (a|aa)+) or match: "contains" / "exact"',
+        {"field": "anchor", "limit_s": seconds, "line": line, "line_count": count},
+    )
 
 
 def _by_line_anchor(doc: Document, anchor: str, occurrence: int | None, after: bool) -> int:

@@ -48,6 +48,19 @@ def test_call_with_empty_stdin_sends_no_params(daemon: RunningDaemon):
     assert done.returncode == 0 and json.loads(done.stdout)["result"]["pong"] is True
 
 
+def test_call_retried_with_an_idempotency_key_applies_once(daemon: RunningDaemon):
+    target = daemon.root / "w.md"
+    target.write_text("# log\n")
+    params = json.dumps({"path": "w.md", "content": "- entry\n"})
+    key = ("call", "append_to_file", "--idempotency-key", "append-1")
+    first, retry = (cli(daemon.root, *key, stdin=params) for _ in range(2))
+    assert first.returncode == 0 and retry.returncode == 0, (first.stderr, retry.stderr)
+    assert json.loads(retry.stdout)["seq"] == json.loads(first.stdout)["seq"]
+    assert target.read_text() == "# log\n- entry\n"
+    empty = cli(daemon.root, "call", "ping", "--idempotency-key", "", stdin="")
+    assert empty.returncode == 2 and "1 to 200 characters" in empty.stderr
+
+
 def test_status_without_a_daemon_exits_2(workspace: Path):
     done = cli(workspace, "status")
     assert done.returncode == 2

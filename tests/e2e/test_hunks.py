@@ -187,6 +187,22 @@ def test_insert_anchor_modes_and_occurrence(client: Client, workspace: Path):
     assert bad.code == "invalid_params"
 
 
+def test_a_catastrophic_regex_is_refused_and_the_daemon_goes_on(
+    daemon: RunningDaemon, workspace: Path
+):
+    (workspace / "a.py").write_text("x = 1\n" + "a" * 60 + "b\n" + "y = 2\n")
+    # Without the time limit `(a|aa)+$` backtracks for hours on line 2, and this client's
+    # own timeout is what ends the test (as a failure).
+    slow = daemon.client("agent-a", timeout=20.0)
+    error = refused(lambda: slow.prepare_file_insert("a.py", r"(a|aa)+$", "z\n", match="regex"))
+    assert error.code == "regex_timeout" and error.details["line"] == 2
+    assert 'match: "contains"' in error.message
+    other = daemon.client("agent-b", timeout=5.0)
+    assert other.ping().pid == daemon.proc.pid
+    plan = other.prepare_file_insert("a.py", r"^y = \d$", "z = 3\n", match="regex")
+    assert plan.evidence.start_line == 3
+
+
 def test_discarded_hunk_is_gone(client: Client, notes: Path, workspace: Path):
     plan = client.prepare_file_append("notes.md", "x\n")
     client.discard_hunk(plan.hunk_id)
