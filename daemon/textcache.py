@@ -41,9 +41,16 @@ PER_LINE_BYTES = 400  # a line's str, ending, hashes and anchor entries, measure
 class Parsed:
     """One content: its lines, and (computed on first use) its anchors."""
 
-    def __init__(self, doc: Document, base: tuple[Parsed, list[Change]] | None = None) -> None:
+    def __init__(
+        self,
+        doc: Document,
+        base: tuple[Parsed, list[Change]] | None = None,
+        size: int | None = None,
+    ) -> None:
         self.doc = doc
-        self.cost = sum(map(len, doc.lines)) + PER_LINE_BYTES * len(doc.lines)
+        # `size`, the text's length when the caller has it, spares a pass over every line
+        text = sum(map(len, doc.lines)) if size is None else size
+        self.cost = text + PER_LINE_BYTES * len(doc.lines)
         self._base = base  # the content this one was edited from, and the line changes
 
     @cached_property
@@ -87,7 +94,7 @@ class TextCache:
         if found is None:
             content = text if isinstance(text, str) else text()
             check_line_count(count_lines(content), self._max_lines, path)  # before parsing
-            found = Parsed(parse(content))
+            found = Parsed(parse(content), size=len(content))
             self._remember(sha256, found)
         else:
             self._items.move_to_end(sha256)
@@ -107,12 +114,14 @@ class TextCache:
         base: Parsed | None = None,
         changes: list[Change] | None = None,
         path: str | None = None,
+        size: int | None = None,
     ) -> Parsed:
         """Remember a content computed elsewhere (the result of an edit of ``base``,
-        ``changes`` its line changes: old [start, end) replaced by ``count`` lines)."""
+        ``changes`` its line changes: old [start, end) replaced by ``count`` lines;
+        ``size`` its length, when known)."""
         check_line_count(doc.line_count, self._max_lines, path)
         derive = (base, changes) if base is not None and changes is not None else None
-        parsed = self._items.get(sha256) or Parsed(doc, derive)
+        parsed = self._items.get(sha256) or Parsed(doc, derive, size)
         self._remember(sha256, parsed)
         return parsed
 

@@ -31,7 +31,7 @@ from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.handlers.seen import after_own_write, after_showing, unseen_now
 from editjournal.daemon.handlers.staleness import agent_base
 from editjournal.daemon.limits import clip_text
-from editjournal.daemon.text.anchors import Anchors
+from editjournal.daemon.text.anchors import Anchors, Change
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.lines import Document, render
@@ -318,9 +318,9 @@ def _written(
     sha = hashlib.sha256(data).hexdigest()
     changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
     # anchors in O(change)
-    parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path)
+    parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path, len(data))
     anchors = parsed.anchors
-    region = changed_region(target.doc.lines, new_doc.lines)  # once, for both
+    region = changed_region(target.doc.lines, new_doc.lines, _untouched(target, planned, changes))
     diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors, region)
     valid_through = _anchors_valid_through(target, parsed, region.start)
     safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
@@ -329,6 +329,15 @@ def _written(
         target, planned, new_doc, data, sha, anchors, diff, added, valid_through, safety,
         continuity, corrections, findings,
     )  # fmt: skip
+
+
+def _untouched(target: Target, planned: Planned, changes: list[Change]) -> tuple[int, int]:
+    """How many first and last lines the splices copied unchanged (none are known when
+    the tool made its document itself): `changed_region` need not compare them."""
+    if planned.document is not None or not changes:
+        return (0, 0)
+    first = min(start for start, _, _ in changes)
+    return (first, target.doc.line_count - max(end for _, end, _ in changes))
 
 
 def _applied_event(written: Written, writer: Writer) -> EditApplied:

@@ -31,15 +31,19 @@ class ChangedRegion:
         return self.old_end == self.start and self.new_end == self.start
 
 
-def changed_region(old: Sequence[str], new: Sequence[str]) -> ChangedRegion:
-    """Trim the common prefix and suffix (skipping equal chunks at C speed first)."""
+def changed_region(
+    old: Sequence[str], new: Sequence[str], known: tuple[int, int] = (0, 0)
+) -> ChangedRegion:
+    """Trim the common prefix and suffix (skipping equal chunks at C speed first).
+    `known`: how many first and last lines the caller knows are equal (an edit's
+    lines before its first splice and after its last), so they are not compared."""
     limit = min(len(old), len(new))
-    start = 0
+    start = min(known[0], limit)
     while start + _CHUNK <= limit and old[start : start + _CHUNK] == new[start : start + _CHUNK]:
         start += _CHUNK
     while start < limit and old[start] == new[start]:
         start += 1
-    tail = 0
+    tail = min(known[1], limit - start)
     while tail + _CHUNK <= limit - start and _tail(old, tail) == _tail(new, tail):
         tail += _CHUNK
     while tail < limit - start and old[-1 - tail] == new[-1 - tail]:

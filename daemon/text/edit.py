@@ -13,7 +13,7 @@ results of earlier ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor, classify_quality
@@ -339,24 +339,31 @@ def _refuse_overlaps(ordered: Sequence[Splice]) -> None:
 
 def apply_plan(doc: Document, plan: EditPlan) -> Document:
     """The edited document; endings, BOM and the final-newline state are kept, and
-    `parse(render(result)) == result` always holds (what is reported is what is written)."""
+    `parse(render(result)) == result` always holds (what is reported is what is written).
+    `doc` is a checked document: only the lines the plan brings are checked here, and
+    the lines between splices are copied by slicing (an edit runs on every size)."""
     bodies: list[str] = []
     endings: list[str] = []
-    new: list[bool] = []  # which lines the plan wrote: only theirs may be adjusted
+    written: list[range] = []  # the new lines the plan wrote: only theirs may be adjusted
     position = 0
     for splice in plan.splices:
-        bodies.extend(doc.lines[position : splice.start])
-        endings.extend(doc.endings[position : splice.start])
-        new += [False] * max(0, splice.start - position)
-        ending = _ending_for(doc, splice)
-        bodies.extend(splice.new_lines)
-        endings += [ending] * len(splice.new_lines)
-        new += [True] * len(splice.new_lines)
+        bodies += doc.lines[position : splice.start]
+        endings += doc.endings[position : splice.start]
+        written.append(range(len(bodies), len(bodies) + len(splice.new_lines)))
+        bodies += splice.new_lines
+        endings += [_ending_for(doc, splice)] * len(splice.new_lines)
         position = max(position, splice.end)
-    bodies.extend(doc.lines[position:])
-    endings.extend(doc.endings[position:])
-    new += [False] * len(doc.lines[position:])
-    return Document(tuple(bodies), _settle_endings(bodies, endings, new, doc), doc.bom)
+    bodies += doc.lines[position:]
+    endings += doc.endings[position:]
+    _check_bodies(line for splice in plan.splices for line in splice.new_lines)
+    settled = _settle_endings(bodies, endings, written, doc)
+    return Document.derived(tuple(bodies), settled, doc.bom)
+
+
+def _check_bodies(lines: Iterable[str]) -> None:
+    joined = "".join(lines)
+    if "\n" in joined or "\r" in joined:
+        raise ValueError("line bodies must not contain line terminators")
 
 
 def _ending_for(doc: Document, splice: Splice) -> str:
@@ -367,7 +374,7 @@ def _ending_for(doc: Document, splice: Splice) -> str:
 
 
 def _settle_endings(
-    bodies: list[str], endings: list[str], new: list[bool], doc: Document
+    bodies: list[str], endings: list[str], written: list[range], doc: Document
 ) -> tuple[str, ...]:
     """Every line but the last ends; the last ends exactly when the original's did.
 
@@ -375,21 +382,29 @@ def _settle_endings(
     an empty last line must end (or it is no line at all: the file gains a final
     newline), and an empty line ending in "\n" right after one ending in a bare
     "\r" would merge into "\r\n" (the written line takes "\r" instead).
+    An all-"\n" file (the common case) is recognised by one identity count.
     """
     if not endings:
         return ()
-    head = endings[:-1]
-    settled = [e or doc.dominant_ending for e in head] if "" in head else head
     last = endings[-1] or doc.dominant_ending
     keeps_final = doc.final_newline or bodies[-1] == ""
-    settled.append(last if keeps_final else "")
-    for i in range(1, len(settled) if "\r" in settled else 0):  # only after a bare "\r"
+    endings[-1] = last if keeps_final else ""
+    if endings.count("\n") - (endings[-1] == "\n") == len(endings) - 1:  # all but the last
+        return tuple(endings)
+    if "" in endings[:-1]:
+        endings[:-1] = [e or doc.dominant_ending for e in endings[:-1]]
+    if "\r" in endings:  # only after a bare "\r"
+        _settle_bare_cr(bodies, endings, {i for lines in written for i in lines})
+    return tuple(endings)
+
+
+def _settle_bare_cr(bodies: list[str], settled: list[str], new: set[int]) -> None:
+    for i in range(1, len(settled)):
         if settled[i - 1] == "\r" and bodies[i] == "" and settled[i].startswith("\n"):
-            if new[i - 1] and not new[i]:  # the old empty line keeps its bytes
+            if i - 1 in new and i not in new:  # the old empty line keeps its bytes
                 settled[i - 1] = "\r\n"
             else:  # a written line, or a deletion brought two old lines together
                 settled[i] = "\r"
-    return tuple(settled)
 
 
 def relied_lines(

@@ -56,6 +56,19 @@ class Document:
         if "\n" in joined or "\r" in joined:
             raise ValueError("line bodies must not contain line terminators")
 
+    @classmethod
+    def derived(cls, lines: tuple[str, ...], endings: tuple[str, ...], bom: bool) -> Document:
+        """A document built from a checked one by a caller that has checked only what
+        it brought (the edit engine: its new lines, endings copied or settled).
+        Skips the whole-text check, which would make every edit O(file) once more."""
+        if len(lines) != len(endings):
+            raise ValueError("lines and endings must have the same length")
+        doc = object.__new__(cls)
+        object.__setattr__(doc, "lines", lines)
+        object.__setattr__(doc, "endings", endings)
+        object.__setattr__(doc, "bom", bom)
+        return doc
+
     @property
     def line_count(self) -> int:
         """Number of lines; a trailing terminator does not start a new line."""

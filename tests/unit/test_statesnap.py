@@ -195,9 +195,12 @@ def test_no_snapshot_while_events_are_staged(journal: Journal) -> None:
 
 
 TAMPERS = {
-    "chain-hash": "UPDATE state_snapshot SET chain_hash = 'f' || substr(chain_hash, 2)",
+    # (the first character is changed to another, whatever it was: never a no-op)
+    "chain-hash": "UPDATE state_snapshot SET chain_hash ="
+    " (CASE substr(chain_hash, 1, 1) WHEN 'f' THEN 'e' ELSE 'f' END) || substr(chain_hash, 2)",
     "seq-beyond-tip": "UPDATE state_snapshot SET seq = seq + 100",
-    "digest": "UPDATE state_snapshot SET digest = '00' || substr(digest, 3)",
+    "digest": "UPDATE state_snapshot SET digest ="
+    " (CASE substr(digest, 1, 1) WHEN '0' THEN '1' ELSE '0' END) || substr(digest, 2)",
     "shape": "UPDATE state_snapshot SET shape = 'an older editjournal'",
     "body-garbage": "UPDATE state_snapshot SET body = x'c1c1c1'",
     "body-other-state": "UPDATE state_snapshot SET body = ?",
