@@ -47,7 +47,9 @@ def test_every_prepare_kind_is_reviewable_and_writes_nothing(
     assert insert_plan.evidence.start_line == 3 and insert_plan.blankline_style is not None
     assert block_plan.normalized.content_eof_newline_added
     listed = client.list_hunks("notes.md").hunks
-    assert [h.hunk_id for h in listed] == [p.hunk_id for p in plans]  # oldest first
+    # in apply order: created_at_ms, then hunk_id (plans made in one ms tie on the first)
+    in_order = sorted(plans, key=lambda p: (p.created_at_ms, p.hunk_id))
+    assert [h.hunk_id for h in listed] == [p.hunk_id for p in in_order]
     assert not [k for k in kinds(workspace) if k == "edit_applied"]
 
 
