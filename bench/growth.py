@@ -80,14 +80,14 @@ def _journal_growth(ws: Path, text: str, line: int, n: int) -> float:
         anchor = anchor_of(client, "file.py", line)
         for k in range(n + 1):
             if k == 1:  # the first edit pays for the file's first full copy
-                before = _checkpointed_size(journal)
+                before = checkpointed_size(journal)
             op = {"op": "replace_line", "hash": anchor, "content": f"{original}  # edit {k}"}
             anchor = client.edit("file.py", [op]).changed_lines[0].hash
-        after = _checkpointed_size(journal)
+        after = checkpointed_size(journal)
     return (after - before) / n
 
 
-def _checkpointed_size(journal: Path) -> int:
+def checkpointed_size(journal: Path) -> int:
     """Bytes of the database and its WAL once the WAL is checkpointed into it (bounded
     retries: the daemon may be mid-commit)."""
     deadline = time.monotonic() + 30

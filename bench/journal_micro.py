@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.daemons import anchor_of, serving, spawn_to_first_ping
 from bench.files import python_source, value_line
+from bench.growth import checkpointed_size
 from bench.journal_fill import fill
 from editjournal.client import Client
 from editjournal.daemon.journal import Journal
@@ -45,10 +46,10 @@ def bytes_per_small_edit(root: Path, lines: int = 1000, edits: int = 200) -> dic
         anchor = anchor_of(client, "file.py", line)
         for k in range(edits + 1):
             if k == 1:
-                before, parts_before = _size(journal), _parts(journal)
+                before, parts_before = checkpointed_size(journal), _parts(journal)
             op = {"op": "replace_line", "hash": anchor, "content": f"{original}  # edit {k}"}
             anchor = client.edit("file.py", [op]).changed_lines[0].hash
-        after, parts_after = _size(journal), _parts(journal)
+        after, parts_after = checkpointed_size(journal), _parts(journal)
     per = {k: (parts_after[k] - parts_before[k]) / edits for k in parts_after}
     return {
         "file_lines": lines,
@@ -58,18 +59,6 @@ def bytes_per_small_edit(root: Path, lines: int = 1000, edits: int = 200) -> dic
         "events_per_edit": per["event_rows"],
         "blob_bytes_per_edit": per["blobs"],
     }
-
-
-def _size(journal: Path) -> int:
-    """Bytes of the database and its WAL, the WAL checkpointed into it first."""
-    deadline = time.monotonic() + 30
-    with sqlite3.connect(journal) as db:
-        while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] != 0:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"could not checkpoint {journal}")
-            time.sleep(0.01)
-    files = (journal, journal.with_name(journal.name + "-wal"))
-    return sum(f.stat().st_size for f in files if f.exists())
 
 
 def _parts(journal: Path) -> dict[str, int]:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from editjournal.client import Client, RequestError
-from tests.conftest import RunningDaemon, wait_until
+from tests.conftest import RunningDaemon, start, wait_until
 
 APP, NOTES = "app.txt", "notes.md"
 FILES = (APP, NOTES)
@@ -189,3 +192,15 @@ def scripted_run(daemon: RunningDaemon) -> Run:
     run.seqs["notes_removed"] = outside_write(run, carol, NOTES, None)
     run.observe(carol)
     return run
+
+
+def scripted_run_in(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Run]:
+    """The scripted run in a fresh workspace of its own, its daemon stopped afterwards
+    (the body of each audit test module's `run` fixture)."""
+    root = tmp_path_factory.mktemp(name) / "ws"
+    root.mkdir()
+    daemon = start(root)
+    try:
+        yield scripted_run(daemon)
+    finally:
+        daemon.stop()

@@ -13,20 +13,13 @@ import pytest
 from editjournal.client import RequestError
 from editjournal.daemon.audit import open_readonly
 from editjournal.daemon.audit.replay import replay
-from tests.conftest import start
-from tests.e2e.audit_support import APP, NOTES, Run, scripted_run
+from tests.e2e.audit_support import APP, NOTES, Run, scripted_run_in
 from tests.e2e.cli_support import cli
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    root = tmp_path_factory.mktemp("audit") / "ws"
-    root.mkdir()
-    daemon = start(root)
-    try:
-        yield scripted_run(daemon)
-    finally:
-        daemon.stop()
+    yield from scripted_run_in(tmp_path_factory, "audit")
 
 
 def test_blame_attributes_every_line_to_the_agent_or_outside_writer_that_wrote_it(run: Run):

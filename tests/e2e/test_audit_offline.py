@@ -18,20 +18,13 @@ from editjournal.daemon.audit import open_readonly
 from editjournal.daemon.audit.replay import replay
 from editjournal.daemon.journal import chain_hash
 from editjournal.schemas.events import EVENT_ENCODER, AnyEvent
-from tests.conftest import start
-from tests.e2e.audit_support import APP, FILES, NOTES, Run, scripted_run
+from tests.e2e.audit_support import APP, FILES, NOTES, Run, scripted_run_in
 from tests.e2e.cli_support import cli
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    root = tmp_path_factory.mktemp("offline") / "ws"
-    root.mkdir()
-    daemon = start(root)
-    try:
-        yield scripted_run(daemon)
-    finally:
-        daemon.stop()
+    yield from scripted_run_in(tmp_path_factory, "offline")
 
 
 def copy_journal(run: Run, dest: Path) -> Path:
