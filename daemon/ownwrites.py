@@ -39,11 +39,16 @@ class OwnWrites:
         self._root = os.fspath(root)
         self._marks: dict[str, tuple[StatKey, str]] = {}
 
-    def note(self, rel: str, sha256: str) -> None:
-        """`rel` was just renamed into place holding `sha256`."""
+    def note(self, rel: str, sha256: str, size: int) -> None:
+        """`rel` was just renamed into place holding `sha256` (`size` bytes). If the file
+        already holds another size, someone appended in between: it is not noted, so
+        that change is judged by content (never taken for the daemon's own write)."""
         try:
             info = os.stat(os.path.join(self._root, rel), follow_symlinks=False)
         except OSError:
+            self._marks.pop(rel, None)
+            return
+        if info.st_size != size:
             self._marks.pop(rel, None)
             return
         if len(self._marks) >= _MAX_PATHS:
@@ -64,6 +69,15 @@ class OwnWrites:
             return key
         del self._marks[rel]  # changed since: judged by content from now on
         return None
+
+    def displaced_is_own(self, rel: str, sha256: str, info: os.stat_result) -> bool:
+        """Whether a file a write just displaced (`info`, its stat) is the daemon's last
+        write of `rel`, holding `sha256`, untouched since. ctime is left out: the swap
+        that displaced it changed that; any write changes size or mtime."""
+        mark = self._marks.get(rel)
+        if mark is None or mark[1] != sha256:
+            return False
+        return mark[0][:4] == stat_key(info)[:4]
 
     def forget(self, rel: str) -> None:
         self._marks.pop(rel, None)

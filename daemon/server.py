@@ -43,6 +43,7 @@ from editjournal.daemon.boundary import (
     loose_id,
     was_crash,
 )
+from editjournal.daemon.displacement import Carries, carry_event, outside_events
 from editjournal.daemon.handlers import (
     ABSENT,
     Context,
@@ -73,7 +74,7 @@ from editjournal.daemon.statesnap import Snapshotter
 from editjournal.daemon.textcache import TextCache
 from editjournal.daemon.watching import Watching, WatchSettings
 from editjournal.daemon.workspace import Workspace
-from editjournal.daemon.writeround import CommitStats, Prepared, WriteRound, disk_full
+from editjournal.daemon.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import DaemonStarted, DaemonStopped, Record
@@ -344,13 +345,42 @@ class Server:
                 os.kill(os.getpid(), signal.SIGKILL)  # tests only: the crash recovery finishes
             self.commits.batches_with_writes += bool(self._round)
             self.commits.writes += len(self._round)
-            failures = self._round.publish()
+            failures = self._round.publish(self.limits.file_lines)
+            carried = self._journal_met(self._round.take_met())
             replies = [
                 (route, _unwritten(response, failures[i]) if i in failures else response)
                 for i, (route, response) in enumerate(replies)
             ]
+            replies = carried.amend(replies)
         for route, response in replies:
             self.router.send_multipart([*route, encode_reply(response)])
+
+    def _journal_met(self, met: list[Met]) -> Carries:
+        """Journal what the round's writes met as they landed: the outside contents, each
+        stored, then the carry or the refusal (daemon/displacement.py). Committed before
+        any reply goes: a reply never outruns what the journal says of its write."""
+        carries = Carries()
+        if not met:
+            return carries
+        for found in met:
+            outside_seq = 0
+            for event, blobs in outside_events(found):
+                outside_seq = self._stage(None, event, blobs)
+            carry = carry_event(found)
+            if carry is not None:
+                carries.carried(found, outside_seq, self._stage(found.agent, *carry))
+            elif found.landed.refused:
+                carries.refused(found, outside_seq)
+        try:
+            self._commit(durable=True)
+        except JournalError:  # the contents are on disk: the watcher journals them later
+            log.error("outside changes met by writes could not be journaled")
+        return carries
+
+    def _stage(self, agent: str | None, event: Any, blobs: dict[str, bytes]) -> int:
+        record = self.journal.stage(agent, event, blobs)
+        self.state.apply(record)
+        return record.seq
 
     def _unstage_after(self, seq: int) -> None:
         """Forget what a failed request staged: its writes were discarded, so its events
@@ -374,7 +404,7 @@ class Server:
         route, payload = frames[:-1], frames[-1]
         staged_before = self.journal.last_seq
         try:  # the request boundary: whatever this request raises, it gets the reply
-            response, prepared = self._dispatch(payload)
+            response, prepared, agent = self._dispatch(payload)
         except Exception as e:
             for item in self._unrounded:
                 item.write.discard()
@@ -384,11 +414,11 @@ class Server:
             return False
         self._unrounded.clear()
         if prepared:
-            self._round.add(prepared, response.seq or 0, owner=len(batch.replies))
+            self._round.add(prepared, response.seq or 0, [len(batch.replies)], agent)
         batch.replies.append((route, response))
         return self._round.removes
 
-    def _dispatch(self, payload: bytes) -> tuple[Response, list[Prepared]]:
+    def _dispatch(self, payload: bytes) -> tuple[Response, list[Prepared], str | None]:
         try:
             request = self._decode(payload)
             if request.method == self._crash_method:
@@ -396,9 +426,9 @@ class Server:
             handler, params = self._route(request)
             replay = self.state.answers.replay(request)  # a retry of a keyed request
         except ToolError as e:
-            return _error_response(loose_id(payload), e.to_wire()), []
+            return _error_response(loose_id(payload), e.to_wire()), [], None
         if replay is not None:
-            return replay, []
+            return replay, [], request.agent
         outcome, prepared = self._decide(handler, request, params)
         records = self._record(request.agent, outcome)
         if prepared and request.method == self._fail_method:
@@ -406,9 +436,10 @@ class Server:
         seq = records[-1].seq if records else None
         if outcome.error is not None:
             error = outcome.error.to_wire()
-            return Response(
+            response = Response(
                 id=request.id, ok=False, error=error, seq=seq, warnings=outcome.warnings
-            ), prepared
+            )
+            return response, prepared, request.agent
         result = outcome.result
         response = Response(
             id=request.id, ok=True, result=result, warnings=outcome.warnings, seq=seq
@@ -416,7 +447,7 @@ class Server:
         remembered = answered(request, response, records)
         if remembered is not None:  # staged with the request's events: one transaction
             self.state.apply(self.journal.stage(request.agent, remembered))
-        return response, prepared
+        return response, prepared, request.agent
 
     def _decide(
         self, handler: Handler, request: Request, params: Any
@@ -473,7 +504,7 @@ class Server:
                     ready = self.workspace.prepare_write(
                         write.path, write.data, durable=False, sha256=write.sha256
                     )
-                prepared.append(Prepared(ready, write.based_on))
+                prepared.append(Prepared(ready, write.based_on, write.based_on_data))
                 self._unrounded.append(prepared[-1])
         except ToolError as e:
             for done in prepared:

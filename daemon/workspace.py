@@ -30,8 +30,9 @@ import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
+from editjournal.daemon import renames
 from editjournal.daemon.confined import DirHandle, Escape, Located, Resolver
 from editjournal.daemon.encoding import refusal, utf8_text
 from editjournal.daemon.ownwrites import OwnWrites
@@ -41,6 +42,8 @@ from editjournal.schemas.units import format_binary_size, format_size, limit_tha
 DEFAULT_MAX_FILE_SIZE = 8 * 1024 * 1024
 STATE_DIR_NAME = ".editjournal"
 TEMP_PREFIX = ".editjournal-tmp-"
+# A file a write displaced while its content is judged: never removed by start-up cleanup
+DISPLACED_PREFIX = ".editjournal-displaced-"
 NEW_FILE_MODE = 0o644  # the kernel applies the umask to it at creation
 
 _log = logging.getLogger(__name__)
@@ -51,6 +54,7 @@ _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _SWAP_RETRIES = 3  # a symlink swapped in between the walk and the open: walk again
 _TEMP_ATTEMPTS = 16
 _READ_CHUNK = 1024 * 1024
+_TEMP_READ = os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,24 +81,41 @@ class Fingerprint:
     text: str | None  # None: binary, not UTF-8, or over the size limit
 
 
+class DisplacedFile(NamedTuple):
+    """A file a swap displaced, as read back: `data` None when over the size limit."""
+
+    info: os.stat_result
+    data: bytes | None
+    sha256: str
+
+
+class Swap(NamedTuple):
+    """What a publish displaced: the name, in the write's held directory, under which the
+    file that was at the target now lies (None: there was none), and whether the
+    displaced file could be kept at all (False: no `renameat2` here, a plain rename)."""
+
+    displaced: str | None
+    checked: bool = True
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedWrite:
-    """A fully written, fsynced temp file waiting to be renamed over its target
-    (`temp` None: a removal, waiting to unlink the target)."""
+    """A fully written temp file waiting to be renamed over its target
+    (`temp` None: a removal, waiting to move the target away)."""
 
     snapshot: FileSnapshot
     temp: Path | None
     target: Path
-    # The held directory of `target` (see daemon/confined.py): the rename and the unlink
-    # happen relative to it, so a symlink swapped into the path cannot redirect them.
-    directory: DirHandle | None = None
+    # The held directory of `target` (see daemon/confined.py): every rename and unlink
+    # happens relative to it, so a symlink swapped into the path cannot redirect them.
+    directory: DirHandle
 
     def sync(self) -> None:
         """fsync the temp file (prepared with `durable=False`): the group commit's round."""
         if self.temp is None:
             return
         try:
-            fd = self._open_temp()
+            fd = os.open(self.temp.name, _TEMP_READ, dir_fd=self.directory.fd)
             try:
                 os.fsync(fd)
             finally:
@@ -102,47 +123,131 @@ class PreparedWrite:
         except OSError as exc:
             raise _translate(exc, self.snapshot.path) from exc
 
-    def publish(self, sync_dir: bool = True) -> None:
-        """Swap the new content in (or remove the file); then make it durable
-        (`sync_dir=False`: the caller fsyncs the directory, once for all its writes)."""
+    def swap_in(self) -> Swap:
+        """Put the new content in place (or move the file away, for a removal) in one
+        atomic step that keeps whatever it replaces: an exchange of the temp file and
+        the target, so the displaced file is readable under the temp file's name. The
+        caller compares it with what the write was planned against (daemon/writeround.py)
+        and drops or keeps it; the directory is fsynced by `sync_directory`."""
         try:
-            self._swap()
+            if self.temp is None:
+                return self._move_away()
+            return self._exchange(self.temp.name)
         except OSError as exc:
             self.discard()
             raise _translate(exc, self.snapshot.path) from exc
-        if sync_dir:
-            fsync_dir(self.target.parent)
-        if self.directory is not None:
-            self.directory.close()
+
+    def _exchange(self, temp: str) -> Swap:
+        held, name = self.directory.fd, self.target.name
+        for _ in range(_SWAP_RETRIES):
+            try:
+                renames.exchange(held, temp, name)
+                return Swap(temp)
+            except FileNotFoundError:  # no file at the target (now): create it, never clobber
+                pass
+            except renames.Unsupported:
+                os.replace(temp, name, src_dir_fd=held, dst_dir_fd=held)
+                return Swap(None, checked=False)
+            try:
+                renames.rename_noreplace(held, temp, name)
+                return Swap(None)
+            except FileExistsError:  # created meanwhile: exchange with it after all
+                continue
+        raise _kept_changing(self.snapshot.path)
+
+    def _move_away(self) -> Swap:
+        held, name = self.directory.fd, self.target.name
+        aside = _displaced_name()
+        try:
+            renames.rename_noreplace(held, name, aside)
+        except FileNotFoundError:
+            return Swap(None)
+        except renames.Unsupported:
+            os.unlink(name, dir_fd=held)
+            return Swap(None, checked=False)
+        return Swap(aside)
+
+    def stat_displaced(self, name: str) -> os.stat_result:
+        return os.stat(name, dir_fd=self.directory.fd, follow_symlinks=False)
+
+    def read_displaced(self, name: str, limit: int) -> DisplacedFile:
+        """A displaced file's stat, SHA-256 and (up to `limit` bytes, else None) content."""
+        fd = os.open(name, _TEMP_READ | _O_NONBLOCK, dir_fd=self.directory.fd)
+        try:
+            info = os.fstat(fd)
+            if not stat_mod.S_ISREG(info.st_mode):
+                return DisplacedFile(info, None, f"not-regular:{info.st_ino}")
+            digest, kept = hashlib.sha256(), bytearray()
+            while chunk := os.read(fd, _READ_CHUNK):
+                digest.update(chunk)
+                if len(kept) <= limit:
+                    kept += chunk
+        finally:
+            os.close(fd)
+        data = bytes(kept) if len(kept) <= limit else None
+        return DisplacedFile(info, data, digest.hexdigest())
+
+    def restore(self, name: str | None) -> str | None:
+        """Undo `swap_in`: put the displaced file `name` back at the target (None: there
+        was none, so the target goes away again). Returns the name under which what
+        this write had put in place now lies (None: nothing). A name that appeared at the
+        target meanwhile is never clobbered: the displaced file then stays aside."""
+        held, target = self.directory.fd, self.target.name
+        try:
+            if self.temp is None:  # a removal: its displaced file goes back to its name
+                if name is not None:
+                    renames.rename_noreplace(held, name, target)
+                return None
+            if name is not None:
+                renames.exchange(held, name, target)
+                return name
+            aside = _displaced_name()
+            renames.rename_noreplace(held, target, aside)
+            return aside
+        except OSError as exc:
+            _log.error("%s: could not put the displaced file back: %s", self.snapshot.path, exc)
+            return None
+
+    def keep_displaced(self, name: str) -> str:
+        """Give a displaced file a name that start-up cleanup never removes (a crash before
+        its content is journaled must not lose it); return that name."""
+        if name.startswith(DISPLACED_PREFIX):
+            return name
+        for _ in range(_TEMP_ATTEMPTS):
+            aside = _displaced_name()
+            try:
+                renames.rename_noreplace(self.directory.fd, name, aside)
+            except FileExistsError:
+                continue
+            except renames.Unsupported:
+                return name
+            return aside
+        return name
+
+    def drop_displaced(self, name: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=self.directory.fd)
+
+    def sync_directory(self) -> None:
+        """Make the rename durable: fsync the held directory, never a path (a directory
+        swapped for a link since must not take the fsync elsewhere). Logged, not raised:
+        the new content is already visible, and calling the write failed would be a lie
+        the journal would record."""
+        if self.directory.fd < 0:
+            return
+        try:
+            os.fsync(self.directory.fd)
+        except OSError as exc:
+            _log.warning("could not fsync the directory of %s: %s", self.snapshot.path, exc)
+
+    def close(self) -> None:
+        self.directory.close()
 
     def discard(self) -> None:
-        if self.temp is not None:
+        if self.temp is not None and self.directory.fd >= 0:
             with contextlib.suppress(OSError):
-                if self.directory is not None and self.directory.fd >= 0:
-                    os.unlink(self.temp.name, dir_fd=self.directory.fd)
-                else:
-                    os.unlink(self.temp)
-        if self.directory is not None:
-            self.directory.close()
-
-    def _swap(self) -> None:
-        held = self.directory.fd if self.directory is not None else -1
-        if held < 0:  # recovered from the journal: no held directory
-            if self.temp is None:
-                os.unlink(self.target)
-            else:
-                os.replace(self.temp, self.target)
-        elif self.temp is None:
-            os.unlink(self.target.name, dir_fd=held)
-        else:
-            os.replace(self.temp.name, self.target.name, src_dir_fd=held, dst_dir_fd=held)
-
-    def _open_temp(self) -> int:
-        assert self.temp is not None
-        flags = os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW
-        if self.directory is not None and self.directory.fd >= 0:
-            return os.open(self.temp.name, flags, dir_fd=self.directory.fd)
-        return os.open(self.temp, flags)
+                os.unlink(self.temp.name, dir_fd=self.directory.fd)
+        self.directory.close()
 
 
 class Workspace:
@@ -381,9 +486,14 @@ class Workspace:
     # ---------------------------------------------------------------- writing
 
     def write_atomic(self, path: str, data: bytes) -> FileSnapshot:
-        """Replace a file's content atomically; on failure the old file is untouched."""
+        """Replace a file's content atomically; on failure the old file is untouched.
+        (Tests and tools only: the daemon publishes through its write round.)"""
         prepared = self.prepare_write(path, data)
-        prepared.publish()
+        swap = prepared.swap_in()
+        if swap.displaced is not None:
+            prepared.drop_displaced(swap.displaced)
+        prepared.sync_directory()
+        prepared.close()
         return prepared.snapshot
 
     def prepare_write(
@@ -699,6 +809,10 @@ def _prepare_temp(
     return temp, mtime_ns
 
 
+def _displaced_name() -> str:
+    return f"{DISPLACED_PREFIX}{secrets.token_hex(8)}"
+
+
 def _create_temp(directory: int, rel: str) -> tuple[int, str]:
     """Create an exclusive temp file; mode 0o644 so the kernel applies the umask.
 
@@ -747,26 +861,6 @@ def _copy_owner_and_mode(fd: int, existing: os.stat_result) -> None:
 def _owner(fd: int) -> tuple[int, int]:
     info = os.fstat(fd)
     return info.st_uid, info.st_gid
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make the rename durable.
-
-    `os.replace` only changes the directory entry; until the directory itself is
-    flushed a crash can lose the new name and bring back the old file (or none).
-    The new content is already visible, so a failure here is logged, not raised:
-    reporting the write as failed would be a lie the journal would record.
-    """
-    if not hasattr(os, "O_DIRECTORY"):
-        return  # Windows cannot open directories; NTFS journals the rename itself
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        _log.warning("could not fsync directory %s: %s", directory, exc)
 
 
 _REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})

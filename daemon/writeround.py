@@ -10,8 +10,14 @@ end of the batch the server runs one round, in this order:
 1. `sync`: fsync every surviving temp file (superseded ones are removed unsynced);
 2. the journal commits the batch's events with one `pending_writes` row per temp
    file (`rows`), so a crash after the commit can finish the renames at start-up;
-3. `publish`: rename every temp file, then fsync each directory once;
+3. `publish`: swap every temp file in, then fsync each directory once;
 4. the rows of published writes are removed in the next commit (`done`).
+
+Each write lands by an exchange, not a plain rename (daemon/landing.py): what it
+displaces is compared with the content the batch started from, so an outside
+writer that changed the file after it was last looked at (an editor's save, an
+append) is put back and the batch's change carried over it, never lost; the
+round hands such writes over as `Met`, for the server to journal.
 
 A removal is published alone: the overlay holds contents, not absences, so the
 server ends the batch at a removal (and before it, when the batch has writes).
@@ -28,9 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from editjournal.daemon.journal import Statement
+from editjournal.daemon.landing import Landed, land
 from editjournal.daemon.pendingwrites import ABSENT, DELETE, INSERT, removal_key
-from editjournal.daemon.workspace import PreparedWrite, Workspace, fsync_dir
-from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.daemon.workspace import FileSnapshot, PreparedWrite, Workspace
+from editjournal.schemas.errors import ToolError
 
 log = logging.getLogger("editjournal")
 _SQLITE_FULL = 13
@@ -38,10 +45,12 @@ _SQLITE_FULL = 13
 
 @dataclass(frozen=True)
 class Prepared:
-    """A prepared write and the content it was computed from (`Write.based_on`)."""
+    """A prepared write and the content it was computed from (`Write.based_on`, and
+    its bytes when known: the base of a carry over a displaced outside change)."""
 
     write: PreparedWrite
     based_on: str | None
+    based_on_data: bytes | None = None
 
 
 @dataclass
@@ -50,8 +59,23 @@ class _Slot:
 
     write: PreparedWrite
     before: str | None  # the target's content before the batch (ABSENT; None: unchecked)
+    before_data: bytes | None  # its bytes, when known
     seq: int  # the event that journals the latest content
+    agent: str | None  # who wrote the latest content
     owners: list[int] = field(default_factory=list)  # the replies that wrote it
+
+
+@dataclass(frozen=True)
+class Met:
+    """A write that met outside changes as it landed (daemon/landing.py): the server
+    journals them, and the carry or the refusal, for the replies that wrote it."""
+
+    key: str  # the real workspace-relative path
+    ours: FileSnapshot | None  # what the batch wrote (None: a removal)
+    landed: Landed
+    seq: int  # the event that journaled the write
+    agent: str | None
+    owners: list[int]
 
 
 class WriteRound:
@@ -63,11 +87,14 @@ class WriteRound:
         self._superseded: list[PreparedWrite] = []
         self._done: list[tuple[str]] = []  # rows to remove from pending_writes
         self.removes = False  # a removal is in the batch: it must end here
+        self.met: list[Met] = []  # writes of the last publish that met outside changes
 
     def __len__(self) -> int:
         return len(self._slots)
 
-    def add(self, prepared: list[Prepared], seq: int, owner: int) -> None:
+    def add(
+        self, prepared: list[Prepared], seq: int, owners: list[int], agent: str | None = None
+    ) -> None:
         """Take a request's prepared writes; the overlay serves them from now on."""
         for item in prepared:
             write = item.write
@@ -75,9 +102,11 @@ class WriteRound:
             old = self._slots.get(key)
             if old is not None:
                 self._superseded.append(old.write)
-            before = old.before if old is not None else item.based_on
-            owners = [*old.owners, owner] if old is not None else [owner]
-            self._slots[key] = _Slot(write, before, seq, owners)
+                before, before_data = old.before, old.before_data
+                wrote = [*old.owners, *owners]
+            else:
+                before, before_data, wrote = item.based_on, item.based_on_data, list(owners)
+            self._slots[key] = _Slot(write, before, before_data, seq, agent, wrote)
             if write.temp is None:
                 self.removes = True
             else:
@@ -104,24 +133,35 @@ class WriteRound:
         """The statements are committed: the published rows are gone."""
         self._done.clear()
 
-    def publish(self) -> dict[int, ToolError]:
-        """Rename every temp file into place, fsync each directory once, end the round.
-        Returns the failures by reply index: the journal is then ahead of the disk."""
+    def publish(self, max_lines: int) -> dict[int, ToolError]:
+        """Land every write (daemon/landing.py), fsync each directory once, end the round.
+        Returns the failures by reply index (the journal is then ahead of the disk); the
+        writes that met outside changes are left in `met` for the server to journal."""
         failures: dict[int, ToolError] = {}
-        directories: dict[Path, None] = {}
+        directories: dict[Path, PreparedWrite] = {}
         for key, slot in self._slots.items():
+            expected = (slot.before, slot.before_data)
             try:
-                slot.write.publish(sync_dir=False)
-            except (ToolError, OSError) as e:
-                error = e if isinstance(e, ToolError) else _os_failure(e, key)
+                landed = land(self._workspace, key, slot.write, expected, max_lines)
+            except ToolError as error:
                 log.error("journaled write (seq %d) could not be renamed: %s", slot.seq, error)
                 failures.update((owner, error) for owner in slot.owners)
                 continue
-            directories[slot.write.target.parent] = None
+            final = landed.carried or slot.write
+            directories.setdefault(slot.write.target.parent, final)
             self._done.append((self._temp_name(slot.write, key),))
-            self._note_own(key, slot.write)
-        for directory in directories:
-            fsync_dir(directory)
+            if landed.observed:
+                ours = None if slot.write.temp is None else slot.write.snapshot
+                self.met.append(Met(key, ours, landed, slot.seq, slot.agent, slot.owners))
+            if not landed.refused:
+                self._note_own(key, final)
+        for write in directories.values():
+            write.sync_directory()
+        for slot in self._slots.values():
+            slot.write.close()
+        for found in self.met:
+            if found.landed.carried is not None:
+                found.landed.carried.close()
         self._end()
         return failures
 
@@ -130,7 +170,12 @@ class WriteRound:
         if write.temp is None:
             self._workspace.own_writes.forget(key)
         else:
-            self._workspace.own_writes.note(key, write.snapshot.sha256)
+            self._workspace.own_writes.note(key, write.snapshot.sha256, write.snapshot.size)
+
+    def take_met(self) -> list[Met]:
+        """The writes of the last publish that met outside changes, handed over once."""
+        found, self.met = self.met, []
+        return found
 
     def discard(self) -> None:
         """Nothing of the round reaches the disk: every temp file is removed."""
@@ -157,15 +202,6 @@ class WriteRound:
 
 def _content(write: PreparedWrite) -> str:
     return ABSENT if write.temp is None else write.snapshot.sha256
-
-
-def _os_failure(error: OSError, key: str) -> ToolError:
-    """An OSError no lower layer translated (a path swapped under a write)."""
-    return ToolError(
-        ErrorCode.INTERNAL_ERROR,
-        f"{key}: {type(error).__name__}: {error}",
-        {"path": key, "errno": error.errno},
-    )
 
 
 def disk_full(error: BaseException) -> bool:

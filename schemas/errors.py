@@ -86,6 +86,7 @@ class ErrorCode(str, enum.Enum):
     TIMEOUT = "timeout"
     DAEMON_ALREADY_RUNNING = "daemon_already_running"
     WORKSPACE_NOT_FOUND = "workspace_not_found"
+    WRITE_DISPLACED = "write_displaced"
 
 
 @dataclass(frozen=True)
@@ -342,6 +343,13 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.WORKSPACE_NOT_FOUND: ErrorSpec(
         "The workspace directory does not exist (or is not a directory); nothing was created.",
         "check --workspace / EDITJOURNAL_WORKSPACE, or create the directory first",
+    ),
+    ErrorCode.WRITE_DISPLACED: ErrorSpec(
+        "An outside writer (an editor's save, an append) changed the file while this write"
+        " was being put in place, on the lines this write changed: the outside content was"
+        " kept and journaled (details.outside_seq), and this write is not in the file.",
+        "read the file again (read_file with since_version shows the outside change) and"
+        " redo the change over it",
     ),
 }
 

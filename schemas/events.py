@@ -179,6 +179,9 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
     # False for files no agent has read: path, size and hash only, no blob, so a
     # big workspace's churn does not fill the journal
     content_stored: bool = True
+    # Set when this content was found displaced by the daemon's own write of that seq:
+    # the outside writer changed the file after the write was planned, before it landed
+    displaced_by: int | None = None
 
     @property
     def content_sha256(self) -> str | None:
@@ -192,7 +195,8 @@ class OutsideChangeRecorded(Event, tag="outside_change"):
         old = (self.old_sha256 or "-")[:12]
         new = (self.new_sha256 or "-")[:12]
         to = f" to {self.moved_to}" if self.moved_to else ""
-        return f"outside change: {self.path} {self.change}{to} ({old} -> {new})"
+        by = f", displaced by seq {self.displaced_by}" if self.displaced_by else ""
+        return f"outside change: {self.path} {self.change}{to} ({old} -> {new}){by}"
 
 
 class HunkPrepared(Event, tag="hunk_prepared"):

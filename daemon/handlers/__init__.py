@@ -55,6 +55,9 @@ class Write:
     # the sha256 of `data` when the handler already computed it (None: hashed when
     # prepared): one whole-file hash per write, not one per step
     sha256: str | None = None
+    # the bytes `based_on` names (None: none, or not known): the base of a carry, should
+    # an outside writer change the file while this write is put in place
+    based_on_data: bytes | None = None
 
 
 @dataclass

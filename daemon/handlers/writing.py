@@ -365,7 +365,8 @@ def _write(target: Target, written: Written) -> Write:
     """Guarded by the content it was computed from (or by the file's absence)."""
     based_on = target.snap.sha256 if target.exists else ABSENT
     data = None if written.planned.delete else written.data
-    return Write(target.path, data, based_on=based_on, sha256=written.sha256)
+    base = target.snap.data if target.exists else None
+    return Write(target.path, data, based_on, written.sha256, base)
 
 
 def _anchors_valid_through(target: Target, new: Parsed, first_change: int) -> int:

@@ -74,7 +74,7 @@ def test_a_round_publishes_the_last_content_of_each_file_once(tmp_path: Path) ->
     round_ = WriteRound(ws)
     for seq, text in enumerate(["one\n", "two\n", "three\n"], start=1):
         write = ws.prepare_write("a.txt", text.encode(), durable=False)
-        round_.add([Prepared(write, None)], seq, owner=seq)
+        round_.add([Prepared(write, None)], seq, [seq])
         assert ws.read("a.txt").text == text  # the overlay serves the batch's content
     assert not (tmp_path / "a.txt").exists()
     round_.sync()
@@ -97,7 +97,7 @@ def test_recovery_finishes_only_what_the_journal_names(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("old\n")
     round_ = WriteRound(ws)
     write = ws.prepare_write("a.txt", b"new\n", durable=False)
-    round_.add([Prepared(write, _sha(b"old\n"))], 1, owner=0)
+    round_.add([Prepared(write, _sha(b"old\n"))], 1, [0])
     round_.sync()
     journal.commit(also=round_.statements())  # ... and a crash before the rename
     (tmp_path / f"{TEMP_PREFIX}stray").write_text("never journaled")
