@@ -11,6 +11,9 @@ way to it. The journal must say so, in the order it happened:
 3. for the replies: a warning where the change was carried, `write_displaced`
    where it was not.
 
+And bytes written late into a file a write displaced (daemon/latewrites.py): an
+`outside_change` of the file with them carried in, or of a file kept beside it.
+
 Pure decisions over a `Met`: no state, no journal, no file is touched here.
 """
 
@@ -23,8 +26,11 @@ import msgspec
 
 from editjournal.daemon.encoding import utf8_text
 from editjournal.daemon.landing import Observed
+from editjournal.daemon.latewrites import Late
 from editjournal.daemon.limits import count_lines
 from editjournal.daemon.pendingwrites import ABSENT
+from editjournal.daemon.text.merge import late_over
+from editjournal.daemon.workspace import FileSnapshot
 from editjournal.daemon.writeround import Met
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded
@@ -90,6 +96,31 @@ def _not_in(seen: bytes, now: bytes) -> list[tuple[int, int]]:
         for tag, _, _, j1, j2 in matcher.get_opcodes()
         if tag in ("insert", "replace") and j2 > j1
     ]
+
+
+def late_change(late: Late, current: FileSnapshot | None) -> tuple[str, bytes]:
+    """Where bytes written late into a displaced file go (daemon/latewrites.py): the file
+    itself with them carried in, or, when they conflict with it, a file kept beside it
+    (`NAME.editjournal-late-SEQ`), never dropped."""
+    merged = late_over(late.base, late.data, None if current is None else current.data)
+    if merged is not None:
+        return late.key, merged
+    return f"{late.key}.editjournal-late-{late.seq}", late.data
+
+
+def late_event(
+    path: str, current: FileSnapshot | None, data: bytes, sha: str, seq: int
+) -> OutsideChangeRecorded:
+    text = utf8_text(data)
+    return OutsideChangeRecorded(
+        path=path,
+        change="modified" if current is not None else "created",
+        old_sha256=current.sha256 if current is not None else None,
+        new_sha256=sha,
+        size=len(data),
+        line_count=count_lines(text) if text is not None else None,
+        displaced_by=seq,
+    )
 
 
 class Carries:

@@ -18,10 +18,11 @@ Instead, one write lands like this (daemon/renames.py):
    stays and the write is refused.
 
 Every displaced content is reported (`Observed`) so the server journals it; the
-merged content is journaled as a carry by the writing agent. What is left: a
-writer that keeps an fd open on the old inode and writes after it was read, and
-an append into the write's own inode in the instant before it is put back (then
-recorded in the journal, not in the file): README "Guarantees".
+merged content is journaled as a carry by the writing agent. A displaced file is
+not unlinked blind: it is held open for a grace check (daemon/latewrites.py), so
+bytes a writer puts into it a moment later are carried in too. What is left: a
+writer that keeps an fd open on the old inode past that grace (README
+"Guarantees").
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from editjournal.daemon.workspace import PreparedWrite, Workspace
 from editjournal.schemas.errors import ToolError
 
 MAX_LANDINGS = 4  # merges of one write over outside changes, before it gives way to them
+_UNREADABLE = "unreadable:"
 log = logging.getLogger("editjournal")
 
 
@@ -76,6 +78,21 @@ class _Where:
     workspace: Workspace
     key: str
     max_lines: int
+    seq: int  # the event that journaled the write
+
+    def retire(
+        self, write: PreparedWrite, name: str | None, held: bytes | None, changed: bool = False
+    ) -> None:
+        """A displaced file that held `held` goes, held open for its grace check
+        (daemon/latewrites.py): a write that reaches it later is not lost. `changed`: it
+        holds more already, to be carried at once."""
+        if name is None:
+            return
+        if held is None:
+            write.drop_displaced(name)
+            return
+        late = self.workspace.late_writes
+        late.hold(write.directory.fd, name, (self.key, self.seq), held, changed)
 
 
 def land(
@@ -83,16 +100,17 @@ def land(
     key: str,
     write: PreparedWrite,
     expected: tuple[str | None, bytes | None],
-    max_lines: int,
+    limits: tuple[int, int],
 ) -> Landed:
-    """Put `write` in place over a target expected to hold `expected` (its SHA-256 or
-    ABSENT, and its bytes; None: unchecked). ToolError when the first swap fails
-    (nothing was changed then)."""
+    """Put `write` (journaled by event `limits[1]`) in place over a target expected to
+    hold `expected` (its SHA-256 or ABSENT, and its bytes; None: unchecked), carrying it
+    over outside changes of at most `limits[0]` lines. ToolError when the first swap
+    fails (nothing was changed then)."""
     landed = Landed()
     if expected[0] is None:
         _drop(write, write.swap_in().displaced)
         return landed
-    where = _Where(workspace, key, max_lines)
+    where = _Where(workspace, key, *limits)
     attempt = _Attempt(write, expected[0], expected[1])
     for _ in range(MAX_LANDINGS):
         following = _land_once(where, attempt, landed)
@@ -104,27 +122,44 @@ def land(
 
 
 def _land_once(where: _Where, attempt: _Attempt, landed: Landed) -> _Attempt | None:
-    """One swap; the next attempt when an outside change was met and carried over."""
+    """One landing; the next attempt when an outside change was met and carried over.
+
+    The target is looked at first: an outside change made since the batch looked is
+    met here, before anything is swapped, so no reader ever sees the write's content
+    without it. Only one made in the instant between this look and the swap is met
+    after it, and then put back at once."""
     write = attempt.write
+    now = _displaced(where, write, write.target.name, attempt.expected)
+    if not _as_planned(now, attempt) and not now.sha256.startswith(_UNREADABLE):
+        if write.temp is not None:
+            write.drop_displaced(write.temp.name)  # never swapped in: its temp file goes
+        return _met(where, attempt, now, landed)
     swap = write.swap_in()
     if not swap.checked:
         landed.checked = False
         return None
     found = _displaced(where, write, swap.displaced, attempt.expected)
-    if found.sha256 in (attempt.expected, _sha(write)):
-        _drop(write, swap.displaced)
+    if _as_planned(found, attempt):
+        known = found.data if found.data is not None else _known(attempt, write, found)
+        where.retire(write, swap.displaced, known)
         return None
+    _put_back(where, write, swap.displaced)
+    return _met(where, attempt, found, landed)
+
+
+def _as_planned(found: Observed, attempt: _Attempt) -> bool:
+    """The target holds what the write planned against, or the write's own content."""
+    return found.sha256 in (attempt.expected, _sha(attempt.write))
+
+
+def _met(where: _Where, attempt: _Attempt, found: Observed, landed: Landed) -> _Attempt | None:
+    """An outside change met: recorded, and the write carried over it (the next attempt)
+    or, when they conflict, refused (the outside content stays in place)."""
     log.warning("%s: an outside change met a write as it landed", where.key)
-    own = _put_back(where, write, swap.displaced)
-    if own is not None:  # appended into the write's own content in that instant
-        landed.observed.append(own)
     landed.observed.append(found)
     merged = _merged(where, attempt, found)
-    if merged is None:
-        landed.refused, landed.carried = True, None
-        return None
-    if merged == found.data:  # the outside content already holds the write's change
-        landed.carried = None
+    if merged is None or merged == found.data:  # a conflict, or theirs holds ours already
+        landed.refused, landed.carried = merged is None, None
         return None
     landed.carried = _prepared(where, merged)
     if landed.carried is None:
@@ -140,26 +175,28 @@ def _displaced(where: _Where, write: PreparedWrite, name: str | None, expected: 
         return Observed(None, ABSENT, 0)
     workspace = where.workspace
     try:
-        info = write.stat_displaced(name)
+        try:
+            info = write.stat_displaced(name)
+        except FileNotFoundError:
+            return Observed(None, ABSENT, 0)
         if workspace.own_writes.displaced_is_own(where.key, expected, info):
             return Observed(None, expected, info.st_size)
         read = write.read_displaced(name, workspace.max_file_size)
     except OSError as e:  # unreadable: judged changed, and put back as it is
         log.error("%s: the file a write displaced could not be read: %s", where.key, e)
-        return Observed(None, f"unreadable:{e.errno}", 0)
+        return Observed(None, f"{_UNREADABLE}{e.errno}", 0)
     return Observed(read.data, read.sha256, read.info.st_size)
 
 
-def _put_back(where: _Where, write: PreparedWrite, name: str | None) -> Observed | None:
-    """Put the displaced file (or the absence of one) back; the write's own content,
-    displaced in turn, is dropped — unless someone wrote into it meanwhile, which is
-    then returned to be journaled."""
+def _put_back(where: _Where, write: PreparedWrite, name: str | None) -> None:
+    """Put the displaced file (or the absence of one) back. The write's own content,
+    displaced in turn, is retired like any displaced file: what someone appended to it
+    in that instant is carried into the file as a late write."""
     back = write.restore(name)
     if back is None:
-        return None
+        return
     found = _displaced(where, write, back, _sha(write))
-    write.drop_displaced(back)
-    return None if found.sha256 == _sha(write) else found
+    where.retire(write, back, write.snapshot.data, changed=found.sha256 != _sha(write))
 
 
 def _merged(where: _Where, attempt: _Attempt, found: Observed) -> bytes | None:
@@ -187,6 +224,13 @@ def _prepared(where: _Where, data: bytes) -> PreparedWrite | None:
     except ToolError as e:
         log.error("%s: the carried content could not be prepared: %s", where.key, e)
         return None
+
+
+def _known(attempt: _Attempt, write: PreparedWrite, found: Observed) -> bytes | None:
+    """The bytes of a displaced file known by stat alone: the expected or this content."""
+    if found.sha256 == attempt.expected:
+        return attempt.expected_data
+    return write.snapshot.data if write.temp is not None else None
 
 
 def _drop(write: PreparedWrite, name: str | None) -> None:

@@ -137,6 +137,7 @@ def _current_sha(workspace: Workspace, directory: int, name: str, row: _Row) -> 
 def _finish_in(directory: int, name: str, current: str, row: _Row, done: Recovered) -> None:
     if current == row.sha256:
         done.already_done += 1
+        _keep_displaced(directory, name, row)
         return
     if row.before_sha256 is not None and current != row.before_sha256:
         done.unfinished.append(row.path)
@@ -159,6 +160,31 @@ def _finish_in(directory: int, name: str, current: str, row: _Row, done: Recover
     os.fsync(directory)
     done.rolled_forward.append(row.path)
     log.info("recovery: finished the write of %s (seq %d)", row.path, row.seq)
+
+
+def _keep_displaced(directory: int, name: str, row: _Row) -> None:
+    """A write swapped in but killed before it judged what it displaced: that file lies
+    under the temp file's name (daemon/landing.py). When it is not the content the batch
+    planned against, an outside writer's change is in it: kept beside the target as
+    `NAME.editjournal-displaced-SEQ` (the start-up scan records it), never removed."""
+    if row.sha256 == ABSENT:
+        return
+    temp = PurePosixPath(row.temp).name
+    held = _content_sha(directory, temp)
+    if held in (ABSENT, NOT_REGULAR, row.before_sha256, row.sha256):
+        return  # nothing there, or nothing of anyone else's: the temp cleanup removes it
+    kept = f"{name}.editjournal-displaced-{row.seq}"
+    try:
+        os.rename(temp, kept, src_dir_fd=directory, dst_dir_fd=directory)
+    except OSError as e:
+        log.error("recovery: could not keep the file displaced by seq %d: %s", row.seq, e)
+        return
+    log.warning(
+        "recovery: %s held an outside change when seq %d landed: kept as %s",
+        row.path,
+        row.seq,
+        kept,
+    )
 
 
 def _beside(row: _Row) -> bool:

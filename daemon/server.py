@@ -17,6 +17,7 @@ mistyped params — never a crash and never a silent drop.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import os
 import signal
@@ -43,7 +44,13 @@ from editjournal.daemon.boundary import (
     loose_id,
     was_crash,
 )
-from editjournal.daemon.displacement import Carries, carry_event, outside_events
+from editjournal.daemon.displacement import (
+    Carries,
+    carry_event,
+    late_change,
+    late_event,
+    outside_events,
+)
 from editjournal.daemon.handlers import (
     ABSENT,
     Context,
@@ -55,6 +62,7 @@ from editjournal.daemon.handlers import (
 )
 from editjournal.daemon.idempotency import answered
 from editjournal.daemon.journal import Journal, JournalError
+from editjournal.daemon.latewrites import Late
 from editjournal.daemon.limits import Limits
 from editjournal.daemon.logs import EVENTS
 from editjournal.daemon.outside import Observation
@@ -73,7 +81,7 @@ from editjournal.daemon.state import State, fold
 from editjournal.daemon.statesnap import Snapshotter
 from editjournal.daemon.textcache import TextCache
 from editjournal.daemon.watching import Watching, WatchSettings
-from editjournal.daemon.workspace import Workspace
+from editjournal.daemon.workspace import FileSnapshot, Workspace
 from editjournal.daemon.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -239,6 +247,8 @@ class Server:
         self.router.close()
         if self.watching is not None:
             self.watching.stop()
+        if self._stopping is not None and not was_crash(self._stopping):
+            self._carry_late(self.workspace.late_writes.close())
         self._record_stop(reason)
         self.snapshots.save(self.journal, self.state)  # the next start folds nothing
         if self.publisher is not None:
@@ -260,6 +270,8 @@ class Server:
             ready = dict(poller.poll(POLL_MS))
             if self.watching is not None:
                 self._watch_tick(self.watching, ready)
+            if len(self.workspace.late_writes):
+                self._carry_late(self.workspace.late_writes.due())
             if self.router not in ready:
                 continue
             batch = self._batch = _Batch()
@@ -377,6 +389,30 @@ class Server:
             log.error("outside changes met by writes could not be journaled")
         return carries
 
+    def _carry_late(self, found: list[Late]) -> None:
+        """Bytes written into displaced files after they were judged: carried into the file
+        (or kept beside it) through the write round, and journaled as outside changes."""
+        for late in found:
+            try:
+                current: FileSnapshot | None = self.workspace.read(late.key)
+            except ToolError:
+                current = None
+            path, data = late_change(late, current)
+            if path != late.key:
+                current = None
+            sha = hashlib.sha256(data).hexdigest()
+            event = late_event(path, current, data, sha, late.seq)
+            try:
+                ready = self.workspace.prepare_write(path, data, durable=False, sha256=sha)
+            except ToolError as e:
+                log.error("%s: bytes written late could not be carried in: %s", late.key, e)
+                continue
+            seq = self._stage(None, event, {sha: data})
+            based_on = (current.sha256, current.data) if current is not None else (ABSENT, None)
+            self._round.add([Prepared(ready, *based_on)], seq, [], None)
+        if self._round:
+            self._flush(_Batch())
+
     def _stage(self, agent: str | None, event: Any, blobs: dict[str, bytes]) -> int:
         record = self.journal.stage(agent, event, blobs)
         self.state.apply(record)
@@ -455,8 +491,10 @@ class Server:
         """Run the handler and prepare its writes. If a file it read changed on disk
         meanwhile (someone appending while an edit is computed), nothing has been
         recorded yet: the handler runs again on the new content — which journals
-        the outside change and rebases the edit over it, or refuses it as stale."""
-        for _ in range(WRITE_ATTEMPTS):
+        the outside change and rebases the edit over it, or refuses it as stale.
+        A file that keeps changing gets no refusal: the last plan goes ahead, and its
+        landing carries it over what changed since (daemon/landing.py)."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
             outcome = self._run(handler, request, params)
             if not outcome.writes or outcome.error is not None:
                 return outcome, []
@@ -466,18 +504,12 @@ class Server:
                 if not outcome.writes or outcome.error is not None:
                     return outcome, []
             outcome, prepared = self._prepare(outcome)
-            if not prepared or self._unchanged_since_read(outcome.writes):
+            last = attempt == WRITE_ATTEMPTS
+            if not prepared or last or self._unchanged_since_read(outcome.writes):
                 return outcome, prepared
             for item in prepared:
                 item.write.discard()
-        paths = sorted({w.path for w in outcome.writes})
-        error = ToolError(
-            ErrorCode.FILE_CHANGING,
-            f"{', '.join(paths)} kept changing on disk while the edit was being written"
-            f" ({WRITE_ATTEMPTS} attempts); nothing was written",
-            {"paths": paths, "attempts": WRITE_ATTEMPTS},
-        )
-        return Outcome(error=error, warnings=outcome.warnings), []
+        raise AssertionError("unreachable: the last attempt returns")
 
     def _unchanged_since_read(self, writes: list[Write]) -> bool:
         """Every file is still what its handler based the new content on."""

@@ -35,6 +35,7 @@ from typing import BinaryIO, NamedTuple
 from editjournal.daemon import renames
 from editjournal.daemon.confined import DirHandle, Escape, Located, Resolver
 from editjournal.daemon.encoding import refusal, utf8_text
+from editjournal.daemon.latewrites import LateWrites
 from editjournal.daemon.ownwrites import OwnWrites
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
@@ -208,22 +209,6 @@ class PreparedWrite:
             _log.error("%s: could not put the displaced file back: %s", self.snapshot.path, exc)
             return None
 
-    def keep_displaced(self, name: str) -> str:
-        """Give a displaced file a name that start-up cleanup never removes (a crash before
-        its content is journaled must not lose it); return that name."""
-        if name.startswith(DISPLACED_PREFIX):
-            return name
-        for _ in range(_TEMP_ATTEMPTS):
-            aside = _displaced_name()
-            try:
-                renames.rename_noreplace(self.directory.fd, name, aside)
-            except FileExistsError:
-                continue
-            except renames.Unsupported:
-                return name
-            return aside
-        return name
-
     def drop_displaced(self, name: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=self.directory.fd)
@@ -287,6 +272,8 @@ class Workspace:
         self.overlay: dict[str, FileSnapshot] = {}
         # The daemon's last rename of each path, so the watcher knows it without a re-read.
         self.own_writes = OwnWrites(resolved)
+        # Files the daemon's writes displaced, held open a moment for late writes to them.
+        self.late_writes = LateWrites(max_file_size)
         # `relative`'s answers while one request runs (`one_request`): a request names
         # its path several times (stat, read, snapshot) and each answer costs realpath
         # walks; a link may change between requests, so the memo lives for one only.

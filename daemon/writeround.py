@@ -35,6 +35,7 @@ from pathlib import Path
 
 from editjournal.daemon.journal import Statement
 from editjournal.daemon.landing import Landed, land
+from editjournal.daemon.limits import DEFAULT_FILE_LINES
 from editjournal.daemon.pendingwrites import ABSENT, DELETE, INSERT, removal_key
 from editjournal.daemon.workspace import FileSnapshot, PreparedWrite, Workspace
 from editjournal.schemas.errors import ToolError
@@ -133,7 +134,7 @@ class WriteRound:
         """The statements are committed: the published rows are gone."""
         self._done.clear()
 
-    def publish(self, max_lines: int) -> dict[int, ToolError]:
+    def publish(self, max_lines: int = DEFAULT_FILE_LINES) -> dict[int, ToolError]:
         """Land every write (daemon/landing.py), fsync each directory once, end the round.
         Returns the failures by reply index (the journal is then ahead of the disk); the
         writes that met outside changes are left in `met` for the server to journal."""
@@ -142,7 +143,8 @@ class WriteRound:
         for key, slot in self._slots.items():
             expected = (slot.before, slot.before_data)
             try:
-                landed = land(self._workspace, key, slot.write, expected, max_lines)
+                limits = (max_lines, slot.seq)
+                landed = land(self._workspace, key, slot.write, expected, limits)
             except ToolError as error:
                 log.error("journaled write (seq %d) could not be renamed: %s", slot.seq, error)
                 failures.update((owner, error) for owner in slot.owners)

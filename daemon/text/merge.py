@@ -40,7 +40,35 @@ def carry_over(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> 
         return None if ours is None else Carried(ours, [])
     if base is None or ours is None or theirs is None:
         return None  # created twice, or changed on one side and removed on the other
+    if _appended(base, ours) and _appended(base, theirs):
+        return _both_appended(base, ours, theirs)
     return _merged(base, ours, theirs)
+
+
+def _appended(base: bytes, data: bytes) -> bool:
+    """`data` is `base` with whole lines added at its end."""
+    return data.startswith(base) and (not base or base.endswith((b"\n", b"\r")))
+
+
+def _both_appended(base: bytes, ours: bytes, theirs: bytes) -> Carried | None:
+    """Both sides added lines at the end: theirs first, then ours — the order two
+    `O_APPEND` writers would have left. Not when theirs leaves a line unfinished."""
+    if not theirs.endswith((b"\n", b"\r")):
+        return None
+    start, count = len(base.splitlines()), len(theirs.splitlines())
+    return Carried(theirs + ours[len(base) :], [(start + 1, count)])
+
+
+def late_over(base: bytes, late: bytes, current: bytes | None) -> bytes | None:
+    """`current` with what was written late into a file that held `base` (None: a
+    conflict). Bytes appended to it are appended, as `O_APPEND` would have put them
+    onto the file had it not been replaced; any other change is merged."""
+    if current is None:
+        return None
+    if late.startswith(base):
+        return current + late[len(base) :]
+    carried = carry_over(base, current, late)
+    return None if carried is None else carried.data
 
 
 def _merged(base: bytes, ours: bytes, theirs: bytes) -> Carried | None:

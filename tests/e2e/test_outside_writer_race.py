@@ -1,0 +1,212 @@
+"""An outside writer racing agents' writes: nothing it wrote is lost.
+
+A real process adds one numbered line to a file every ~5 ms — in place
+(`open(path, "a")`, as a logger does) or as an editor saves (temp file + rename)
+— while an agent writes the same file through a real daemon with each writing
+tool. Every write lands by an exchange that keeps what it displaces
+(daemon/landing.py), and bytes that reach a displaced file a moment later are
+carried in (daemon/latewrites.py). So once the writer stops, every line it wrote
+is in the file (or, should one conflict with a late write, in a file kept beside
+it and in the journal): 0 lost. With in-place appends, no agent write that was
+acknowledged is lost either (an editor's save legitimately drops what it never
+read: that is the editor's own overwrite, journaled as an outside change).
+`make test` races each tool briefly; `make stress` for a minute per mode.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from editjournal.client import Client
+from editjournal.client.errors import RequestError
+from editjournal.daemon.text.anchors import line_hash
+from tests.conftest import RunningDaemon, start, wait_until
+
+MODES = ("append", "save")
+NAME = "shared.txt"
+
+
+@dataclass
+class Agent:
+    """One agent's side of the race: a header line it owns, and what it added."""
+
+    client: Client
+    header: int = 0  # the agent's header line is `HEADER n`
+    sha256: str = ""  # the content its last write or read returned
+    added: list[str] = field(default_factory=list)  # acknowledged lines it added
+    refused: dict[str, int] = field(default_factory=dict)
+
+    def reread(self) -> None:
+        """After a refusal: the file as it is now (an editor's save may have put an older
+        header back: it never read this agent's change)."""
+        read = self.client.read_file(NAME)
+        self.sha256 = read.sha256
+        first = read.content.splitlines()[0]
+        if first.startswith("HEADER "):
+            self.header = int(first.split()[1])
+
+    def bump(self, write: Callable[[str, str], object]) -> None:
+        """Change `HEADER n` to `HEADER n+1` with one tool; a refusal is counted."""
+        old, new = f"HEADER {self.header}", f"HEADER {self.header + 1}"
+        try:
+            result = write(old, new)
+        except RequestError as e:
+            self.refused[e.code] = self.refused.get(e.code, 0) + 1
+            self.reread()
+            return
+        self.header += 1
+        state = getattr(result, "latest_file_state", None)  # safe_patch's reply
+        self.sha256 = state.sha256 if state is not None else getattr(result, "sha256", "")
+
+
+def _prepend(agent: Agent, n: int) -> None:
+    line = f"agent-{n}"
+    try:
+        agent.client.prepend_to_file(NAME, line + "\n")
+    except RequestError as e:
+        agent.refused[e.code] = agent.refused.get(e.code, 0) + 1
+        return
+    agent.added.append(line)
+
+
+def _append(agent: Agent, n: int) -> None:
+    line = f"agent-{n}"
+    try:
+        agent.client.append_to_file(NAME, line + "\n")
+    except RequestError as e:
+        agent.refused[e.code] = agent.refused.get(e.code, 0) + 1
+        return
+    agent.added.append(line)
+
+
+def _edit_file(agent: Agent, n: int) -> None:
+    agent.bump(lambda old, new: agent.client.edit_file(NAME, old, new))
+
+
+def _edit(agent: Agent, n: int) -> None:
+    def anchored(old: str, new: str) -> object:
+        op = {"op": "replace_line", "hash": line_hash(old)[:6], "content": new}
+        return agent.client.edit(NAME, [op])
+
+    agent.bump(anchored)
+
+
+def _safe_patch(agent: Agent, n: int) -> None:
+    def patched(old: str, new: str) -> object:
+        diff = f"--- a/{NAME}\n+++ b/{NAME}\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+        return agent.client.safe_patch(NAME, diff, agent.sha256, rebase=True, include_content=False)
+
+    agent.bump(patched)
+
+
+def _prepare_apply(agent: Agent, n: int) -> None:
+    def applied(old: str, new: str) -> object:
+        hunk = agent.client.prepare_file_block_replace(NAME, old, new)
+        return agent.client.apply_file_modification(hunk.hunk_id)
+
+    agent.bump(applied)
+
+
+TOOLS: dict[str, Callable[[Agent, int], None]] = {
+    "prepend_to_file": _prepend,
+    "append_to_file": _append,
+    "edit_file": _edit_file,
+    "edit": _edit,
+    "safe_patch": _safe_patch,
+    "prepare_apply": _prepare_apply,
+}
+
+
+@pytest.fixture
+def shared(workspace: Path) -> Iterator[tuple[RunningDaemon, Path]]:
+    (workspace / NAME).write_text("HEADER 0\nbody\n")
+    running = start(workspace)
+    yield running, workspace / NAME
+    if running.proc.poll() is None:
+        running.stop()
+
+
+def _race(
+    daemon: RunningDaemon, target: Path, mode: str, tools: list[str], seconds: float
+) -> tuple[Agent, int]:
+    """Agents' writes with `tools` in turn against the outside writer for `seconds`;
+    returns the agent and how many lines the outside writer added."""
+    agent = Agent(daemon.client("agent-a"))
+    agent.reread()
+    stop = target.parent.parent / "stop-writer"
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.outside_writer_worker", str(target), mode, str(stop)],
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    try:
+        deadline = time.monotonic() + seconds
+        for n in itertools.count():
+            if time.monotonic() > deadline:
+                break
+            TOOLS[tools[n % len(tools)]](agent, n)
+    finally:
+        stop.write_text("stop")
+        writer.wait(30)
+    return agent, int(stop.with_name(stop.name + ".count").read_text())
+
+
+def _missing(target: Path, added: int) -> list[str]:
+    """The outside lines in neither the file nor a file kept beside it."""
+    present = set(target.read_text().splitlines())
+    for kept in target.parent.glob(f"{NAME}.editjournal-late-*"):
+        present |= set(kept.read_text().splitlines())
+    return [f"outside-{i}" for i in range(added) if f"outside-{i}" not in present]
+
+
+def _check(daemon: RunningDaemon, target: Path, mode: str, agent: Agent, added: int) -> None:
+    assert added > 20, f"the outside writer added only {added} lines"
+    landed = agent.header + len(agent.added)
+    assert landed >= 5, f"only {landed} agent writes landed (refused: {agent.refused})"
+    print(f"{mode}: {added} outside lines, {landed} agent writes landed, refused {agent.refused}")
+    wait_until(lambda: not _missing(target, added), 15, "every outside line to be in place")
+    if mode == "append":  # nobody but the daemon rewrites the file: no agent line is lost
+        lines = set(target.read_text().splitlines())
+        assert [line for line in agent.added if line not in lines] == []
+    assert agent.client.status().watcher["state"] == "running"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("tool", list(TOOLS))
+def test_an_outside_writer_racing_an_agents_writes_loses_no_line(
+    shared: tuple[RunningDaemon, Path], mode: str, tool: str
+) -> None:
+    daemon, target = shared
+    agent, added = _race(daemon, target, mode, [tool], 1.0)
+    _check(daemon, target, mode, agent, added)
+
+
+def test_a_write_that_met_an_outside_change_journals_it_with_its_content(
+    shared: tuple[RunningDaemon, Path],
+) -> None:
+    daemon, target = shared
+    agent, added = _race(daemon, target, "append", ["prepend_to_file"], 1.0)
+    _check(daemon, target, "append", agent, added)
+    journal = daemon.journal()
+    met = [r for r in journal.records(kind="outside_change") if r.event.displaced_by]
+    for record in met:  # each names the write it met, and its content is stored
+        assert journal.blob(record.event.new_sha256) is not None
+    verified = journal.verify()
+    assert verified.ok, verified
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("mode", MODES)
+def test_a_minute_of_an_outside_writer_racing_every_tool_loses_no_line(
+    shared: tuple[RunningDaemon, Path], mode: str
+) -> None:
+    daemon, target = shared
+    agent, added = _race(daemon, target, mode, list(TOOLS), 60.0)
+    _check(daemon, target, mode, agent, added)
