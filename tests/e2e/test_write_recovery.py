@@ -94,6 +94,27 @@ def test_a_change_made_while_down_is_not_clobbered_by_the_roll_forward(workspace
         running.stop()
 
 
+def test_a_kill_right_after_the_swap_keeps_the_outside_change_it_displaced(workspace: Path):
+    """Killed after a write was exchanged into place but before it judged what it
+    displaced (which lies under the temp file's name): an outside change in it is kept
+    beside the file, never removed with the temp files."""
+    (workspace / "a.txt").write_text("one\n")
+    temp = killed_after_commit(workspace, "two\n")
+    (workspace / "a.txt").write_text(temp.read_text())  # the exchange, as it would have been
+    temp.write_text("one\nsaved by an editor\n")  # what it displaced: an outside change
+
+    running = start(workspace)
+    try:
+        client = running.client()
+        assert (workspace / "a.txt").read_text() == "one\ntwo\n"
+        assert client.status().group_commit["recovered"]["already_done"] == 1
+        [kept] = workspace.glob("a.txt.editjournal-displaced-*")
+        assert kept.read_text() == "one\nsaved by an editor\n"
+        assert temp_files(workspace) == []
+    finally:
+        running.stop()
+
+
 def test_temp_files_left_by_a_crash_are_removed_at_start(workspace: Path):
     running = start(workspace)
     running.client().write_file("deep/er/b.txt", "b\n")
