@@ -11,8 +11,8 @@ way to it. The journal must say so, in the order it happened:
 3. for the replies: a warning where the change was carried, `write_displaced`
    where it was not.
 
-And bytes written late into a file a write displaced (daemon/latewrites.py): an
-`outside_change` of the file with them carried in, or of a file kept beside it.
+And a late change to a file a write displaced (daemon/latewrites.py) that is not an
+append: a `created` `outside_change` of the file it is kept in, beside its own.
 
 Pure decisions over a `Met`: no state, no journal, no file is touched here.
 """
@@ -25,12 +25,10 @@ from collections.abc import Iterator
 import msgspec
 
 from editjournal.daemon.encoding import utf8_text
-from editjournal.daemon.landing import Observed
+from editjournal.daemon.landing import MAX_LANDINGS, Observed
 from editjournal.daemon.latewrites import Late
 from editjournal.daemon.limits import count_lines
 from editjournal.daemon.pendingwrites import ABSENT
-from editjournal.daemon.text.merge import late_over
-from editjournal.daemon.workspace import FileSnapshot
 from editjournal.daemon.writeround import Met
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded
@@ -98,28 +96,38 @@ def _not_in(seen: bytes, now: bytes) -> list[tuple[int, int]]:
     ]
 
 
-def late_change(late: Late, current: FileSnapshot | None) -> tuple[str, bytes]:
-    """Where bytes written late into a displaced file go (daemon/latewrites.py): the file
-    itself with them carried in, or, when they conflict with it, a file kept beside it
-    (`NAME.editjournal-late-SEQ`), never dropped."""
-    merged = late_over(late.base, late.data, None if current is None else current.data)
-    if merged is not None:
-        return late.key, merged
-    return f"{late.key}.editjournal-late-{late.seq}", late.data
+def late_appended(late: Late) -> bytes | None:
+    """The whole lines written late at the end of a displaced file, when that is all."""
+    grown = len(late.data) > len(late.base) and late.data.startswith(late.base)
+    whole = not late.base or late.base.endswith((b"\n", b"\r"))
+    return late.data[len(late.base) :] if grown and whole else None
 
 
-def late_event(
-    path: str, current: FileSnapshot | None, data: bytes, sha: str, seq: int
-) -> OutsideChangeRecorded:
+def kept_path(late: Late) -> str:
+    """Where a late change that is not an append is kept: beside its file."""
+    return f"{late.key}.editjournal-late-{late.seq}"
+
+
+def late_event(path: str, data: bytes, sha: str, seq: int) -> OutsideChangeRecorded:
     text = utf8_text(data)
     return OutsideChangeRecorded(
         path=path,
-        change="modified" if current is not None else "created",
-        old_sha256=current.sha256 if current is not None else None,
+        change="created",
+        old_sha256=None,
         new_sha256=sha,
         size=len(data),
         line_count=count_lines(text) if text is not None else None,
         displaced_by=seq,
+    )
+
+
+def _kept_changing(met: Met, outside_seq: int) -> ToolError:
+    return ToolError(
+        ErrorCode.FILE_CHANGING,
+        f"{met.key} kept changing on disk while this write (seq {met.seq}) was landing"
+        f" ({MAX_LANDINGS} attempts); every outside change was kept and journaled (the last"
+        f" at seq {outside_seq}) and this write is not in the file",
+        {"path": met.key, "seq": met.seq, "outside_seq": outside_seq, "attempts": MAX_LANDINGS},
     )
 
 
@@ -141,15 +149,19 @@ class Carries:
             self._warnings.setdefault(owner, []).append(warning)
 
     def refused(self, met: Met, outside_seq: int) -> None:
-        error = ToolError(
-            ErrorCode.WRITE_DISPLACED,
-            f"{met.key}: an outside writer changed the file while this write (seq {met.seq})"
-            " was landing, on lines this write changed (or it created or removed the file);"
-            f" the outside content was kept (seq {outside_seq}) and this write is not in"
-            " the file",
-            {"path": met.key, "seq": met.seq, "outside_seq": outside_seq},
-            f"read_file {met.key} with since_version {met.seq} shows the outside change;"
-            " redo the change over it",
+        error = (
+            _kept_changing(met, outside_seq)
+            if met.landed.kept_changing
+            else ToolError(
+                ErrorCode.WRITE_DISPLACED,
+                f"{met.key}: an outside writer changed the file while this write (seq {met.seq})"
+                " was landing, on lines this write changed (or it created or removed the file);"
+                f" the outside content was kept (seq {outside_seq}) and this write is not in"
+                " the file",
+                {"path": met.key, "seq": met.seq, "outside_seq": outside_seq},
+                f"read_file {met.key} with since_version {met.seq} shows the outside change;"
+                " redo the change over it",
+            )
         )
         for owner in met.owners:
             self._refusals[owner] = error

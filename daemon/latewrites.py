@@ -23,7 +23,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-GRACE_S = 0.25
+GRACE_S = 0.5
 MAX_HELD = 256
 _CHUNK = 1024 * 1024
 

@@ -47,7 +47,8 @@ from editjournal.daemon.boundary import (
 from editjournal.daemon.displacement import (
     Carries,
     carry_event,
-    late_change,
+    kept_path,
+    late_appended,
     late_event,
     outside_events,
 )
@@ -81,7 +82,7 @@ from editjournal.daemon.state import State, fold
 from editjournal.daemon.statesnap import Snapshotter
 from editjournal.daemon.textcache import TextCache
 from editjournal.daemon.watching import Watching, WatchSettings
-from editjournal.daemon.workspace import FileSnapshot, Workspace
+from editjournal.daemon.workspace import Workspace
 from editjournal.daemon.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -390,28 +391,34 @@ class Server:
         return carries
 
     def _carry_late(self, found: list[Late]) -> None:
-        """Bytes written into displaced files after they were judged: carried into the file
-        (or kept beside it) through the write round, and journaled as outside changes."""
+        """Bytes written into displaced files after they were judged (daemon/latewrites.py).
+        Appended lines are appended to the file, as the writer's `O_APPEND` would have
+        done (the watcher journals them like any outside change); any other late change
+        is kept beside the file, journaled with its content, never merged blind."""
         for late in found:
-            try:
-                current: FileSnapshot | None = self.workspace.read(late.key)
-            except ToolError:
-                current = None
-            path, data = late_change(late, current)
-            if path != late.key:
-                current = None
-            sha = hashlib.sha256(data).hexdigest()
-            event = late_event(path, current, data, sha, late.seq)
-            try:
-                ready = self.workspace.prepare_write(path, data, durable=False, sha256=sha)
-            except ToolError as e:
-                log.error("%s: bytes written late could not be carried in: %s", late.key, e)
-                continue
-            seq = self._stage(None, event, {sha: data})
-            based_on = (current.sha256, current.data) if current is not None else (ABSENT, None)
-            self._round.add([Prepared(ready, *based_on)], seq, [], None)
+            appended = late_appended(late)
+            if appended is not None:
+                try:
+                    self.workspace.append_bytes(late.key, appended)
+                    log.info("%s: lines written late into a displaced file appended", late.key)
+                    continue
+                except ToolError as e:
+                    log.error("%s: lines written late could not be appended: %s", late.key, e)
+            self._keep_beside(late)
         if self._round:
             self._flush(_Batch())
+
+    def _keep_beside(self, late: Late) -> None:
+        path = kept_path(late)
+        sha = hashlib.sha256(late.data).hexdigest()
+        try:
+            ready = self.workspace.prepare_write(path, late.data, durable=False, sha256=sha)
+        except ToolError as e:
+            log.error("%s: bytes written late could not be kept: %s", late.key, e)
+            return
+        log.warning("%s: a late change to a displaced file is kept as %s", late.key, path)
+        seq = self._stage(None, late_event(path, late.data, sha, late.seq), {sha: late.data})
+        self._round.add([Prepared(ready, ABSENT, None)], seq, [], None)
 
     def _stage(self, agent: str | None, event: Any, blobs: dict[str, bytes]) -> int:
         record = self.journal.stage(agent, event, blobs)

@@ -87,7 +87,7 @@ class DisplacedFile(NamedTuple):
 
     info: os.stat_result
     data: bytes | None
-    sha256: str
+    sha256: str | None  # set only when `data` is None
 
 
 class Swap(NamedTuple):
@@ -172,21 +172,46 @@ class PreparedWrite:
         return os.stat(name, dir_fd=self.directory.fd, follow_symlinks=False)
 
     def read_displaced(self, name: str, limit: int) -> DisplacedFile:
-        """A displaced file's stat, SHA-256 and (up to `limit` bytes, else None) content."""
+        """A displaced file's stat and content (up to `limit` bytes); past the limit, or
+        not a regular file, no content but a SHA-256 (else left for the caller to take:
+        hashing is kept out of a landing's race)."""
         fd = os.open(name, _TEMP_READ | _O_NONBLOCK, dir_fd=self.directory.fd)
         try:
             info = os.fstat(fd)
             if not stat_mod.S_ISREG(info.st_mode):
                 return DisplacedFile(info, None, f"not-regular:{info.st_ino}")
-            digest, kept = hashlib.sha256(), bytearray()
+            data = _read_up_to(fd, limit + 1)
+            if len(data) <= limit:
+                return DisplacedFile(info, data, None)
+            digest = hashlib.sha256(data)
             while chunk := os.read(fd, _READ_CHUNK):
                 digest.update(chunk)
-                if len(kept) <= limit:
-                    kept += chunk
         finally:
             os.close(fd)
-        data = bytes(kept) if len(kept) <= limit else None
-        return DisplacedFile(info, data, digest.hexdigest())
+        return DisplacedFile(info, None, digest.hexdigest())
+
+    def extended(self, added: bytes) -> PreparedWrite | None:
+        """This write with `added` (whole lines of UTF-8 text) appended to its temp file:
+        the cheap carry over an outside writer that only appended. None when it cannot."""
+        if self.temp is None:
+            return None
+        try:
+            text = added.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        flags = os.O_WRONLY | os.O_APPEND | _O_CLOEXEC | _O_NOFOLLOW
+        try:
+            fd = os.open(self.temp.name, flags, dir_fd=self.directory.fd)
+            try:
+                os.write(fd, added)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        old = self.snapshot
+        data = old.data + added
+        snapshot = FileSnapshot(old.path, data, old.text + text, "", len(data), old.mtime_ns)
+        return dataclasses.replace(self, snapshot=snapshot)
 
     def restore(self, name: str | None) -> str | None:
         """Undo `swap_in`: put the displaced file `name` back at the target (None: there
@@ -212,6 +237,17 @@ class PreparedWrite:
     def drop_displaced(self, name: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=self.directory.fd)
+
+    def sync_target(self) -> None:
+        """fsync what is now at the target (this write's content, once it has landed)."""
+        try:
+            fd = os.open(self.target.name, _TEMP_READ | _O_NONBLOCK, dir_fd=self.directory.fd)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            _log.warning("could not fsync %s: %s", self.snapshot.path, exc)
 
     def sync_directory(self) -> None:
         """Make the rename durable: fsync the held directory, never a path (a directory
@@ -471,6 +507,20 @@ class Workspace:
         )
 
     # ---------------------------------------------------------------- writing
+
+    def append_bytes(self, path: str, data: bytes) -> None:
+        """Append `data` to a file in place (`O_APPEND`), as the writer whose lines went
+        into a file the daemon had just displaced would have (daemon/latewrites.py)."""
+        rel = self.relative(path)
+        fd = self._open_confined(rel, os.O_WRONLY | os.O_APPEND | _O_NONBLOCK | _O_BINARY)
+        try:
+            info = os.fstat(fd)
+            _require_regular(info, rel)
+            os.write(fd, data)
+        except OSError as exc:
+            raise _translate(exc, rel) from exc
+        finally:
+            os.close(fd)
 
     def write_atomic(self, path: str, data: bytes) -> FileSnapshot:
         """Replace a file's content atomically; on failure the old file is untouched.

@@ -40,9 +40,20 @@ def carry_over(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> 
         return None if ours is None else Carried(ours, [])
     if base is None or ours is None or theirs is None:
         return None  # created twice, or changed on one side and removed on the other
-    if _appended(base, ours) and _appended(base, theirs):
-        return _both_appended(base, ours, theirs)
+    if _appended(base, theirs):  # the common outside change: lines added at the end
+        if _appended(base, ours):
+            return _both_appended(base, ours, theirs)
+        return _then_appended(ours, theirs[len(base) :])
     return _merged(base, ours, theirs)
+
+
+def _then_appended(ours: bytes, added: bytes) -> Carried | None:
+    """Ours changed the file, theirs only added lines at its end: ours, then those lines
+    (linear time, where a merge of a long file costs a diff)."""
+    if ours and not ours.endswith((b"\n", b"\r")):
+        return None  # ours left its last line unfinished: theirs would be glued to it
+    start = len(ours.splitlines())
+    return Carried(ours + added, [(start + 1, start + len(added.splitlines()))])
 
 
 def _appended(base: bytes, data: bytes) -> bool:
@@ -57,18 +68,6 @@ def _both_appended(base: bytes, ours: bytes, theirs: bytes) -> Carried | None:
         return None
     start, count = len(base.splitlines()), len(theirs.splitlines())
     return Carried(theirs + ours[len(base) :], [(start + 1, count)])
-
-
-def late_over(base: bytes, late: bytes, current: bytes | None) -> bytes | None:
-    """`current` with what was written late into a file that held `base` (None: a
-    conflict). Bytes appended to it are appended, as `O_APPEND` would have put them
-    onto the file had it not been replaced; any other change is merged."""
-    if current is None:
-        return None
-    if late.startswith(base):
-        return current + late[len(base) :]
-    carried = carry_over(base, current, late)
-    return None if carried is None else carried.data
 
 
 def _merged(base: bytes, ours: bytes, theirs: bytes) -> Carried | None:

@@ -210,3 +210,54 @@ def test_a_minute_of_an_outside_writer_racing_every_tool_loses_no_line(
     daemon, target = shared
     agent, added = _race(daemon, target, mode, list(TOOLS), 60.0)
     _check(daemon, target, mode, agent, added)
+
+
+def _landed(target: Path, inode: int) -> bool:
+    """The daemon's write has replaced the file (a new inode is at its name)."""
+    return target.stat().st_ino != inode
+
+
+def test_a_line_appended_through_an_fd_opened_before_a_write_landed_is_carried_in(
+    shared: tuple[RunningDaemon, Path],
+) -> None:
+    """A logger holding the file open across the daemon's write: its next line goes into
+    the displaced inode, which the daemon holds open a moment and carries into the file."""
+    daemon, target = shared
+    client = daemon.client("agent-a")
+    client.read_file(NAME)
+    inode = target.stat().st_ino
+    with open(target, "a", encoding="utf-8") as logger:  # opened before the write lands
+        client.prepend_to_file(NAME, "agent line\n")
+        assert _landed(target, inode)
+        logger.write("late line\n")
+    wait_until(lambda: "late line" in target.read_text().splitlines(), 10, "the late line")
+    assert target.read_text().splitlines()[:2] == ["agent line", "HEADER 0"]
+    wait_until(
+        lambda: any(
+            b"late line\n" in (daemon.journal().blob(r.event.new_sha256) or b"")
+            for r in daemon.journal().records(kind="outside_change", path=NAME)
+        ),
+        10,
+        "the late line to be journaled",
+    )
+
+
+def test_an_in_place_rewrite_through_an_old_fd_is_kept_beside_the_file(
+    shared: tuple[RunningDaemon, Path],
+) -> None:
+    """Not an append: nothing is merged blind; the late content is kept beside the file
+    (`NAME.editjournal-late-SEQ`), journaled with its content."""
+    daemon, target = shared
+    client = daemon.client("agent-a")
+    client.read_file(NAME)
+    inode = target.stat().st_ino
+    with open(target, "r+b") as editor:
+        result = client.prepend_to_file(NAME, "agent line\n")
+        assert _landed(target, inode)
+        editor.write(b"REWRITE!")  # over "HEADER 0" in the old inode
+    kept = target.with_name(f"{NAME}.editjournal-late-{result.version}")
+    wait_until(kept.exists, 10, "the late content kept beside the file")
+    assert kept.read_bytes() == b"REWRITE!\nbody\n"
+    assert target.read_text() == "agent line\nHEADER 0\nbody\n"
+    [event] = daemon.journal().records(kind="outside_change", path=kept.name)
+    assert daemon.journal().blob(event.event.new_sha256) == b"REWRITE!\nbody\n"

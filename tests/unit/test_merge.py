@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.text.merge import carry_over, late_over
+from editjournal.daemon.text.merge import carry_over
 
 
 def test_changes_to_different_lines_both_survive_and_theirs_are_marked_unseen():
@@ -42,16 +42,6 @@ def test_creation_and_removal_conflict_unless_the_other_side_agrees():
     assert same is not None and same.data == b"x\n"
 
 
-def test_late_appends_are_appended_to_the_file_as_it_is_now():
-    assert late_over(b"a\n", b"a\nlate\n", b"top\na\nnewer\n") == b"top\na\nnewer\nlate\n"
-
-
-def test_other_late_changes_are_merged_or_refused():
-    assert late_over(b"a\nb\n", b"A\nb\n", b"a\nb\nc\n") == b"A\nb\nc\n"
-    assert late_over(b"a\nb\n", b"A\nb\n", b"a2\nb\n") is None
-    assert late_over(b"a\n", b"a\nb\n", None) is None  # the file is gone
-
-
 lines = st.lists(st.sampled_from(["x\n", "y\n", "z\n", "w\n"]), max_size=8)
 
 
@@ -66,3 +56,9 @@ def test_a_change_at_the_top_and_one_at_the_bottom_always_both_survive(
     carried = carry_over(old, ours, theirs)
     assert carried is not None
     assert carried.data == "".join(ours_top + anchor + base + anchor + theirs_tail).encode()
+
+
+def test_lines_appended_by_theirs_follow_any_change_of_ours():
+    carried = carry_over(b"a\nb\n", b"A\n", b"a\nb\nc\nd\n")
+    assert carried is not None and carried.data == b"A\nc\nd\n"
+    assert carried.theirs == [(2, 3)]
