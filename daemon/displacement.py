@@ -19,7 +19,6 @@ Pure decisions over a `Met`: no state, no journal, no file is touched here.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 import msgspec
@@ -29,6 +28,7 @@ from editjournal.daemon.landing import MAX_LANDINGS, Observed
 from editjournal.daemon.latewrites import Late
 from editjournal.daemon.limits import count_lines
 from editjournal.daemon.pendingwrites import ABSENT
+from editjournal.daemon.text.rebase import line_map
 from editjournal.daemon.writeround import Met
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded
@@ -80,20 +80,24 @@ def carry_event(met: Met) -> tuple[EditApplied, dict[str, bytes]] | None:
         size=len(data),
         lines_before=count_lines((before.data or b"").decode("utf-8", "replace")),
         line_count=count_lines(carried.snapshot.text),
-        unseen=_not_in(met.ours.data if met.ours is not None else b"", data),
+        unseen=_not_in(met.ours.text if met.ours is not None else "", carried.snapshot.text),
     )
     return event, {sha: data}
 
 
-def _not_in(seen: bytes, now: bytes) -> list[tuple[int, int]]:
-    """The lines of `now` (1-based, inclusive ranges) that are not lines of `seen`."""
-    old, new = seen.splitlines(), now.splitlines()
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return [
-        (j1 + 1, j2)
-        for tag, _, _, j1, j2 in matcher.get_opcodes()
-        if tag in ("insert", "replace") and j2 > j1
-    ]
+def _not_in(seen: str, now: str) -> list[tuple[int, int]]:
+    """The lines of `now` (1-based, inclusive ranges) that are not lines of `seen`:
+    what the writing agent was not shown (the common prefix and suffix cost nothing)."""
+    kept = {i for i in line_map(seen.splitlines(), now.splitlines()) if i is not None}
+    ranges: list[tuple[int, int]] = []
+    for line in range(1, len(now.splitlines()) + 1):
+        if line - 1 in kept:
+            continue
+        if ranges and ranges[-1][1] == line - 1:
+            ranges[-1] = (ranges[-1][0], line)
+        else:
+            ranges.append((line, line))
+    return ranges
 
 
 def late_appended(late: Late) -> bytes | None:
