@@ -10,6 +10,9 @@ here bounds one such cost and is refused with its own error code:
   whole file, an `edit_file` with old and new text), so raising one raises the
   other. libzmq drops frames over twice this (`zmq.MAXMSGSIZE`) without reading them.
 - `file_lines`: a file with more lines is `file_too_many_lines`, before it is parsed.
+- a text field longer than the file size limit (a `write_file` content, an `edit`
+  operation's content) is `file_too_large` as soon as the params are decoded, before a
+  handler builds anything from it (`check_text_fields`).
 - `cache_bytes`: the parsed-text cache's estimated memory (see `daemon.textcache`).
 - `journaled_text`: a rejected request's text fields are journaled up to this many
   characters, then by length and SHA-256 — a rejection must not cost its payload.
@@ -23,7 +26,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
 
 MIB = 1024 * 1024
 DEFAULT_FILE_LINES = 200_000
@@ -75,3 +81,36 @@ def clip_text(value: Any, limit: int = JOURNALED_TEXT) -> Any:
     if isinstance(value, list):
         return [clip_text(v, limit) for v in value]
     return value
+
+
+_BOTH_SIDES = {"unified_diff": 2}  # a diff may carry a whole file's old and new text
+
+
+def check_text_fields(params: Any, limit: int) -> None:
+    """`file_too_large` when a text field of `params` (or of a struct in one of its lists,
+    such as `edit`'s operations) is longer than `limit`: no file may hold it, and splitting
+    it into lines would cost every agent's wait for nothing."""
+    for name, value in _text_fields(params):
+        if len(value) > limit * _BOTH_SIDES.get(name, 1):
+            raise ToolError(
+                ErrorCode.FILE_TOO_LARGE,
+                f"`{name}` is {format_size(len(value))}, more than a file may hold (the"
+                f" limit is {format_binary_size(limit)}); nothing was done",
+                {"field": name, "size": len(value), "limit": limit},
+                "restart the daemon with a higher limit: editjournal stop && editjournal start"
+                f" --max-file-size {limit_that_fits(len(value))}",
+            )
+
+
+def _text_fields(params: Any, depth: int = 0) -> list[tuple[str, str]]:
+    if not isinstance(params, msgspec.Struct) or depth > 1:
+        return []
+    found: list[tuple[str, str]] = []
+    for name in params.__struct_fields__:
+        value = getattr(params, name)
+        if isinstance(value, str):
+            found.append((name, value))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                found.extend((f"{name}[{i}].{k}", v) for k, v in _text_fields(item, depth + 1))
+    return found

@@ -52,6 +52,7 @@ from editjournal.daemon.displacement import (
     late_event,
     outside_events,
 )
+from editjournal.daemon.gcsettings import LARGE_BYTES, give_back_memory
 from editjournal.daemon.handlers import (
     ABSENT,
     Context,
@@ -64,7 +65,7 @@ from editjournal.daemon.handlers import (
 from editjournal.daemon.idempotency import answered
 from editjournal.daemon.journal import Journal, JournalError
 from editjournal.daemon.latewrites import Late
-from editjournal.daemon.limits import Limits
+from editjournal.daemon.limits import Limits, check_text_fields
 from editjournal.daemon.logs import EVENTS
 from editjournal.daemon.outside import Observation
 from editjournal.daemon.pendingwrites import recover
@@ -110,6 +111,7 @@ class _Batch:
 
     replies: list[tuple[list[bytes], Response]] = field(default_factory=list)
     durable: bool = False  # a request changed something: commit with synchronous=FULL
+    bytes: int = 0  # of the requests and replies: a large batch gives memory back after
 
 
 class Server:
@@ -277,9 +279,12 @@ class Server:
                 continue
             batch = self._batch = _Batch()
             for frames in in_apply_order(self._waiting(), self.state.hunks):
+                batch.bytes += len(frames[-1])
                 if self._handle_frames(frames, batch):
                     self._flush(batch)  # empties the batch, which goes on
             self._flush(batch)
+            if batch.bytes >= LARGE_BYTES:
+                give_back_memory()
 
     def _waiting(self) -> list[list[bytes]]:
         """The requests waiting now (up to MAX_BATCH), received before any is handled so
@@ -366,7 +371,9 @@ class Server:
             ]
             replies = carried.amend(replies)
         for route, response in replies:
-            self.router.send_multipart([*route, encode_reply(response)])
+            reply = encode_reply(response)
+            batch.bytes += len(reply)
+            self.router.send_multipart([*route, reply])
 
     def _journal_met(self, met: list[Met]) -> Carries:
         """Journal what the round's writes met as they landed: the outside contents, each
@@ -575,7 +582,7 @@ class Server:
                 {"method": request.method, "known_methods": sorted(self.handlers)},
             )
         try:
-            return handler, self.decoders[request.method].decode(request.params)
+            params = self.decoders[request.method].decode(request.params)
         except (UnicodeDecodeError, RecursionError) as e:
             message = f"undecodable params: {decode_failure(e)} - at `$.params`"
             raise ToolError(ErrorCode.INVALID_PARAMS, message, {"method": request.method}) from e
@@ -588,6 +595,8 @@ class Server:
             if hint:
                 message, details["hint"] = f"{message} ({hint})", hint
             raise ToolError(ErrorCode.INVALID_PARAMS, message, details) from e
+        check_text_fields(params, self.workspace.max_file_size)
+        return handler, params
 
     def _run(self, handler: Handler, request: Request, params: Any) -> Outcome:
         ctx = Context(

@@ -71,6 +71,10 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     error: ToolError | None = None
 
+    def __post_init__(self) -> None:
+        if self.error is not None:  # kept past the request: never with its frames
+            self.error.detached()
+
 
 @dataclass(frozen=True)
 class Context:
