@@ -321,7 +321,8 @@ def _written(
     parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path, len(data))
     anchors = parsed.anchors
     region = changed_region(target.doc.lines, new_doc.lines, _untouched(target, planned, changes))
-    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors, region)
+    exact = changes if planned.document is None else None
+    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors, region, exact)
     valid_through = _anchors_valid_through(target, parsed, region.start)
     safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
     continuity = _continuity(target, writer.name)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from editjournal.daemon.text.anchors import LineAnchor
 
+FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left as they were
 CONTEXT = 3
 _CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
 
@@ -66,17 +68,25 @@ def anchored_diff(
     new: Sequence[str],
     new_anchors: Sequence[LineAnchor],
     region: ChangedRegion | None = None,
+    changes: Sequence[tuple[int, int, int]] | None = None,
 ) -> tuple[str, list[int]]:
     """Unified-style hunks: context and added rows carry new anchors; removed rows
     carry their old line number. Also returns the 1-based new lines added.
-    `region`: `changed_region(old, new)` when the caller has it already."""
+    `region`: `changed_region(old, new)` when the caller has it already. `changes`:
+    the exact line changes, when the writer knows them (sorted, disjoint)."""
     region = changed_region(old, new) if region is None else region
     if region.empty:
         return "", []
-    lo = max(0, region.start - CONTEXT)
-    old_hi = min(len(old), region.old_end + CONTEXT)
-    new_hi = min(len(new), region.new_end + CONTEXT)
-    matcher = difflib.SequenceMatcher(None, old[lo:old_hi], new[lo:new_hi], autojunk=False)
+    matcher: difflib.SequenceMatcher[str]
+    if changes is not None and len(changes) > FEW_CHANGES:
+        # difflib finds the matching blocks between many changes in quadratic time:
+        # the writer's own changes are the opcodes
+        lo, matcher = 0, _Known(splice_opcodes(changes, len(old), len(new)))
+    else:
+        lo = max(0, region.start - CONTEXT)
+        old_hi = min(len(old), region.old_end + CONTEXT)
+        new_hi = min(len(new), region.new_end + CONTEXT)
+        matcher = difflib.SequenceMatcher(None, old[lo:old_hi], new[lo:new_hi], autojunk=False)
     rows: list[str] = []
     added: list[int] = []
     for group in matcher.get_grouped_opcodes(CONTEXT):
@@ -90,6 +100,49 @@ def anchored_diff(
                 if sign == "+":
                     added.append(j + 1)
     return "\n".join(rows), added
+
+
+Tag = Literal["replace", "delete", "insert", "equal"]
+Opcode = tuple[Tag, int, int, int, int]
+
+
+class _Known(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """A matcher whose opcodes are known: difflib only groups them into hunks."""
+
+    def __init__(self, opcodes: list[Opcode]) -> None:
+        super().__init__(None, (), ())
+        self._known = opcodes
+
+    def get_opcodes(self) -> list[Opcode]:
+        return self._known
+
+
+def splice_opcodes(
+    changes: Sequence[tuple[int, int, int]], old_len: int, new_len: int
+) -> list[Opcode]:
+    """difflib-style opcodes of a content made by `changes` (old lines [start, end)
+    became `count` new lines; sorted, disjoint): O(changes), not a diff."""
+    opcodes: list[Opcode] = []
+    i = j = 0
+    for start, end, count in changes:
+        if start > i:
+            opcodes.append(("equal", i, start, j, j + start - i))
+            j += start - i
+        if end > start or count:
+            tag: Tag = (
+                "replace" if end > start and count else ("delete" if end > start else "insert")
+            )
+            opcodes.append((tag, start, end, j, j + count))
+        i, j = max(i, end), j + count
+    if i < old_len or not opcodes:
+        opcodes.append(("equal", i, old_len, j, new_len))
+    return opcodes
+
+
+def _tag(removes: bool, adds: bool) -> Tag:
+    if removes:
+        return "replace" if adds else "delete"
+    return "insert"
 
 
 def _hunk_header(group: list[tuple[str, int, int, int, int]], lo: int) -> str:

@@ -346,12 +346,13 @@ def apply_plan(doc: Document, plan: EditPlan) -> Document:
     endings: list[str] = []
     written: list[range] = []  # the new lines the plan wrote: only theirs may be adjusted
     position = 0
+    dominant: list[str] = []  # the file's own ending, counted once (O(lines)) if needed
     for splice in plan.splices:
         bodies += doc.lines[position : splice.start]
         endings += doc.endings[position : splice.start]
         written.append(range(len(bodies), len(bodies) + len(splice.new_lines)))
         bodies += splice.new_lines
-        endings += [_ending_for(doc, splice)] * len(splice.new_lines)
+        endings += [_ending_for(doc, splice, dominant)] * len(splice.new_lines)
         position = max(position, splice.end)
     bodies += doc.lines[position:]
     endings += doc.endings[position:]
@@ -366,11 +367,14 @@ def _check_bodies(lines: Iterable[str]) -> None:
         raise ValueError("line bodies must not contain line terminators")
 
 
-def _ending_for(doc: Document, splice: Splice) -> str:
-    """Replacements keep the replaced line's ending; insertions take the file's own."""
+def _ending_for(doc: Document, splice: Splice, dominant: list[str]) -> str:
+    """Replacements keep the replaced line's ending; insertions take the file's own
+    (counted on first need and kept in `dominant`: once per plan, not per splice)."""
     if splice.end > splice.start and doc.endings[splice.end - 1]:
         return doc.endings[splice.end - 1]
-    return doc.dominant_ending
+    if not dominant:
+        dominant.append(doc.dominant_ending)
+    return dominant[0]
 
 
 def _settle_endings(

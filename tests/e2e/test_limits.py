@@ -15,7 +15,7 @@ import zmq
 from editjournal.client import Client, RequestError
 from editjournal.client.connection import live_endpoint
 from editjournal.schemas.events import EditRejected
-from editjournal.schemas.tools import MAX_PATHS_PER_READ
+from editjournal.schemas.tools import MAX_OPERATIONS, MAX_PATHS_PER_READ
 from editjournal.schemas.wire import RESPONSE_DECODER, Response
 from tests.conftest import RunningDaemon, start, wait_until
 
@@ -132,3 +132,29 @@ def test_a_huge_read_many_files_does_not_starve_another_agents_ping(
     greedy.close()
     other.close()
     ctx.term()
+
+
+def _spread_inserts(client: Client, path: str, count: int) -> list[dict[str, str]]:
+    anchors = client.read_file(path, hashes=True, max_lines=100_000).anchors
+    step = len(anchors) // count
+    return [
+        {"op": "insert_after", "hash": anchors[i * step], "content": f"# note {i}"}
+        for i in range(count)
+    ]
+
+
+def test_an_edit_takes_a_bounded_number_of_operations(daemon: RunningDaemon, client: Client):
+    lines = [f"value_{i} = {i * 7}" for i in range(20_000)]
+    (daemon.root / "big.py").write_text("\n".join(lines) + "\n")
+    ops = _spread_inserts(client, "big.py", MAX_OPERATIONS)
+    response = client.call("edit", {"path": "big.py", "operations": [*ops, ops[0]]})
+    assert code_of(response) == "invalid_params"
+    assert response.error is not None and f"at most {MAX_OPERATIONS}" in response.error.message
+    # the largest allowed batch is applied whole, each insert after its own line
+    client.edit("big.py", ops)
+    written = (daemon.root / "big.py").read_text().splitlines()
+    assert len(written) == 20_000 + MAX_OPERATIONS
+    step = 20_000 // MAX_OPERATIONS
+    for i in (0, 1, MAX_OPERATIONS // 2, MAX_OPERATIONS - 1):
+        assert written[i * (step + 1) + 1] == f"# note {i}"
+        assert written[i * (step + 1)] == lines[i * step]
