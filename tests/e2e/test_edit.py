@@ -13,6 +13,7 @@ import pytest
 from editjournal.client import Client
 from editjournal.daemon.state import fold
 from editjournal.daemon.text.anchors import line_hash
+from editjournal.schemas.tools import MAX_OPERATIONS
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of, cli_edit, colliding_lines, rejected
 from tests.e2e.watch_support import not_sentinels, outside, settle
@@ -640,10 +641,11 @@ def test_a_10000_line_file_every_anchored_line_is_targetable(daemon: RunningDaem
     assert len(targetable) == 10_000  # repeated lines get context anchors
     assert sum(r.kind == "context" for r in rows) > 3_000
     assert sum(len(r.hash) == 8 for r in rows) >= 3  # the 6-hex collisions
-    ops = [
-        {"op": "replace_line", "hash": r.hash, "content": r.text + "  # hit"} for r in targetable
-    ]
-    client.edit("big.py", ops)
+    for start in range(0, 10_000, MAX_OPERATIONS):  # one edit takes at most 1,000 operations
+        fresh = client.read_file("big.py", hashes=True, max_lines=10_000).lines
+        batch = fresh[start : start + MAX_OPERATIONS]
+        ops = [{"op": "replace_line", "hash": r.hash, "content": r.text + "  # hit"} for r in batch]
+        client.edit("big.py", ops)
     after = lines_of(target)
     for row in targetable:
         assert after[row.line - 1] == row.text + "  # hit"
