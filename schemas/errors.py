@@ -87,6 +87,7 @@ class ErrorCode(str, enum.Enum):
     DAEMON_ALREADY_RUNNING = "daemon_already_running"
     WORKSPACE_NOT_FOUND = "workspace_not_found"
     WRITE_DISPLACED = "write_displaced"
+    READ_BUDGET_EXCEEDED = "read_budget_exceeded"
 
 
 @dataclass(frozen=True)
@@ -343,6 +344,11 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.WORKSPACE_NOT_FOUND: ErrorSpec(
         "The workspace directory does not exist (or is not a directory); nothing was created.",
         "check --workspace / EDITJOURNAL_WORKSPACE, or create the directory first",
+    ),
+    ErrorCode.READ_BUDGET_EXCEEDED: ErrorSpec(
+        "This file was not read: the files before it in the same read_many_files already"
+        " took the bytes one request may read (details.budget).",
+        "read it in another request (read_file, or read_many_files with the paths not yet read)",
     ),
     ErrorCode.WRITE_DISPLACED: ErrorSpec(
         "An outside writer (an editor's save, an append) changed the file while this write"

@@ -22,6 +22,7 @@ from editjournal.schemas.wire import Error
 MAX_LINE_NUMBER = 2**31 - 1
 MAX_SEQ = 2**63 - 1
 MAX_PATHS_PER_READ = 100  # read_many_files: one request must not hold the daemon for long
+MAX_READ_BYTES = 32 * 1024 * 1024  # read_many_files: files past this much are not read
 MAX_OPERATIONS = 1000  # edit: the largest batch takes ~0.2 s on 20,000 lines (README Guarantees)
 PositiveInt = Annotated[int, Meta(ge=1, le=MAX_LINE_NUMBER)]
 NonNegativeInt = Annotated[int, Meta(ge=0, le=MAX_SEQ)]
@@ -248,6 +249,8 @@ class ReadManyItem(Result):
     ok: bool
     result: ReadFileResult | None = None
     error: Error | None = None
+    # not read: the request had read MAX_READ_BYTES already (error says how to get it)
+    truncated: bool = False
 
 
 class ReadManyFilesResult(Result):

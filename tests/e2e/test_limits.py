@@ -15,9 +15,10 @@ import zmq
 from editjournal.client import Client, RequestError
 from editjournal.client.connection import live_endpoint
 from editjournal.schemas.events import EditRejected
-from editjournal.schemas.tools import MAX_OPERATIONS, MAX_PATHS_PER_READ
+from editjournal.schemas.tools import MAX_OPERATIONS, MAX_PATHS_PER_READ, MAX_READ_BYTES
 from editjournal.schemas.wire import RESPONSE_DECODER, Response
 from tests.conftest import RunningDaemon, start, wait_until
+from tests.e2e.test_memory import rss_mb
 
 ENC = msgspec.msgpack.Encoder()
 
@@ -158,3 +159,22 @@ def test_an_edit_takes_a_bounded_number_of_operations(daemon: RunningDaemon, cli
     for i in (0, 1, MAX_OPERATIONS // 2, MAX_OPERATIONS - 1):
         assert written[i * (step + 1) + 1] == f"# note {i}"
         assert written[i * (step + 1)] == lines[i * step]
+
+
+def test_read_many_files_reads_a_bounded_number_of_bytes_and_gives_them_back(
+    daemon: RunningDaemon, client: Client
+) -> None:
+    line = "x" * 7_499 + "\n"
+    for n in range(6):  # 7.5 MB each, of few long lines (cheap to parse)
+        (daemon.root / f"big{n}.txt").write_text(line * 1000)
+    before = rss_mb(daemon.proc.pid)
+    paths = [f"big{n}.txt" for n in range(6)]
+    items = client.read_many_files(paths).files
+    read = [item for item in items if item.ok]
+    assert len(read) == MAX_READ_BYTES // 7_500_000  # 4 files, 30 MB
+    for item in items[len(read) :]:
+        assert item.truncated and item.error is not None
+        assert item.error.code == "read_budget_exceeded"
+        assert "at most 32 MiB" in item.error.message
+    client.ping()
+    assert rss_mb(daemon.proc.pid) - before < 100  # the 30 MB read are given back
