@@ -571,8 +571,9 @@ class Workspace:
         located = self._locate(rel, follow_final=False, refuse=self.protected)
         try:
             info = os.stat(located.name, dir_fd=located.parent.fd, follow_symlinks=False)
-            if not stat_mod.S_ISLNK(info.st_mode):
+            if not stat_mod.S_ISLNK(info.st_mode):  # a link is removed like `rm` does
                 _require_regular(info, rel)
+                _check_may_change(located, info, rel)  # as any writer would
         except BaseException as exc:
             located.parent.close()
             if isinstance(exc, OSError):
@@ -688,6 +689,21 @@ def _replaceable(located: Located, rel: str) -> os.stat_result | None:
             f"{rel} has {info.st_nlink} hard links; the daemon does not replace a linked file",
             {"path": rel, "links": info.st_nlink},
         )
+    _check_may_change(located, info, rel)
+    return info
+
+
+def _check_may_change(located: Located, info: os.stat_result, rel: str) -> None:
+    """Refuse to replace or remove what `open(path, "w")` could not write: a file without
+    a write bit (for root too, as editors and `rm` ask first), one the daemon's user may
+    not write, and one whose owner a replacement would change."""
+    if not info.st_mode & 0o222:
+        raise ToolError(
+            ErrorCode.READ_ONLY_FILE,
+            f"{rel} is read-only (mode {stat_mod.filemode(info.st_mode)}); nothing was changed",
+            {"path": rel, "mode": oct(stat_mod.S_IMODE(info.st_mode))},
+            f"make it writable first (chmod u+w {rel}) if it is meant to change",
+        )
     writable = os.access(
         located.name,
         os.W_OK,
@@ -709,7 +725,6 @@ def _replaceable(located: Located, rel: str) -> os.stat_result | None:
             f" {os.geteuid()} would change its owner, so nothing was written",
             {"path": rel, "uid": info.st_uid, "gid": info.st_gid},
         )
-    return info
 
 
 def _keeps_owner(info: os.stat_result) -> bool:

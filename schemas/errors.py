@@ -88,6 +88,7 @@ class ErrorCode(str, enum.Enum):
     WORKSPACE_NOT_FOUND = "workspace_not_found"
     WRITE_DISPLACED = "write_displaced"
     READ_BUDGET_EXCEEDED = "read_budget_exceeded"
+    READ_ONLY_FILE = "read_only_file"
 
 
 @dataclass(frozen=True)
@@ -344,6 +345,11 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.WORKSPACE_NOT_FOUND: ErrorSpec(
         "The workspace directory does not exist (or is not a directory); nothing was created.",
         "check --workspace / EDITJOURNAL_WORKSPACE, or create the directory first",
+    ),
+    ErrorCode.READ_ONLY_FILE: ErrorSpec(
+        "The file has no write bit: the daemon neither replaces nor removes it, whoever it"
+        " runs as (root too), as editors and rm ask first; nothing was changed.",
+        "make it writable first (chmod u+w PATH) if it is meant to change",
     ),
     ErrorCode.READ_BUDGET_EXCEEDED: ErrorSpec(
         "This file was not read: the files before it in the same read_many_files already"

@@ -134,6 +134,16 @@ def test_file_creation_case(daemon: RunningDaemon, client: Client):
 # --- beyond the seed ------------------------------------------------------------------------
 
 
+def test_a_read_only_file_is_not_deleted_through_dev_null(daemon: RunningDaemon, client: Client):
+    """A removal obeys the rules every writer does: no write bit, no change (root too)."""
+    target = put(daemon, "locked.txt", "one\ntwo\n")
+    target.chmod(0o444)
+    base = client.read_file("locked.txt").sha256
+    diff = unified("one\ntwo\n", "").replace("b/f", "/dev/null")
+    assert refused(client, "locked.txt", diff, base).code == "read_only_file"
+    assert target.read_text() == "one\ntwo\n"
+
+
 def test_file_deletion_through_dev_null_is_journaled_and_not_an_outside_change(
     daemon: RunningDaemon, client: Client
 ):

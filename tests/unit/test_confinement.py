@@ -142,8 +142,9 @@ def shared_root() -> Iterator[Path]:
         yield root
 
 
-def as_nobody(ws: Workspace, rel: str, data: bytes) -> str:
-    """`ws.write_atomic(rel, data)` in a forked child running as nobody: its code, or ok."""
+def as_nobody(ws: Workspace, rel: str, data: bytes | None) -> str:
+    """`ws.write_atomic(rel, data)` (None: a removal prepared and done) in a forked child
+    running as nobody: its code, or ok."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
@@ -152,7 +153,9 @@ def as_nobody(ws: Workspace, rel: str, data: bytes) -> str:
             os.setgroups([])
             os.setgid(NOBODY)
             os.setuid(NOBODY)
-            code = code_of(lambda: ws.write_atomic(rel, data))
+            code = code_of(
+                lambda: ws.write_atomic(rel, data) if data is not None else remove(ws, rel)
+            )
         finally:
             os.write(write_end, code.encode())
             os._exit(0)
@@ -163,6 +166,15 @@ def as_nobody(ws: Workspace, rel: str, data: bytes) -> str:
     return answer
 
 
+def remove(ws: Workspace, rel: str) -> None:
+    """A removal as the daemon does one: prepared (every check), then moved away."""
+    removal = ws.prepare_delete(rel)
+    swap = removal.swap_in()
+    if swap.displaced is not None:
+        removal.drop_displaced(swap.displaced)
+    removal.close()
+
+
 @as_root
 def test_read_only_file_is_not_overwritten(shared_root: Path) -> None:
     path = shared_root / "ro.txt"
@@ -170,7 +182,8 @@ def test_read_only_file_is_not_overwritten(shared_root: Path) -> None:
     os.chown(path, NOBODY, NOBODY)
     path.chmod(0o444)
     ws = Workspace(shared_root)
-    assert as_nobody(ws, "ro.txt", b"changed\n") == "permission_denied"
+    assert as_nobody(ws, "ro.txt", b"changed\n") == "read_only_file"
+    assert as_nobody(ws, "ro.txt", None) == "read_only_file"
     assert path.read_bytes() == b"read only\n"
     path.chmod(0o644)  # the same file, writable by its owner: the child may replace it
     assert as_nobody(ws, "ro.txt", b"changed\n") == "ok"
@@ -184,7 +197,22 @@ def test_another_users_file_is_not_replaced(shared_root: Path) -> None:
     path.chmod(0o666)  # writable in place by anyone: but a rename would make it nobody's
     ws = Workspace(shared_root)
     assert as_nobody(ws, "roots.txt", b"changed\n") == "permission_denied"
+    assert as_nobody(ws, "roots.txt", None) == "permission_denied"  # nor removed
     assert path.read_bytes() == b"root's\n" and path.stat().st_uid == 0
+
+
+def test_a_file_without_a_write_bit_is_neither_replaced_nor_removed_even_by_root(
+    tmp_path: Path,
+) -> None:
+    """Whoever the daemon runs as (CI runs it as root, which `os.access` lets write
+    anything): no write bit means no change, as editors and `rm` ask first."""
+    path = tmp_path / "locked.txt"
+    path.write_bytes(b"locked\n")
+    path.chmod(0o444)
+    ws = Workspace(tmp_path)
+    assert code_of(lambda: ws.write_atomic("locked.txt", b"changed\n")) == "read_only_file"
+    assert code_of(lambda: remove(ws, "locked.txt")) == "read_only_file"
+    assert path.read_bytes() == b"locked\n"
 
 
 @as_root

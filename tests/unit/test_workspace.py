@@ -605,7 +605,7 @@ def test_write_atomic_by_absolute_path(ws: Workspace) -> None:
 
 
 @posix_only
-@pytest.mark.parametrize("mode", [0o600, 0o640, 0o755, 0o444])
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o755, 0o604])  # 0o444: read_only_file
 def test_write_atomic_keeps_mode_bits(ws: Workspace, mode: int) -> None:
     path = ws.root / "script.sh"
     path.write_bytes(b"#!/bin/sh\n")
