@@ -163,7 +163,7 @@ class Client:
         started unless `autostart=False`); a request it died while handling is sent
         again only when that is safe (read-only, or keyed)."""
         rid = next(self._ids)
-        body = msgspec.Raw(_PARAMS_ENCODER.encode(params if params is not None else {}))
+        body = msgspec.Raw(_encoded_params(method, params))
         request = Request(
             id=rid, method=method, agent=self.agent, params=body, idempotency_key=idempotency_key
         )
@@ -509,3 +509,18 @@ class Client:
 def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
     """Omitted, not null: the daemon's defaults apply."""
     return {k: v for k, v in params.items() if v is not None}
+
+
+def _encoded_params(method: str, params: dict[str, Any] | msgspec.Struct | None) -> bytes:
+    """The params as msgpack; what no frame can carry (an integer past 64 bits, an object
+    msgpack has no type for) is the caller's `invalid_params`, never a bare exception."""
+    try:
+        return _PARAMS_ENCODER.encode(params if params is not None else {})
+    except (OverflowError, TypeError, msgspec.EncodeError) as e:
+        raise RequestError(
+            ErrorCode.INVALID_PARAMS.value,
+            f"{method}: params cannot be sent: {e} (integers fit 64 bits; seqs and line"
+            " numbers far less, see the tool's schema)",
+            {"method": method},
+            "check the values against the tool's schema (editjournal tools --format mcp)",
+        ) from None

@@ -152,6 +152,9 @@ def test_tools_list_every_agent_tool_with_valid_schemas_and_the_guidance(daemon:
             reply = await session.call_tool("read_file", bad)
             assert reply.is_error
             assert "invalid_params" in text(reply) and "$.params.max_lines" in text(reply)
+            # past 64 bits no frame can carry it: a tool error too, never a JSON-RPC one
+            huge = await session.call_tool("read_file", {"path": "app.py", "since_version": 2**80})
+            assert huge.is_error and "invalid_params" in text(huge), text(huge)
 
     run(scenario)
     assert (daemon.root / "new.py").read_text() == "x = 1\n"  # the safe_patch sample landed
