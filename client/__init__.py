@@ -26,6 +26,7 @@ from editjournal.client.connection import (
     live_endpoint,
     require_workspace,
     start_daemon,
+    state_dir,
     workspace_root,
 )
 from editjournal.client.errors import (
@@ -43,7 +44,8 @@ from editjournal.client.recovery import (
     pid_gone,
 )
 from editjournal.client.subscription import Subscription
-from editjournal.schemas.endpoint import Endpoint
+from editjournal.client.trust import Untrusted
+from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import (
     TOOL_RESULTS,
@@ -118,6 +120,7 @@ class Client:
         self._ids = itertools.count(1)
         self._zmq: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._connect()
+        self._confirm(endpoint)
 
     def _find_daemon(self) -> Endpoint:
         """The serving daemon's endpoint, starting one when allowed."""
@@ -140,6 +143,21 @@ class Client:
         self._socket.close(linger=0)
         self.address, self.daemon_pid = endpoint.socket, endpoint.pid
         self._socket = self._connect()
+        self._confirm(endpoint)
+
+    def _confirm(self, endpoint: Endpoint) -> None:
+        """Before anything else is sent: the socket is the daemon's own, which answers
+        `ping` with the pid its endpoint file names (client/trust.py checked the files)."""
+        response = self.call("ping")
+        answered = response.result.get("pid") if isinstance(response.result, dict) else None
+        if response.ok and answered == endpoint.pid:
+            return
+        self._socket.close(linger=0)
+        raise Untrusted(
+            state_dir(self.root) / ENDPOINT_FILE,
+            f"names pid {endpoint.pid}, but the process on {endpoint.socket} answers as"
+            f" pid {answered}",
+        )
 
     def _connect(self) -> zmq.Socket[bytes]:
         sock = self._zmq.socket(zmq.DEALER)

@@ -42,7 +42,8 @@ from editjournal.client.connection import (
 )
 from editjournal.client.errors import RequestError
 from editjournal.client.render import daemon_rows, emit
-from editjournal.schemas.endpoint import PID_FILE, Endpoint
+from editjournal.client.trust import Untrusted, is_our_daemon
+from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.units import UnitError, parse_size
 
@@ -226,8 +227,14 @@ def start(**options: Any) -> int:
 
 
 def stop_daemon(endpoint: Endpoint, timeout: float) -> bool:
-    """SIGTERM the daemon and wait until it has journaled its stop and left."""
+    """SIGTERM the daemon and wait until it has journaled its stop and left. A pid that
+    /proc does not show as this user's daemon of that workspace is never signalled."""
     root = Path(endpoint.workspace)
+    if not is_our_daemon(endpoint.pid, endpoint.workspace):
+        raise Untrusted(
+            state_dir(root) / ENDPOINT_FILE,
+            f"names pid {endpoint.pid}, which is not your editjournal daemon of {root}",
+        )
     try:
         os.kill(endpoint.pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -255,22 +262,34 @@ def stop(all_: bool) -> int:
     Sends SIGTERM and waits until the daemon has journaled its stop and left;
     --all stops every daemon `editjournal list` shows."""
     s = settings()
+    refused: list[Untrusted] = []
     if all_:
-        targets = running_daemons()
+        targets = running_daemons(refused)
+        for skipped in refused:
+            emit(f"skipped: {skipped.message}", err=True)
     else:
         endpoint = live_endpoint(s.root)
         targets = [endpoint] if endpoint else []
-    results = [(e, stop_daemon(e, s.timeout)) for e in targets]
+    results = [(e, _stopped(e, s.timeout)) for e in targets]
     if s.json:
         print_json([{"pid": e.pid, "workspace": e.workspace, "stopped": ok} for e, ok in results])
     elif not targets:
         emit("not running: no daemon runs" if all_ else f"not running: no daemon serves {s.root}")
     for endpoint, ok in results:
-        if not ok:
+        if not ok and is_our_daemon(endpoint.pid, endpoint.workspace):
             emit(f"pid {endpoint.pid} did not stop within {s.timeout:g} s", err=True)
         elif not s.json:
             emit(f"stopped: pid {endpoint.pid}" + (f" ({endpoint.workspace})" if all_ else ""))
     return EXIT_OK if all(ok for _, ok in results) else EXIT_ERROR
+
+
+def _stopped(endpoint: Endpoint, timeout: float) -> bool:
+    """`stop_daemon`, a refusal to signal a pid that is not ours said on stderr."""
+    try:
+        return stop_daemon(endpoint, timeout)
+    except Untrusted as e:
+        emit(f"refused: {e.message}; nothing was signalled", err=True)
+        return False
 
 
 def event_count(endpoint: Endpoint, timeout: float) -> int | None:
@@ -295,7 +314,10 @@ def list_daemons() -> int:
     """The daemons this user runs: workspace, pid, uptime, events."""
     s = settings()
     timeout = min(s.timeout, LIST_STATUS_TIMEOUT)
-    found = [(e, event_count(e, timeout)) for e in running_daemons()]
+    refused: list[Untrusted] = []
+    found = [(e, event_count(e, timeout)) for e in running_daemons(refused)]
+    for skipped in refused:
+        emit(f"skipped: {skipped.message}", err=True)
     now_ms = int(time.time() * 1000)
     if s.json:
         print_json(

@@ -27,6 +27,7 @@ from pathlib import Path
 import msgspec
 
 from editjournal.client.errors import DaemonUnavailable, WorkspaceNotFound
+from editjournal.client.trust import Untrusted, check_socket, open_log, read_trusted
 from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,
     ENDPOINT_FILE,
@@ -80,8 +81,10 @@ def state_dir(root: Path) -> Path:
 
 
 def read_endpoint(root: Path) -> Endpoint | None:
+    """The endpoint file, when this user made it (`Untrusted` when someone else did)."""
     try:
-        return ENDPOINT_DECODER.decode((state_dir(root) / ENDPOINT_FILE).read_bytes())
+        data = read_trusted(state_dir(root) / ENDPOINT_FILE)
+        return ENDPOINT_DECODER.decode(data) if data is not None else None
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 
@@ -101,19 +104,33 @@ def is_listening(address: str) -> bool:
 
 
 def live_endpoint(root: Path) -> Endpoint | None:
-    """The endpoint of a daemon that is actually serving, or None."""
+    """The endpoint of a daemon that is actually serving, or None; `Untrusted` when the
+    endpoint or its socket is not this user's own (client/trust.py)."""
     endpoint = read_endpoint(root)
-    return endpoint if endpoint and is_listening(endpoint.socket) else None
+    if endpoint is None or not is_listening(endpoint.socket):
+        return None
+    check_socket(endpoint.socket)
+    return endpoint
 
 
-def running_daemons() -> list[Endpoint]:
+def running_daemons(refused: list[Untrusted] | None = None) -> list[Endpoint]:
     """Every daemon of this user that is serving now, by workspace; registry entries of
-    daemons that died without cleaning up are removed on the way."""
+    daemons that died without cleaning up are removed on the way. Entries (or a registry)
+    that are not this user's own are skipped, and added to `refused`."""
     found = []
-    for entry in sorted((user_runtime_dir() / REGISTRY_DIR).glob("*.json")):
+    registry = user_runtime_dir() / REGISTRY_DIR
+    for entry in sorted(registry.glob("*.json")):
         try:
-            endpoint = ENDPOINT_DECODER.decode(entry.read_bytes())
+            data = read_trusted(entry)
+            endpoint = ENDPOINT_DECODER.decode(data) if data is not None else None
+            if endpoint is not None and is_listening(endpoint.socket):
+                check_socket(endpoint.socket)
+        except Untrusted as e:
+            (refused if refused is not None else []).append(e)
+            continue
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if endpoint is None:
             continue
         if is_listening(endpoint.socket):
             found.append(endpoint)
@@ -126,7 +143,7 @@ def spawn_daemon(root: Path, options: Sequence[str] = ()) -> subprocess.Popen[by
     """Run the daemon with `--detach`; this process exits once the forked daemon serves."""
     directory = state_dir(require_workspace(root))
     directory.mkdir(mode=0o700, exist_ok=True)
-    with open(directory / LOG_FILE, "ab") as log:
+    with os.fdopen(open_log(directory / LOG_FILE), "ab") as log:  # never through a link
         return subprocess.Popen(
             daemon_command(root, *options, "--detach"),
             stdin=subprocess.DEVNULL,
@@ -167,8 +184,11 @@ def _await_endpoint(root: Path, deadline: float) -> Endpoint:
 def _start_failed(root: Path, why: str) -> DaemonUnavailable:
     log_path = state_dir(root) / LOG_FILE
     tail = ""
-    if log_path.exists():
-        tail = "".join(log_path.read_text(errors="replace").splitlines(keepends=True)[-5:])
+    try:
+        data = read_trusted(log_path) or b""
+        tail = "".join(data.decode(errors="replace").splitlines(keepends=True)[-5:])
+    except (OSError, Untrusted):  # a log that is not ours is not shown
+        pass
     return DaemonUnavailable.local(
         ErrorCode.DAEMON_UNAVAILABLE,
         f"could not start a daemon for {root}: {why}; see {log_path}",

@@ -17,6 +17,7 @@ It only routes and formats; it never decides what is worth logging.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from logging.handlers import RotatingFileHandler
@@ -45,10 +46,18 @@ class LogSettings:
     to_terminal: bool = False
 
 
+class _NoFollowHandler(RotatingFileHandler):
+    """The rotating log, never opened through a symlink planted at its name."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        return open(os.open(self.baseFilename, flags, 0o600), "a", encoding=self.encoding)
+
+
 def configure_logging(state_dir: Path, settings: LogSettings) -> None:
     """Route every log record of this process as the module docstring says."""
     level = LEVELS[settings.level]
-    file_handler = RotatingFileHandler(
+    file_handler = _NoFollowHandler(
         state_dir / LOG_FILE, maxBytes=settings.max_bytes, backupCount=BACKUPS, encoding="utf-8"
     )
     file_handler.setFormatter(logging.Formatter(_FILE_FORMAT))

@@ -37,6 +37,7 @@ from editjournal.schemas.errors import ErrorCode, ToolError
 
 log = logging.getLogger("editjournal")
 GITIGNORE_FILE = ".gitignore"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # run files are never written through a symlink
 _GITIGNORE_TEXT = "# written by editjournal: nothing in this directory belongs in git\n*\n"
 
 
@@ -104,13 +105,13 @@ def ensure_state_dir(state_dir: Path) -> Path:
 
 def acquire_lock(state_dir: Path) -> int:
     """Hold an exclusive flock for the daemon's lifetime; the fd is the proof."""
-    fd = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         raise AlreadyServed(state_dir, read_pid(state_dir)) from None
-    (state_dir / PID_FILE).write_text(f"{os.getpid()}\n")
+    _write_private(state_dir / PID_FILE, f"{os.getpid()}\n".encode())
     return fd
 
 
@@ -147,7 +148,8 @@ def write_endpoint(state_dir: Path, endpoint: Endpoint) -> None:
 def _write_private(path: Path, data: bytes) -> None:
     """Atomically (0600): readers never see half a file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    tmp.unlink(missing_ok=True)  # a leftover of a crash (or a planted link): never followed
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)

@@ -89,6 +89,7 @@ class ErrorCode(str, enum.Enum):
     WRITE_DISPLACED = "write_displaced"
     READ_BUDGET_EXCEEDED = "read_budget_exceeded"
     READ_ONLY_FILE = "read_only_file"
+    UNTRUSTED_RUN_FILE = "untrusted_run_file"
 
 
 @dataclass(frozen=True)
@@ -345,6 +346,13 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.WORKSPACE_NOT_FOUND: ErrorSpec(
         "The workspace directory does not exist (or is not a directory); nothing was created.",
         "check --workspace / EDITJOURNAL_WORKSPACE, or create the directory first",
+    ),
+    ErrorCode.UNTRUSTED_RUN_FILE: ErrorSpec(
+        "A daemon's run file (daemon.json, a registry entry, the socket, daemon.log) or its"
+        " directory is not this user's own, is a symlink, or may be written by others: the"
+        " client does not use it (another user could make it point at his own process).",
+        "check who made the file named in the message; remove it (and a foreign .editjournal/)"
+        " and run the command again",
     ),
     ErrorCode.READ_ONLY_FILE: ErrorSpec(
         "The file has no write bit: the daemon neither replaces nor removes it, whoever it"
