@@ -44,7 +44,7 @@ from editjournal.client.recovery import (
     pid_gone,
 )
 from editjournal.client.subscription import Subscription
-from editjournal.client.trust import Untrusted
+from editjournal.client.trust import Untrusted, is_our_daemon
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import (
@@ -151,6 +151,9 @@ class Client:
         response = self.call("ping")
         answered = response.result.get("pid") if isinstance(response.result, dict) else None
         if response.ok and answered == endpoint.pid:
+            return
+        if response.ok and isinstance(answered, int) and is_our_daemon(answered, str(self.root)):
+            self.daemon_pid = answered  # a new daemon, its endpoint file not yet rewritten
             return
         self._socket.close(linger=0)
         raise Untrusted(

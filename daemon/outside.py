@@ -98,19 +98,15 @@ class OutsideObserver:
         """Paths under `below` that may have changed: every file whose size or mtime
         differs from the last look (or was never looked at), and every known file that
         is gone. For rescans after lost events, and for directories created or moved."""
+        walk = self.walk(state, below)
         candidates: list[str] = []
-        present: set[str] = set()
-        for rel, size, mtime_ns in self._walk(below):
-            present.add(rel)
-            last_look = self.stat_cache.get(rel) or self.unseen.get(rel)
-            if last_look != (size, mtime_ns) or (rel not in state.files and rel not in self.unseen):
-                candidates.append(rel)
-        prefix = below.rstrip("/") + "/" if below else ""
-        for rel, info in sorted(state.files.items()):
-            if rel.startswith(prefix) and rel not in present and info.sha256 is not None:
-                candidates.append(rel)
-        candidates += [rel for rel in self.unseen if rel.startswith(prefix) and rel not in present]
+        while not walk.done:
+            candidates += walk.step()
         return candidates
+
+    def walk(self, state: State, below: str = "") -> Walk:
+        """`changed_below`, a directory at a time (`Walk.step`)."""
+        return Walk(self, state, below)
 
     def _fingerprint(self, rel: str) -> Fingerprint | None:
         found = self.workspace.fingerprint(rel)
@@ -120,6 +116,10 @@ class OutsideObserver:
             self.stat_cache[rel] = (found.size, found.mtime_ns)
         return found
 
+    def _changed(self, state: State, rel: str, size: int, mtime_ns: int) -> bool:
+        last_look = self.stat_cache.get(rel) or self.unseen.get(rel)
+        return last_look != (size, mtime_ns) or (rel not in state.files and rel not in self.unseen)
+
     def _walk(self, below: str) -> list[tuple[str, int, int]]:
         """(path, size, mtime_ns) of every regular, not-ignored file under `below`
         (symbolic links followed for files, not for directories, as `os.walk` does).
@@ -128,30 +128,39 @@ class OutsideObserver:
         found: list[tuple[str, int, int]] = []
         pending = [below.strip("/")]
         while pending:
-            base = pending.pop()
-            prefix = base + "/" if base else ""
-            try:
-                entries = list(os.scandir(self.workspace.root / base))
-            except OSError:
-                continue  # gone or unreadable meanwhile
-            file_ignored = self.ignorer.files_ignored_in(base)
-            for entry in entries:
-                if not is_utf8_name(entry.name):
-                    continue
-                rel = prefix + entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if not self.ignorer.ignored(rel, is_dir=True):
-                            pending.append(rel)
-                        continue
-                    if file_ignored(entry.name):
-                        continue
-                    info = entry.stat()
-                except OSError:
-                    continue
-                if stat.S_ISREG(info.st_mode):
-                    found.append((rel, info.st_size, info.st_mtime_ns))
+            files, subdirs = self._list(pending.pop())
+            found += files
+            pending += subdirs
         return found
+
+    def _list(self, base: str) -> tuple[list[tuple[str, int, int]], list[str]]:
+        """One directory: (path, size, mtime_ns) of its regular, not-ignored files, and
+        its not-ignored subdirectories. One scandir: only files cost a stat."""
+        files: list[tuple[str, int, int]] = []
+        subdirs: list[str] = []
+        prefix = base + "/" if base else ""
+        try:
+            entries = list(os.scandir(self.workspace.root / base))
+        except OSError:
+            return files, subdirs  # gone or unreadable meanwhile
+        file_ignored = self.ignorer.files_ignored_in(base)
+        for entry in entries:
+            if not is_utf8_name(entry.name):
+                continue
+            rel = prefix + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not self.ignorer.ignored(rel, is_dir=True):
+                        subdirs.append(rel)
+                    continue
+                if file_ignored(entry.name):
+                    continue
+                info = entry.stat()
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                files.append((rel, info.st_size, info.st_mtime_ns))
+        return files, subdirs
 
 
 def _gone(
@@ -189,3 +198,43 @@ def _changed(
         content_stored=store,
     )
     return Observation([event], {found.sha256: found.data} if store else {})
+
+
+class Walk:
+    """One subtree's look for changes, a directory per `step`, so that a big tree (or a
+    flood of moves of one) never holds the daemon's thread for long (daemon/watching.py).
+    The files known under it are indexed by directory once, at the start: each step
+    reports its directory's changed files and its known files that are gone; the known
+    files of directories never reached (gone, or ignored now) come with the last step."""
+
+    def __init__(self, observer: OutsideObserver, state: State, below: str) -> None:
+        self._observer, self._state = observer, state
+        self.below = below.strip("/")
+        self.spent = 0.0  # seconds of steps so far (a whole rescan reports it)
+        self._pending = [self.below]
+        prefix = self.below + "/" if self.below else ""
+        self._known: dict[str, list[str]] = {}
+        tracked = (rel for rel, info in state.files.items() if info.sha256 is not None)
+        for rel in (*tracked, *observer.unseen):
+            if rel.startswith(prefix):
+                self._known.setdefault(rel.rpartition("/")[0], []).append(rel)
+
+    @property
+    def done(self) -> bool:
+        return not self._pending
+
+    def step(self) -> list[str]:
+        """The paths of the next directory that may have changed."""
+        base = self._pending.pop()
+        files, subdirs = self._observer._list(base)
+        self._pending += subdirs
+        state, observer = self._state, self._observer
+        candidates = [
+            rel for rel, size, mtime in files if observer._changed(state, rel, size, mtime)
+        ]
+        present = {rel for rel, _, _ in files}
+        candidates += [rel for rel in self._known.pop(base, ()) if rel not in present]
+        if not self._pending:  # directories never reached: their known files are gone
+            candidates += [rel for rels in self._known.values() for rel in rels]
+            self._known.clear()
+        return candidates

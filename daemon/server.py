@@ -270,7 +270,8 @@ class Server:
         if self.watching is not None:
             poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
-            ready = dict(poller.poll(POLL_MS))
+            busy = self.watching is not None and self.watching.busy
+            ready = dict(poller.poll(0 if busy else POLL_MS))
             if self.watching is not None:
                 self._watch_tick(self.watching, ready)
             if len(self.workspace.late_writes):
@@ -299,7 +300,7 @@ class Server:
 
     def _watch_tick(self, watching: Watching, ready: dict[Any, int]) -> None:
         """Outside changes first, so requests in the same turn see them."""
-        if watching.socket in ready:
+        if watching.socket in ready or watching.busy:
             watching.drain(self.state, self._record_outside)
         watching.check(self.state, self._record_outside)
         try:  # observations only: a power loss may drop them, the next start-up scan redoes them

@@ -2,6 +2,14 @@
 watcher feeds, the observer that turns paths into events, and the health that
 `status` reports. Never silently stops watching: a dead observer is restarted
 and followed by a rescan; an overflow is followed by a rescan.
+
+The daemon's one thread also serves every request, so watching works in slices:
+messages are taken off the socket into a queue that coalesces them (a path named
+twice is looked at once; a directory moved back and forth is one rescan of each
+subtree; a path under a subtree to rescan waits for that rescan), and each turn of
+the loop works the queue for at most `BUDGET_S` before requests are served again
+(`busy` tells the loop not to sleep meanwhile). A flood of outside changes delays
+their journaling, never a reply; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import zmq
 from editjournal.daemon.coverage import unwatched_dirs
 from editjournal.daemon.ignore import GITIGNORE, Ignorer
 from editjournal.daemon.limits import DEFAULT_FILE_LINES
-from editjournal.daemon.outside import Observation, OutsideObserver
+from editjournal.daemon.outside import Observation, OutsideObserver, Walk
 from editjournal.daemon.state import State
 from editjournal.daemon.watcher import ADDRESS, DECODER, Watcher, WatcherMessage
 from editjournal.daemon.workspace import Workspace
@@ -27,6 +35,7 @@ Record = Callable[[Observation], None]  # stages and applies the events at once
 POLL_COST_FACTOR = 10  # the poll interval stretches so rescans take at most a tenth of the time
 UNWATCHED_EXAMPLES = 5
 COVERAGE_EVERY_S = 1.0  # how often directories that appeared are checked for their watch
+BUDGET_S = 0.01  # watching work per turn of the loop, between which requests are served
 _NS_LIMITS = (("user.max_inotify_watches", Path("/proc/sys/user/max_inotify_watches")),)
 _WATCH_LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
 
@@ -80,6 +89,7 @@ class Watching:
         self._new_dirs: set[str] = set()  # did they get their watches? checked now and then
         self._rescan_due: str | None = None
         self._next_coverage = 0.0
+        self._work = WorkQueue()
 
     def start(self) -> None:
         """Start watching. If the kernel refuses (the watch limit), keep serving: rescans
@@ -140,15 +150,23 @@ class Watching:
         self.observer.stat_cache.clear()
         self._rescan_due = why
 
-    def drain(self, state: State, record: Record) -> None:
-        """Every message waiting on the socket, each path recorded as soon as it is seen
-        (so a path that comes up twice is compared with the state the first one left)."""
-        while True:
+    @property
+    def busy(self) -> bool:
+        """Work is queued: the loop must come back at once, not sleep on its poll."""
+        return bool(self._work)
+
+    def drain(self, state: State, record: Record, budget_s: float = BUDGET_S) -> None:
+        """Take the waiting messages into the work queue, then work it for at most
+        `budget_s` (what is left goes on at the next turn). Each path is recorded as soon
+        as it is looked at, so a later one is compared with the state it left."""
+        deadline = time.monotonic() + budget_s
+        while time.monotonic() < deadline:
             try:
                 message = DECODER.decode(self.socket.recv(zmq.NOBLOCK))
             except zmq.Again:
-                return
-            self._handle(state, message, record)
+                break
+            self._take(message)
+        self._work_until(state, record, deadline)
 
     def check(self, state: State, record: Record) -> None:
         """Called on every turn of the loop: restart a dead observer; while degraded,
@@ -162,6 +180,8 @@ class Watching:
         if self._rescan_due is not None:
             why, self._rescan_due = self._rescan_due, None
             self._rescan(state, why, record)
+            if why and self.health.state == "running":  # watchdog re-adds its watches
+                self._check_coverage()
         if self.health.state == "running":
             self._check_new_dirs()
             return
@@ -198,14 +218,12 @@ class Watching:
             self.health.poll_interval_s = round(interval, 2)
         return interval
 
-    def _handle(self, state: State, message: WatcherMessage, record: Record) -> None:
+    def _take(self, message: WatcherMessage) -> None:
+        """Queue a message's work (cheap: nothing is read or hashed here)."""
         if message.rescan is not None:
             self.health.overflows += 1
-            self._rescan(state, message.rescan, record)
-            if self.health.state == "running":  # watchdog re-adds its watches after overflow
-                self._check_coverage()
+            self._rescan_due = message.rescan
             return
-        observer = self.observer
         for change in message.changes:
             self.health.paths_checked += 1
             for path in filter(None, (change.path, change.moved_to)):
@@ -213,25 +231,41 @@ class Watching:
                     self.ignorer.forget(path)
             if change.scan:
                 for below in filter(None, (change.path, change.moved_to)):
-                    self._each(state, observer.changed_below(state, below), record)
+                    self._work.scan(below)
                     self._new_dirs.add(below)
             elif change.moved_to:
-                self._record(record, observer.observe_move(state, change.path, change.moved_to))
-            elif not observer.ignorer.ignored(change.path):
-                self._record(record, observer.observe(state, change.path))
+                self._work.move(change.path, change.moved_to)
+            else:
+                self._work.look(change.path)
+
+    def _work_until(self, state: State, record: Record, deadline: float) -> None:
+        """Work the queue until `deadline`: subtrees are walked into paths, paths looked at."""
+        observer = self.observer
+        while self._work and time.monotonic() < deadline:
+            item = self._work.pop()
+            if isinstance(item, Walk):
+                started = time.monotonic()
+                self._work.look_all(item.step())
+                item.spent += time.monotonic() - started
+                self._work.resume(item)
+                if (
+                    item.done and not item.below
+                ):  # a whole rescan's walk: what the poll interval follows
+                    self.health.last_rescan_ms = round(item.spent * 1000, 1)
+            elif isinstance(item, Subtree):
+                self._work.resume(observer.walk(state, item.below))
+            elif isinstance(item, Move):
+                self._record(record, observer.observe_move(state, item.src, item.dest))
+            elif not observer.ignorer.ignored(item):
+                self._record(record, observer.observe(state, item))
 
     def _rescan(self, state: State, why: str, record: Record) -> None:
-        """Look at every file again; `why` is empty for the timed rescans of polling."""
+        """Look at every file again (queued: worked in slices like any other change);
+        `why` is empty for the timed rescans of polling."""
         if why:
             log.warning("rescanning the workspace: %s", why)
-        started = time.monotonic()
-        self._each(state, self.observer.changed_below(state, ""), record)
+        self._work.scan("")
         self.health.rescans += 1
-        self.health.last_rescan_ms = round((time.monotonic() - started) * 1000, 1)
-
-    def _each(self, state: State, paths: list[str], record: Record) -> None:
-        for rel in paths:
-            self._record(record, self.observer.observe(state, rel))
 
     def _record(self, record: Record, observation: Observation) -> None:
         if observation.events:
@@ -254,3 +288,66 @@ def _limit_hint() -> str:
         return ""
     name, value = min(limits.items(), key=lambda item: item[1])
     return f" (inotify watch limit: {name} = {value}; raise it with sysctl)"
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """Everything under `below` ("" for the whole workspace) is to be looked at again."""
+
+    below: str
+
+
+@dataclass(frozen=True)
+class Move:
+    src: str
+    dest: str
+
+
+class WorkQueue:
+    """Outside-change work in arrival order, coalesced: a path queued twice is looked at
+    once, a subtree queued twice is walked once, and a path under a queued subtree is
+    left to that walk."""
+
+    def __init__(self) -> None:
+        self._items: dict[str | Subtree | Move, None] = {}
+        self._subtrees: set[str] = set()  # queued or being walked
+        self._walking: Walk | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._items) or self._walking is not None
+
+    def look(self, path: str) -> None:
+        if not self._under_subtree(path):
+            self._items.setdefault(path, None)
+
+    def look_all(self, paths: list[str]) -> None:
+        for path in paths:
+            self._items.setdefault(path, None)  # from a walk: after what was queued
+
+    def move(self, src: str, dest: str) -> None:
+        self._items.setdefault(Move(src, dest), None)
+
+    def scan(self, below: str) -> None:
+        if below not in self._subtrees:
+            self._subtrees.add(below)
+            self._items.setdefault(Subtree(below), None)
+
+    def pop(self) -> str | Subtree | Move | Walk:
+        if self._walking is not None:
+            walk, self._walking = self._walking, None
+            return walk
+        item = next(iter(self._items))
+        del self._items[item]
+        return item
+
+    def resume(self, walk: Walk) -> None:
+        """A subtree's walk goes on first at the next pop (paths under it wait for it);
+        a finished one lets them be queued again."""
+        if walk.done:
+            self._walking = None
+            self._subtrees.discard(walk.below)
+        else:
+            self._walking = walk
+
+    def _under_subtree(self, path: str) -> bool:
+        return any(not below or path.startswith(below + "/") for below in self._subtrees)
