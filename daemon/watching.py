@@ -22,7 +22,7 @@ from pathlib import Path
 
 import zmq
 
-from editjournal.daemon.coverage import unwatched_dirs
+from editjournal.daemon.coverage import unwatched_dirs, watched_dirs
 from editjournal.daemon.ignore import GITIGNORE, Ignorer
 from editjournal.daemon.limits import DEFAULT_FILE_LINES
 from editjournal.daemon.outside import Observation, OutsideObserver, Walk
@@ -117,11 +117,14 @@ class Watching:
                 self.health.poll_interval_s = None
             return
         shown = [d or "." for d in missing[:UNWATCHED_EXAMPLES]]
+        cause = _limit_hint() if _near_the_limit() else _NOT_THE_LIMIT
         self._degrade(
             "degraded",
-            f"{len(missing)} directories are not watched (e.g. {', '.join(shown)}){_limit_hint()}",
+            f"{len(missing)} directories are not watched (e.g. {', '.join(shown)}){cause}",
         )
         self.health.unwatched_dirs, self.health.unwatched_examples = len(missing), shown
+        if cause == _NOT_THE_LIMIT:  # a race, not a limit: try again soon, not in 30 s
+            self._next_retry = min(self._next_retry, time.monotonic() + RACE_RETRY_S)
 
     def _degrade(self, state: str, error: str) -> None:
         if self.health.error != error:
@@ -271,6 +274,29 @@ class Watching:
         if observation.events:
             self.health.outside_changes += len(observation.events)
             record(observation)
+
+
+_NOT_THE_LIMIT = (
+    ": they were created, moved, or swapped for symlinks faster than watches could be"
+    " added (the inotify limit is far off); rescanning them and watching again shortly"
+)
+RACE_RETRY_S = 1.0  # a coverage gap from a race is retried this soon
+_NEAR_LIMIT = 0.9  # over this share of the watch limit in use, the limit is the likely cause
+
+
+def _near_the_limit() -> bool:
+    """Whether this process's inotify watches are close to the smallest limit that applies
+    (when neither is known, the limit is named, as before)."""
+    watched = watched_dirs()
+    limits = []
+    for _, path in ((None, _WATCH_LIMIT), *_NS_LIMITS):
+        try:
+            limits.append(int(path.read_text().strip()))
+        except (OSError, ValueError):
+            continue
+    if watched is None or not limits:
+        return True
+    return len(watched) >= _NEAR_LIMIT * min(limits)
 
 
 def _limit_hint() -> str:
