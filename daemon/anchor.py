@@ -12,6 +12,14 @@ create it with `editjournal.daemon.anchor.create_key()`), every record carries a
 keyed BLAKE2b MAC, so someone who can write the workspace but not the user's
 config cannot forge a new anchor to match a rewrite.
 
+With a key the anchor is also kept twice: a second copy outside the workspace, in
+`$XDG_STATE_HOME/editjournal/anchors/` (default `~/.local/state`), named by the
+workspace's real path. Whoever can write the workspace can delete or cut the
+first copy together with the journal's tail, not the second: the later of the
+two counts, and a missing copy (the journal having events) is `journal_corrupt`.
+Someone with the user's own rights can still rewrite all of them (the key, both
+copies and the journal): only a copy shipped off the machine witnesses that.
+
 Durability: a record is appended only after a durable (fsynced) commit, and is
 not fsynced itself: the anchor must never be on disk ahead of the database, and a
 record lost to a power cut only makes the check a little older. Records have a
@@ -52,6 +60,16 @@ def key_path() -> Path:
     return Path(config) / "editjournal" / KEY_FILE
 
 
+def copy_path(journal: Path) -> Path:
+    """Where the keyed second copy of `journal`'s anchor lives, outside its workspace."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    real = os.path.realpath(journal)
+    digest = hashlib.blake2b(real.encode(), digest_size=12).hexdigest()
+    return Path(state) / "editjournal" / "anchors" / f"{digest}.anchor"
+
+
 def load_key() -> bytes | None:
     """The user's anchor key, if they made one (a file only they can read)."""
     try:
@@ -74,25 +92,46 @@ def create_key() -> Path:
 
 
 class Anchor:
-    """The append-only anchor file of one journal."""
+    """The append-only anchor file of one journal (with a key: and its second copy)."""
 
-    def __init__(self, path: Path, key: bytes | None = None) -> None:
+    def __init__(self, path: Path, key: bytes | None = None, copy: Path | None = None) -> None:
         self.path = path
         self._key = key
-        self._fd: int | None = None
+        self.copy = copy if key is not None else None
+        self._fds: list[int] = []
+
+    @property
+    def keyed(self) -> bool:
+        return self._key is not None
 
     def append(self, seq: int, chain_hash: str) -> None:
-        """Record the tip just committed (one write(2) of one fixed-size record)."""
-        if self._fd is None:
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            self._fd = os.open(self.path, flags, 0o600)
+        """Record the tip just committed (one write(2) of one fixed-size record per copy)."""
+        if not self._fds:
+            self._fds = [_open_for_append(p) for p in (self.path, self.copy) if p is not None]
         digest = bytes.fromhex(chain_hash)
-        os.write(self._fd, _RECORD.pack(seq, digest, self._mac(seq, digest)))
+        record = _RECORD.pack(seq, digest, self._mac(seq, digest))
+        for fd in self._fds:
+            os.write(fd, record)
+
+    def missing(self) -> Path | None:
+        """With a key, a copy that does not exist (deleted): the caller decides whether the
+        journal had anything to anchor."""
+        for path in (self.path, self.copy) if self.keyed else ():
+            if path is not None and not path.exists():
+                return path
+        return None
 
     def last(self) -> AnchorRecord | None:
-        """The last whole record, None if the file does not exist or holds none."""
+        """The later last whole record of the copies, None if none holds one: a copy cut
+        short along with the journal's tail is outlived by the other."""
+        found = [r for r in map(self._last_of, (self.path, self.copy)) if r is not None]
+        return max(found, key=lambda r: r.seq) if found else None
+
+    def _last_of(self, path: Path | None) -> AnchorRecord | None:
+        if path is None:
+            return None
         try:
-            with open(self.path, "rb") as f:
+            with open(path, "rb") as f:
                 size = f.seek(0, os.SEEK_END)
                 whole = size - size % _RECORD.size
                 if whole == 0:
@@ -131,9 +170,16 @@ class Anchor:
         ).digest()
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+
+
+def _open_for_append(path: Path) -> int:
+    """Never through a symlink; the second copy's directory made private."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(path, flags, 0o600)
 
 
 def anchor_problem(

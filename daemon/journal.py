@@ -35,7 +35,14 @@ import msgspec
 import sqlite_utils
 
 from editjournal.daemon import journal_schema
-from editjournal.daemon.anchor import ANCHOR_FILE, Anchor, anchor_problem, load_key
+from editjournal.daemon.anchor import (
+    ANCHOR_FILE,
+    Anchor,
+    anchor_problem,
+    copy_path,
+    key_path,
+    load_key,
+)
 from editjournal.daemon.blobstore import INSERT_BLOB, BlobStore, CorruptBlob
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import (
@@ -151,7 +158,7 @@ class Journal:
             raise JournalError(f"cannot open journal {path}: {e}") from e
         self._blobs = BlobStore(self.db.conn, self._latest_version)
         # read-only opens read it too (verify); only commit() appends to it
-        self.anchor = Anchor(path.with_name(ANCHOR_FILE), load_key())
+        self.anchor = Anchor(path.with_name(ANCHOR_FILE), load_key(), copy_path(path))
         self._reload_tip()
         self._pending = _Pending()
         self._durable = True  # synchronous=FULL, as opened
@@ -446,6 +453,13 @@ class Journal:
         """(seq, why) when the journal disagrees with the last tip anchored in
         `chain-anchor` (cut short, or rewritten with recomputed hashes), else None
         (also when there is no anchor file yet). Cheap: a few indexed reads."""
+        missing = self.anchor.missing()
+        if missing is not None and self._last_seq > 0:
+            return 1, (
+                f"the chain anchor {missing} is missing although the journal holds"
+                f" {self._last_seq} events and an anchor key ({key_path()}) is set: it was"
+                " deleted (with a rewrite or a cut tail, both copies must agree)"
+            )
         record = self.anchor.last()
         if record is None:
             return None

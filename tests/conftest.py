@@ -111,10 +111,12 @@ def client(daemon: RunningDaemon) -> Client:
 
 
 @pytest.fixture(autouse=True)
-def _no_inherited_workspace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests name their workspace and agent explicitly."""
+def _no_inherited_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests name their workspace and agent explicitly, and nothing they start writes
+    the user's own state directory (a keyed daemon keeps its anchor's copy there)."""
     monkeypatch.delenv("EDITJOURNAL_WORKSPACE", raising=False)
     monkeypatch.delenv("EDITJOURNAL_AGENT", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
 def pid_alive(pid: int) -> bool:

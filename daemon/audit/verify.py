@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from editjournal.daemon.anchor import ANCHOR_FILE, Anchor, load_key
+from editjournal.daemon.anchor import ANCHOR_FILE, Anchor, copy_path, load_key
 from editjournal.daemon.audit.timeline import Version, files_at
 from editjournal.daemon.journal import Journal, JournalCorrupt
 from editjournal.daemon.state import State
@@ -74,7 +74,9 @@ def verify(journal: Journal, workspace: Path | None) -> VerifyOutcome:
 def anchor_problems(journal: Journal) -> list[Problem]:
     """The chain anchor beside the journal (if any) against the journal's tip."""
     if getattr(journal, "anchor", "absent") is None:  # opened read-only: read it here
-        journal.anchor = Anchor(journal.path.with_name(ANCHOR_FILE), load_key())
+        journal.anchor = Anchor(
+            journal.path.with_name(ANCHOR_FILE), load_key(), copy_path(journal.path)
+        )
     try:
         journal.check_anchor()
     except JournalCorrupt as e:

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.anchor import ANCHOR_FILE, Anchor, create_key, key_path, load_key
+from editjournal.daemon.anchor import (
+    ANCHOR_FILE,
+    Anchor,
+    copy_path,
+    create_key,
+    key_path,
+    load_key,
+)
 from editjournal.daemon.journal import Journal, chain_hash, sha256_hex
 from editjournal.schemas.events import FileRead
 
@@ -91,3 +98,39 @@ def test_with_a_key_a_forged_anchor_record_is_found(
     Anchor(tmp_path / ANCHOR_FILE, key=None).append(3, journal.tip_hash)  # no key: no MAC
     problem = journal.anchor_problem()
     assert problem is not None and "forged" in problem[1]
+
+
+@pytest.fixture
+def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A key, and a state directory of the test's own for the anchor's second copy."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    create_key()
+    return tmp_path / "ws"
+
+
+def test_with_a_key_the_anchor_is_kept_twice_and_a_deleted_copy_is_found(keyed: Path) -> None:
+    keyed.mkdir()
+    journal = Journal(keyed / "journal.db")
+    fill(journal, 4)
+    copy = copy_path(keyed / "journal.db")
+    assert copy.read_bytes() == (keyed / ANCHOR_FILE).read_bytes()
+    assert not copy.is_relative_to(keyed) and copy.parent.stat().st_mode & 0o077 == 0
+    journal.close()
+    (keyed / ANCHOR_FILE).unlink()  # with a rewritten history and no snapshot to betray it
+    problem = Journal(keyed / "journal.db").anchor_problem()
+    assert problem is not None and "chain-anchor is missing" in problem[1]
+
+
+def test_with_a_key_a_tail_cut_from_journal_and_workspace_anchor_is_found(keyed: Path) -> None:
+    keyed.mkdir()
+    journal = Journal(keyed / "journal.db")
+    fill(journal, 6)
+    journal.close()
+    with sqlite3.connect(keyed / "journal.db") as db:
+        db.execute("DROP TRIGGER events_no_delete")
+        db.execute("DELETE FROM events WHERE seq > 4")
+    anchor = keyed / ANCHOR_FILE
+    anchor.write_bytes(anchor.read_bytes()[: 4 * 56])  # its records after seq 4 cut too
+    problem = Journal(keyed / "journal.db").anchor_problem()
+    assert problem is not None and problem[0] == 5 and "5..6 were removed" in problem[1]
