@@ -67,24 +67,23 @@ class Agent:
         self.sha256 = state.sha256 if state is not None else getattr(result, "sha256", "")
 
 
-def _prepend(agent: Agent, n: int) -> None:
+def _added(agent: Agent, n: int, write: Callable[[str, str], object]) -> None:
+    """Add the line `agent-N` with one tool; a refusal is counted."""
     line = f"agent-{n}"
     try:
-        agent.client.prepend_to_file(NAME, line + "\n")
+        write(NAME, line + "\n")
     except RequestError as e:
         agent.refused[e.code] = agent.refused.get(e.code, 0) + 1
         return
     agent.added.append(line)
+
+
+def _prepend(agent: Agent, n: int) -> None:
+    _added(agent, n, agent.client.prepend_to_file)
 
 
 def _append(agent: Agent, n: int) -> None:
-    line = f"agent-{n}"
-    try:
-        agent.client.append_to_file(NAME, line + "\n")
-    except RequestError as e:
-        agent.refused[e.code] = agent.refused.get(e.code, 0) + 1
-        return
-    agent.added.append(line)
+    _added(agent, n, agent.client.append_to_file)
 
 
 def _edit_file(agent: Agent, n: int) -> None:
