@@ -16,7 +16,7 @@ import zmq
 
 from editjournal.daemon.outside import Observation
 from editjournal.daemon.state import State
-from editjournal.daemon.watching import Watching, WatchSettings
+from editjournal.daemon.watching import Move, Subtree, Watching, WatchSettings, WorkQueue
 from editjournal.daemon.workspace import Workspace
 from editjournal.schemas.events import OutsideChangeRecorded
 from tests.conftest import wait_until
@@ -62,7 +62,13 @@ def test_a_dead_observer_is_restarted_and_what_it_missed_is_found(watching: Watc
     (root / "a.txt").write_text("two\n")  # nobody watches this write
 
     watching.check(state, recorder)
+    assert watching.busy  # the rescan is queued: worked in slices between requests
 
+    def rescanned() -> bool:
+        watching.drain(state, recorder)
+        return not watching.busy
+
+    wait_until(rescanned, 10, "the queued rescan to be worked")
     assert watching.health.observer_restarts == 1
     assert watching.watcher.alive() and watching.watcher.observer is not dead
     assert recorder.changes() == [("a.txt", "modified")]  # found by the rescan
@@ -84,3 +90,19 @@ def test_a_live_observer_is_left_alone(watching: Watching):
     watching.check(state, recorder)
     assert watching.watcher.observer is observer
     assert watching.health.observer_restarts == 0 and recorder.events == []
+
+
+def test_the_work_queue_coalesces_a_flood():
+    """A path named twice is looked at once, a subtree queued twice is walked once, and
+    a path under a queued subtree is left to its walk (daemon/watching.py)."""
+    queue = WorkQueue()
+    for _ in range(3):
+        queue.look("a.txt")
+        queue.scan("tree")
+        queue.look("tree/deep/f.txt")
+        queue.move("x.txt", "y.txt")
+    queue.look("other.txt")
+    items = []
+    while queue:
+        items.append(queue.pop())
+    assert items == ["a.txt", Subtree("tree"), Move("x.txt", "y.txt"), "other.txt"]
