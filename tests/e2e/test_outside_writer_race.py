@@ -49,9 +49,10 @@ class Agent:
         header back: it never read this agent's change)."""
         read = self.client.read_file(NAME)
         self.sha256 = read.sha256
-        first = read.content.splitlines()[0]
-        if first.startswith("HEADER "):
-            self.header = int(first.split()[1])
+        for line in read.content.splitlines():  # below any lines prepended since
+            if line.startswith("HEADER "):
+                self.header = int(line.split()[1])
+                break
 
     def bump(self, write: Callable[[str, str], object]) -> None:
         """Change `HEADER n` to `HEADER n+1` with one tool; a refusal is counted."""
