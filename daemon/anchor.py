@@ -16,7 +16,9 @@ With a key the anchor is also kept twice: a second copy outside the workspace, i
 `$XDG_STATE_HOME/editjournal/anchors/` (default `~/.local/state`), named by the
 workspace's real path. Whoever can write the workspace can delete or cut the
 first copy together with the journal's tail, not the second: the later of the
-two counts, and a missing copy (the journal having events) is `journal_corrupt`.
+two counts, and a missing workspace copy (the journal having events) is
+`journal_corrupt`; a missing second copy (an older journal, a moved workspace) is
+made again from the first.
 Someone with the user's own rights can still rewrite all of them (the key, both
 copies and the journal): only a copy shipped off the machine witnesses that.
 
@@ -114,12 +116,27 @@ class Anchor:
             os.write(fd, record)
 
     def missing(self) -> Path | None:
-        """With a key, a copy that does not exist (deleted): the caller decides whether the
-        journal had anything to anchor."""
-        for path in (self.path, self.copy) if self.keyed else ():
-            if path is not None and not path.exists():
-                return path
+        """With a key, the workspace's anchor when it does not exist (deleted): the caller
+        decides whether the journal had anything to anchor. The second copy, when missing
+        beside a workspace anchor (a journal from before it, a workspace moved or renamed:
+        the copy is named by the real path), is made from it first, never reported: only
+        someone with the user's own rights could have removed it, and they could rewrite
+        it as well."""
+        if not self.keyed:
+            return None
+        if not self.path.exists():
+            return self.path
+        if self.copy is not None and not self.copy.exists():
+            self._seed_copy(self.copy)
         return None
+
+    def _seed_copy(self, copy: Path) -> None:
+        data = self.path.read_bytes()
+        fd = _open_for_append(copy)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
 
     def last(self) -> AnchorRecord | None:
         """The later last whole record of the copies, None if none holds one: a copy cut

@@ -134,3 +134,17 @@ def test_with_a_key_a_tail_cut_from_journal_and_workspace_anchor_is_found(keyed:
     anchor.write_bytes(anchor.read_bytes()[: 4 * 56])  # its records after seq 4 cut too
     problem = Journal(keyed / "journal.db").anchor_problem()
     assert problem is not None and problem[0] == 5 and "5..6 were removed" in problem[1]
+
+
+def test_with_a_key_a_missing_second_copy_is_made_again_not_refused(keyed: Path) -> None:
+    """A journal from before the copy, or a workspace moved (the copy is named by the
+    real path): the workspace's anchor seeds it, and the checks go on."""
+    keyed.mkdir()
+    journal = Journal(keyed / "journal.db")
+    fill(journal, 3)
+    journal.close()
+    copy = copy_path(keyed / "journal.db")
+    copy.unlink()
+    reopened = Journal(keyed / "journal.db")
+    assert reopened.anchor_problem() is None
+    assert copy.read_bytes() == (keyed / ANCHOR_FILE).read_bytes()
