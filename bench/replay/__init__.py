@@ -1,0 +1,1 @@
+"""The stale-edit replay: real commits, two agents, every writing tool (see `run`)."""
