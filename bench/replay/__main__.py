@@ -44,8 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     for v in verdicts:
         if v.outcome in args.show:
             c = chosen[v.case]
-            print(f"{v.outcome} {v.tool} case {v.case} gap {v.gap} {c.commit[:8]} {c.path}:"
-                  f" {v.code} {v.message}", file=sys.stderr)
+            print(
+                f"{v.outcome} {v.tool} case {v.case} gap {v.gap} {c.commit[:8]} {c.path}:"
+                f" {v.code} {v.message}",
+                file=sys.stderr,
+            )
     summaries = summarise(verdicts)
     print(HEADER)
     for s in summaries:
@@ -53,11 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     for s in summaries:
         print(f"{s.tool}: refused {s.refused} {s.codes}; skipped {s.skipped}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "cases": str(args.repo or args.cases),
-        "summaries": [asdict(s) for s in summaries],
-        "verdicts": [asdict(v) for v in verdicts],
-    }, indent=1))
+    args.out.write_text(
+        json.dumps(
+            {
+                "cases": str(args.repo or args.cases),
+                "summaries": [asdict(s) for s in summaries],
+                "verdicts": [asdict(v) for v in verdicts],
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import lzma
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec

@@ -153,7 +153,9 @@ def _write(
     elif tool == "safe_patch":
         sha = hashlib.sha256(case.parent.encode()).hexdigest()
         diff = unified_hunk(case, path)
-        client.safe_patch(path, diff, sha, rebase=True, include_content=False, skip_safety_check=skip)
+        client.safe_patch(
+            path, diff, sha, rebase=True, include_content=False, skip_safety_check=skip
+        )
     elif tool == "edit_file":
         old, new = replacement(case)
         client.edit_file(path, old, new, skip_safety_check=skip)

@@ -23,14 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.history import Base, base_at
+from editjournal.daemon.handlers.history import base_at
 from editjournal.daemon.handlers.hunks import HunkRefused, now_ms, owned_hunk
-from editjournal.daemon.handlers.staleness import conflicts_of, delta, named, shown_lines
-from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.handlers.writing import Planned, Stale, Target, Written, open_target, write
 from editjournal.daemon.hunkbook import Hunk
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.hunks import content_lines, looks_like_diff, unified
-from editjournal.daemon.text.rebase import map_plan
 from editjournal.daemon.text.replace import normalized
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import HunkApplied
@@ -44,6 +42,7 @@ from editjournal.schemas.tools import (
 )
 
 APPLY = "apply_file_modification"
+STALE = Stale(ErrorCode.APPLY_REJECTED, "hunk")
 OVERWRITE = "overwrite_entire_file"
 
 
@@ -54,10 +53,9 @@ def apply_file_modification(ctx: Context, params: ApplyFileModificationParams) -
     except HunkRefused as refused:
         return refused.outcome()
     target = open_target(ctx, hunk.path, missing_ok=hunk.kind == "append")
-    writer = _Apply(hunk)
-    outcome = write(target, writer, [])
+    outcome = write(target, _Apply(hunk), [])
     if outcome.error is None:
-        rebased = writer.base.version if writer.base else None
+        rebased = outcome.result.rebased_from_version
         outcome.events.append(
             HunkApplied(
                 path=hunk.path,
@@ -69,13 +67,13 @@ def apply_file_modification(ctx: Context, params: ApplyFileModificationParams) -
     return outcome
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Apply:
     """One prepared hunk, as a planner."""
 
     hunk: Hunk
     name: str = APPLY
-    base: Base | None = None  # set when the plan was carried over later changes
+    stale: Stale = STALE
 
     @property
     def skip_safety_check(self) -> bool:
@@ -87,38 +85,35 @@ class _Apply:
         return [{"op": APPLY, "hunk_id": h.hunk_id, "kind": h.kind, "base_version": h.base_version}]
 
     def plan(self, target: Target) -> Planned:
+        """As prepared while the file holds that content; otherwise in that content, for
+        the writing path to carry over the changes since."""
         h = self.hunk
         splice = Splice(0, h.kind, h.start, h.end, h.new_lines, h.targets)
         if h.kind == "append":  # relies on no line: the end of the file as it is now
             at = target.doc.line_count
-            splice = Splice(0, h.kind, at, at, h.new_lines, ())
-        elif target.snap.sha256 != h.base_sha256:
-            splice = self._carried(target, splice)
-        unseen = target.unseen(target.agent_base)
-        return Planned(EditPlan((splice,)), unseen, self.base, final_newline=True)
-
-    def _carried(self, target: Target, splice: Splice) -> Splice:
-        """The splice in the current content, or `apply_rejected` when its lines changed."""
-        h, ctx = self.hunk, target.ctx
-        base = base_at(ctx, target.snap, target.noticed, h.base_version, h.base_sha256)
-        if base is None:
-            raise ToolError(
-                ErrorCode.APPLY_REJECTED,
-                f"{h.path} changed since hunk {h.hunk_id} was prepared, and the content it was"
-                " prepared against is not in the journal; prepare it again",
-                {"hunk_id": h.hunk_id, "planned_version": h.base_version},
-            )
-        plan, broken = map_plan(EditPlan((splice,)), base.line_map(target.doc))
-        if broken:
-            raise _conflict(target, h, base, broken[0].lines, conflicts_of(ctx, base, broken))
-        self.base = base
-        return plan.splices[0]
+            return Planned(EditPlan((Splice(0, h.kind, at, at, h.new_lines, ()),)), None, (), True)
+        base = None
+        if target.snap.sha256 != h.base_sha256:
+            base = base_at(target.ctx, target.snap, target.noticed, h.base_version, h.base_sha256)
+            if base is None:
+                raise ToolError(
+                    ErrorCode.APPLY_REJECTED,
+                    f"{h.path} changed since hunk {h.hunk_id} was prepared, and the content it"
+                    " was prepared against is not in the journal; prepare it again",
+                    {"hunk_id": h.hunk_id, "planned_version": h.base_version},
+                )
+        return Planned(EditPlan((splice,)), base, final_newline=True)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
+        """The stale refusal names the hunk, which must be prepared again."""
+        h = self.hunk
+        if error.code is ErrorCode.APPLY_REJECTED and "stale" in error.details:
+            error.message = f"hunk {h.hunk_id} was not applied: {error.message}: prepare it again"
+            error.details.update({"hunk_id": h.hunk_id, "planned_version": h.base_version})
         return error
 
     def result(self, written: Written) -> ApplyResult:
-        target, h = written.target, self.hunk
+        target, h, base = written.target, self.hunk, written.planned.against
         file_added = target.doc.line_count > 0 and not target.doc.final_newline
         return ApplyResult(
             message=f"Applied hunk {h.hunk_id} ({h.kind}) to {target.path}",
@@ -134,36 +129,16 @@ class _Apply:
                 planned_sha256=h.base_sha256,
                 applied_to_version=target.version,
                 applied_to_sha256=target.snap.sha256,
-                rebased=self.base is not None,
-                rebased_over=[c.describe() for c in self.base.changes] if self.base else [],
+                rebased=base is not None,
+                rebased_over=[c.describe() for c in base.changes] if base else [],
             ),
             applied_diff=unified(target.path, target.doc.lines, written.doc.lines),
             normalized=HunkNormalized(
                 file_eof_newline_added=file_added,
                 content_eof_newline_added=h.content_eof_newline_added,
             ),
-            rebased_from_version=self.base.version if self.base else None,
+            rebased_from_version=base.version if base else None,
         )
-
-
-def _conflict(
-    target: Target, hunk: Hunk, base: Base, lines: tuple[int, ...], conflicts: list[dict[str, Any]]
-) -> ToolError:
-    who = named(conflicts)
-    message = (
-        f"hunk {hunk.hunk_id} was not applied: {hunk.path} changed since it was prepared"
-        f" (version {hunk.base_version}), and the line(s) {shown_lines(lines)} it relies on"
-        " changed" + (f" — by {who}" if who else "") + "; details.delta has the changes with"
-        " fresh anchors: prepare it again"
-    )
-    details = {
-        "hunk_id": hunk.hunk_id,
-        "planned_version": hunk.base_version,
-        "lines": list(lines),
-        "conflicts": conflicts,
-        "delta": delta(base, target.doc, target.anchors, target.version),
-    }
-    return ToolError(ErrorCode.APPLY_REJECTED, message, details)
 
 
 # --- overwrite_entire_file ------------------------------------------------------------------
@@ -178,10 +153,11 @@ def overwrite_entire_file(ctx: Context, params: OverwriteEntireFileParams) -> Ou
     return write(open_target(ctx, params.path, missing_ok=True), _Overwrite(params), [])
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Overwrite:
     params: OverwriteEntireFileParams
     name: str = OVERWRITE
+    stale: Stale = STALE  # planned in the current content: never carried
 
     @property
     def skip_safety_check(self) -> bool:
@@ -199,7 +175,7 @@ class _Overwrite:
         lines = content_lines(self.params.content)
         splice = Splice(0, OVERWRITE, 0, target.doc.line_count, lines, ())
         final = True if lines else None
-        return Planned(EditPlan((splice,)), target.unseen(target.agent_base), None, final)
+        return Planned(EditPlan((splice,)), final_newline=final)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         return error

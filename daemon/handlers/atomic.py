@@ -17,7 +17,7 @@ What it must never do: re-implement a step of the writing path, or touch the dis
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -26,7 +26,15 @@ from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.history import Base, changes_since
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.handlers.staleness import delta, named, shown_lines
-from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.handlers.writing import (
+    ANCHOR_STALE,
+    Planned,
+    Stale,
+    Target,
+    Written,
+    open_target,
+    write,
+)
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.ranges import LineRanges, from_ranges, intersection
 from editjournal.daemon.text.rebase import chain_map
@@ -35,6 +43,7 @@ from editjournal.daemon.text.replace import (
     added_lines,
     find_all,
     matched_lines,
+    narrowed_splice,
     normalized,
     plan_replace,
     similar_lines,
@@ -63,13 +72,15 @@ def edit_file(ctx: Context, params: EditFileParams) -> Outcome:
 @handles("append_to_file")
 def append_to_file(ctx: Context, params: AppendToFileParams) -> Outcome:
     _refuse_nul(params.content, "content")
-    return write(open_target(ctx, params.path, missing_ok=True), _Add(params, at_end=True), [])
+    add = _Add(params, "append_to_file", at_end=True)
+    return write(open_target(ctx, params.path, missing_ok=True), add, [])
 
 
 @handles("prepend_to_file")
 def prepend_to_file(ctx: Context, params: PrependToFileParams) -> Outcome:
     _refuse_nul(params.content, "content")
-    return write(open_target(ctx, params.path, missing_ok=True), _Add(params, at_end=False), [])
+    add = _Add(params, "prepend_to_file", at_end=False)
+    return write(open_target(ctx, params.path, missing_ok=True), add, [])
 
 
 @handles("update_section")
@@ -84,16 +95,16 @@ def write_file(ctx: Context, params: WriteFileParams) -> Outcome:
     target = open_target(ctx, params.path, missing_ok=True)
     overwrote = _overwritten_unseen(target)
     warnings = [] if overwrote is None else [_overwrite_warning(target, overwrote)]
-    return write(target, _WriteFile(params, overwrote=overwrote or []), warnings)
+    return write(target, _WriteFile(params, overwrote=tuple(overwrote or ())), warnings)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Atomic:
     """What every atomic tool shares: its journal record, refusals and reply."""
 
     params: Any
     name: str = ""
-    lines: list[tuple[int, int]] = field(default_factory=list)
+    stale: Stale = ANCHOR_STALE
 
     @property
     def skip_safety_check(self) -> bool:
@@ -118,52 +129,74 @@ class _Atomic:
             sha256=written.sha256,
             **written.reply_fields(self.name),
             created=not target.exists,
-            lines=self.lines,
-            **self.extra(),
+            lines=written.lines_written,
+            **written.planned.reply,
         )
 
-    def extra(self) -> dict[str, Any]:
-        return {}
 
-
-@dataclass
+@dataclass(frozen=True)
 class _EditFile(_Atomic):
     name: str = "edit_file"
-    count: int = 0
 
     def plan(self, target: Target) -> Planned:
-        """Exactly the expected number of matches, in lines this agent has seen."""
+        """Exactly the expected number of matches, in the current content or, when the
+        text is no longer there, in the version the agent last saw (its snapshot), which
+        the writing path carries over what changed since: a stale edit like any other.
+        Only the lines the replacement changes are relied on; the rest of old_string is
+        context, found in the agent's version even where others changed it since."""
         old, new = normalized(self.params.old_string), normalized(self.params.new_string)
+        expected = self.params.expected_replacements or 1
         joined = Joined.of(target.doc)
         offsets = find_all(joined, old)
-        expected = self.params.expected_replacements or 1
+        base = target.agent_base
+        if len(offsets) != expected and base is not None:
+            seen = Joined.of(base.doc)
+            seen_offsets = find_all(seen, old)
+            if len(seen_offsets) == expected:
+                return _replaced(seen, seen_offsets, old, new, base)
         if not offsets:
             raise _no_match(target, old)
-        spans = matched_lines(joined, offsets, len(old))
         if len(offsets) != expected:
+            spans = matched_lines(joined, offsets, len(old))
             raise _multiple(target, spans, expected, self.params.expected_replacements)
-        unseen = _refuse_unseen(target, spans, "old_string matches")
-        plan, final = plan_replace(joined, offsets, old, new)
-        self.count, self.lines = len(offsets), spans
-        return Planned(plan, unseen, None, final)
+        planned = _replaced(joined, offsets, old, new, None)
+        _refuse_unseen(target, _changed_spans(planned.plan), "old_string changes")
+        return planned
 
     def message(self, written: Written) -> str:
-        n = self.count
+        n = written.planned.reply["replacements"]
         return f"Edited {written.target.path}: {n} replacement{'s' * (n != 1)}"
 
-    def extra(self) -> dict[str, Any]:
-        return {"replacements": self.count}
+
+def _replaced(joined: Joined, offsets: list[int], old: str, new: str, base: Base | None) -> Planned:
+    """The replacements as splices of the lines they change, in `joined`'s content
+    (`base`, or the current content); the lines they leave as they were are context."""
+    plan, final = plan_replace(joined, offsets, old, new)
+    narrowed = [narrowed_splice(s, joined.doc.lines) for s in plan.splices]
+    splices = tuple(s for s, _ in narrowed if s.new_lines or s.end > s.start) or plan.splices
+    context = tuple(n for _, lines in narrowed for n in lines)
+    if base is not None:
+        final = None  # the end of the file may have moved since: keep the file's own
+    reply = {"replacements": len(offsets)}
+    return Planned(EditPlan(splices), base, context, final, reply=reply)
 
 
-@dataclass
+def _changed_spans(plan: EditPlan) -> list[tuple[int, int]]:
+    """The 1-based line spans the plan's splices change (an insertion: its neighbours)."""
+    spans = []
+    for s in plan.splices:
+        if s.end > s.start:
+            spans.append((s.start + 1, s.end))
+        else:
+            spans.append((max(1, s.start), s.start + 1))
+    return spans
+
+
+@dataclass(frozen=True)
 class _Add(_Atomic):
     """append_to_file (at_end) or prepend_to_file: never relies on a line of the file."""
 
     at_end: bool = True
-    separated: bool = False
-
-    def __post_init__(self) -> None:
-        self.name = "append_to_file" if self.at_end else "prepend_to_file"
 
     def plan(self, target: Target) -> Planned:
         if self.params.content == "":
@@ -175,15 +208,14 @@ class _Add(_Atomic):
         ends_newline = normalized(self.params.content).endswith("\n")
         at = doc.line_count if self.at_end else 0
         if self.at_end:
-            self.separated = doc.line_count > 0 and not doc.final_newline
+            separated = doc.line_count > 0 and not doc.final_newline
         else:
-            self.separated = doc.line_count > 0 and not ends_newline
+            separated = doc.line_count > 0 and not ends_newline
         final = ends_newline if self.at_end or doc.line_count == 0 else None
         splice = Splice(0, self.name, at, at, lines, (at if self.at_end else 1,))
-        corrections = (("separator_added", self._separator_note()),) if self.separated else ()
-        self.lines = [(at + 1, at + len(lines))]
+        corrections = (("separator_added", self._separator_note()),) if separated else ()
         plan = EditPlan((splice,), corrections)
-        return Planned(plan, target.unseen(target.agent_base), None, final)
+        return Planned(plan, final_newline=final, reply={"separator_added": separated})
 
     def _separator_note(self) -> str:
         if self.at_end:
@@ -195,11 +227,8 @@ class _Add(_Atomic):
         where = "to the end of" if self.at_end else "to the start of"
         return f"Added {n} line{'s' * (n != 1)} {where} {written.target.path}"
 
-    def extra(self) -> dict[str, Any]:
-        return {"separator_added": self.separated}
 
-
-@dataclass
+@dataclass(frozen=True)
 class _Section(_Atomic):
     name: str = "update_section"
 
@@ -207,18 +236,16 @@ class _Section(_Atomic):
         lines, path = target.doc.lines, target.path
         header, end = find_section(lines, self.params.section_header, path)
         span = (header.start + 1, max(end, header.end))
-        unseen = _refuse_unseen(target, [span], f"section {self.params.section_header!r} spans")
-        plan = plan_section(lines, header, end, self.params.new_content)
-        self.lines = [span]
-        return Planned(plan, unseen)
+        _refuse_unseen(target, [span], f"section {self.params.section_header!r} spans")
+        return Planned(plan_section(lines, header, end, self.params.new_content))
 
     def message(self, written: Written) -> str:
         return f"Updated section {self.params.section_header!r} of {written.target.path}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _WriteFile(_Atomic):
-    overwrote: list[dict[str, Any]] = field(default_factory=list)
+    overwrote: tuple[dict[str, Any], ...] = ()
     name: str = "write_file"
 
     @property
@@ -234,16 +261,13 @@ class _WriteFile(_Atomic):
         content = normalized(self.params.content)
         lines = added_lines(content) if content else ()
         splice = Splice(0, self.name, 0, target.doc.line_count, lines, ())
-        self.lines = [(1, len(lines))] if lines else []
         final = content.endswith("\n") if content else None
-        return Planned(EditPlan((splice,)), target.unseen(target.agent_base), None, final)
+        reply = {"overwrote_unseen": list(self.overwrote)}
+        return Planned(EditPlan((splice,)), final_newline=final, reply=reply)
 
     def message(self, written: Written) -> str:
         verb = "Created" if not written.target.exists else "Written"
         return f"{verb}: {written.target.path} ({len(written.data):,} bytes)"
-
-    def extra(self) -> dict[str, Any]:
-        return {"overwrote_unseen": self.overwrote}
 
 
 # --- refusals ------------------------------------------------------------------------------

@@ -23,8 +23,10 @@ from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.history import changes_since, document
 from editjournal.daemon.handlers.staleness import named
 from editjournal.daemon.handlers.writing import (
+    ANCHOR_STALE,
     EMPTY_SHA256,
     Planned,
+    Stale,
     Target,
     Writer,
     Written,
@@ -352,6 +354,7 @@ class _Restore:
     sha256: str | None  # the checkpoint's content; None: remove the file (new since)
     name: str = WRITER
     skip_safety_check: bool = True  # known content going back: nothing to second-guess
+    stale: Stale = ANCHOR_STALE  # planned in the current content: never carried
 
     @property
     def operations(self) -> list[dict[str, Any]]:
@@ -359,13 +362,12 @@ class _Restore:
         return [{**op, "remove": True} if self.sha256 is None else op]
 
     def plan(self, target: Target) -> Planned:
-        unseen = target.unseen(target.agent_base)
         if self.sha256 is None:
             everything = Splice(0, WRITER, 0, target.doc.line_count, (), ())
-            return Planned(EditPlan((everything,)), unseen, delete=True)
+            return Planned(EditPlan((everything,)), delete=True)
         parsed = _checkpointed(target, self.sha256)
         plan = diff_plan(target.doc.lines, parsed.doc.lines, WRITER)
-        return Planned(plan, unseen, document=parsed.doc)
+        return Planned(plan, document=parsed.doc)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         return error

@@ -21,13 +21,19 @@ from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.handlers.staleness import (
     explain_from,
     last_read_base,
-    plan_rebased,
-    stale_error,
     unseen_conflict,
     with_delta,
 )
-from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
-from editjournal.daemon.text.edit import EditPlan, plan_edit
+from editjournal.daemon.handlers.writing import (
+    ANCHOR_STALE,
+    Planned,
+    Stale,
+    Target,
+    Written,
+    open_target,
+    write,
+)
+from editjournal.daemon.text.edit import plan_edit
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import EditParams, EditResult
 
@@ -47,6 +53,7 @@ class _Edit:
 
     params: EditParams
     name: str = WRITER
+    stale: Stale = ANCHOR_STALE
 
     @property
     def skip_safety_check(self) -> bool:
@@ -58,28 +65,17 @@ class _Edit:
 
     def plan(self, target: Target) -> Planned:
         """In the current content when the agent saw it (or never saw the file); otherwise
-        in the agent's snapshot, carried forward — or stale, naming who changed what.
-        An operation relying on a line the agent was never shown is refused too."""
+        in the agent's snapshot, which the writing path carries forward. An operation
+        relying on a line the agent was never shown is refused."""
         base, ops = target.agent_base, self.params.operations
-        if base is None:
-            plan = plan_edit(target.doc.lines, ops, target.parsed.index, target.anchors)
-        else:
-            plan = self._rebased(target)
+        planned_in = base.parsed if base is not None else target.parsed
+        plan = plan_edit(planned_in.doc.lines, ops, planned_in.index, planned_in.anchors)
         unseen = unseen_conflict(
             target.ctx, target.snap, target.noticed, target.parsed, base, ops, plan, target.version
         )
         if unseen is not None:
             raise unseen
-        return Planned(plan, target.unseen(base), base)
-
-    def _rebased(self, target: Target) -> EditPlan:
-        base = target.agent_base
-        assert base is not None
-        plan, broken = plan_rebased(base, target.doc, self.params.operations)
-        if broken:
-            ctx, doc, anchors = target.ctx, target.doc, target.anchors
-            raise stale_error(ctx, base, doc, anchors, broken, target.version)
-        return plan
+        return Planned(plan, against=base)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         """Make an `anchor_stale` as useful as the journal allows: name who changed the
@@ -100,7 +96,7 @@ class _Edit:
         return _explain_stale(target, error)
 
     def result(self, written: Written) -> EditResult:
-        n, base = len(self.params.operations), written.planned.base
+        n, base = len(self.params.operations), written.planned.against
         return EditResult(
             message=f"{n} operation{'s' * (n != 1)} applied",
             file_path=written.target.path,

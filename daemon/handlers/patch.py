@@ -14,7 +14,7 @@ changed is carried over the newer content, exactly as `edit` carries anchors.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -22,13 +22,20 @@ import msgspec
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.history import Base, base_at
 from editjournal.daemon.handlers.read import chosen_path
-from editjournal.daemon.handlers.staleness import conflicts_of, delta, named, shown_lines
-from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.handlers.staleness import delta, stale_error
+from editjournal.daemon.handlers.writing import (
+    Planned,
+    Stale,
+    Target,
+    Written,
+    open_target,
+    write,
+)
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.patch import (
     FilePatch,
     Placed,
-    carry,
+    context_lines,
     final_newline,
     locate,
     parse_patch,
@@ -36,11 +43,9 @@ from editjournal.daemon.text.patch import (
     to_plan,
     verify,
 )
-from editjournal.daemon.text.ranges import LineRanges, carried_unseen
-from editjournal.daemon.text.rebase import BrokenSpan
+from editjournal.daemon.text.rebase import map_plan
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (
-    AutoCorrection,
     HunkPlacement,
     LatestFileState,
     SafePatchParams,
@@ -59,14 +64,16 @@ def safe_patch(ctx: Context, params: SafePatchParams) -> Outcome:
     return write(open_target(ctx, path, missing_ok=True), _Patch(params), warnings)
 
 
-@dataclass
+STALE = Stale(ErrorCode.STATE_MISMATCH, "hunk")
+
+
+@dataclass(frozen=True)
 class _Patch:
-    """One `safe_patch` request as a planner; `placements` is filled in by `plan`."""
+    """One `safe_patch` request as a planner."""
 
     params: SafePatchParams
     name: str = WRITER
-    placements: list[HunkPlacement] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    stale: Stale = STALE
 
     @property
     def skip_safety_check(self) -> bool:
@@ -83,69 +90,37 @@ class _Patch:
         return [{"op": "safe_patch", "base_content_sha256": self.base_sha, **request}]
 
     def plan(self, target: Target) -> Planned:
-        """Strict when the hash matches; carried over newer content only with rebase."""
+        """Strict when the hash matches; planned in the base version (which the writing
+        path carries over the newer content) only with rebase."""
         if self.base_sha != target.snap.sha256:
             if not self.params.rebase:
-                raise _mismatch(target, self._parsed_or_none(), self.base_sha)
+                raise _mismatch(target, _parsed_or_none(self.params), self.base_sha)
             return self._rebased(target)
-        patch = self._parsed()
-        placed = locate(target.doc.lines, patch)
-        return self._planned(target, patch, placed, None, [])
-
-    def _parsed(self) -> FilePatch:
         patch = parse_patch(self.params.unified_diff)
-        self.notes[:] = list(patch.warnings)
-        return patch
-
-    def _parsed_or_none(self) -> FilePatch | None:
-        try:
-            return self._parsed()
-        except ToolError:
-            return None
+        placed = locate(target.doc.lines, patch)
+        return _planned(target, patch, placed, None)
 
     def _rebased(self, target: Target) -> Planned:
-        """Located in the base version, carried to the current content, or refused."""
+        """Located in the base version, or refused when the journal never stored it."""
         base = base_for(target, self.base_sha)
-        patch = self._parsed()
+        patch = parse_patch(self.params.unified_diff)
         if base is None or patch.deletes:
             raise _mismatch(target, patch, self.base_sha, rebasing=True)
-        mapping = base.line_map(target.doc)
-        moved, broken = carry(locate(base.doc.lines, patch), mapping, base.doc.line_count)
-        if broken:
-            raise _stale(target, base, broken)
-        unseen = carried_unseen([], mapping, target.doc.line_count)
-        return self._planned(target, patch, moved, base, unseen)
-
-    def _planned(
-        self,
-        target: Target,
-        patch: FilePatch,
-        placed: Sequence[Placed],
-        base: Base | None,
-        unseen: LineRanges,
-    ) -> Planned:
-        count = target.doc.line_count
-        if patch.deletes:
-            _check_deletion(target, placed)
-        self.placements = [_placement(p) for p in placed]
-        wanted = None if patch.deletes else final_newline(placed, count)
-
-        def check(doc: Document) -> None:
-            verify(placed, doc.lines, wanted, doc.final_newline)
-
-        plan = to_plan(placed, count)
-        return Planned(plan, unseen, base, wanted, patch.deletes, None if patch.deletes else check)
+        return _planned(target, patch, locate(base.doc.lines, patch), base)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         """Every refusal carries `success: false` and the latest file state (the seed's
         contract: every reply has success, message and latest_file_state)."""
         state = latest_state(target, target.request_version, self.params.include_content)
+        said = error.message
+        if error.code is ErrorCode.STATE_MISMATCH and not said.startswith(STATE_MISMATCH_MESSAGE):
+            error.message = f"{STATE_MISMATCH_MESSAGE} {said[:1].upper()}{said[1:]}"
         error.details["success"] = False
         error.details["latest_file_state"] = msgspec.to_builtins(state)
         return error
 
     def result(self, written: Written) -> SafePatchResult:
-        target, doc, base = written.target, written.doc, written.planned.base
+        target, doc, base = written.target, written.doc, written.planned.against
         deleted = written.planned.delete
         content = _text(written.data, doc.bom) if self.params.include_content else None
         return SafePatchResult(
@@ -158,19 +133,63 @@ class _Patch:
                 content=None if deleted else content,
                 exists=not deleted,
             ),
-            **{
-                **written.reply_fields(WRITER),
-                "auto_corrections": [
-                    *written.corrections,
-                    *(AutoCorrection(type="hunk_header_recounted", detail=n) for n in self.notes),
-                ],
-            },
-            hunks=self.placements,
+            **written.reply_fields(WRITER),
+            hunks=_placements(parse_patch(self.params.unified_diff), written),
             created=not target.exists,
             deleted=deleted,
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )
+
+
+def _parsed_or_none(params: SafePatchParams) -> FilePatch | None:
+    try:
+        return parse_patch(params.unified_diff)
+    except ToolError:
+        return None
+
+
+def _planned(
+    target: Target, patch: FilePatch, placed: Sequence[Placed], base: Base | None
+) -> Planned:
+    """The hunks' changes as splices of the content they were located in (the current
+    one, or `base`), with their context for the path to carry."""
+    count = (base.doc if base is not None else target.doc).line_count
+    if patch.deletes:
+        _check_deletion(target, placed)
+    wanted = None if patch.deletes else final_newline(placed, count)
+    check = None
+    if base is None and not patch.deletes:
+
+        def check(doc: Document) -> None:  # the strict check, where the hunks stand as placed
+            verify(placed, doc.lines, wanted, doc.final_newline)
+
+    plan = to_plan(placed, patch.warnings)
+    context = context_lines(placed) if base is not None else ()
+    return Planned(plan, base, context, wanted, patch.deletes, check)
+
+
+def _placements(patch: FilePatch, written: Written) -> list[HunkPlacement]:
+    """Where each hunk landed: its first change's line in the content it was written to,
+    less the change's place in its block (a hunk of additions only: its position)."""
+    first: dict[int, int] = {}
+    for splice in written.planned.plan.splices:
+        first.setdefault(splice.index, splice.start)
+    placements = []
+    for hunk in patch.hunks:
+        run = hunk.runs[0].start if hunk.runs else 0
+        applied = first.get(hunk.number - 1, hunk.stated + run) - run + 1
+        stated = hunk.stated + 1
+        placements.append(
+            HunkPlacement(
+                hunk=hunk.number,
+                header=hunk.header,
+                stated_line=stated,
+                applied_line=applied,
+                offset=applied - stated,
+            )
+        )
+    return placements
 
 
 def latest_state(target: Target, version: int, include_content: bool) -> LatestFileState:
@@ -189,17 +208,6 @@ def _text(data: bytes, bom: bool) -> str:
     """The content as read_file serves it: without the BOM."""
     text = data.decode("utf-8", "surrogatepass")
     return text[1:] if bom else text
-
-
-def _placement(spot: Placed) -> HunkPlacement:
-    stated, applied = spot.hunk.stated + 1, spot.start + 1
-    return HunkPlacement(
-        hunk=spot.hunk.number,
-        header=spot.hunk.header,
-        stated_line=stated,
-        applied_line=applied,
-        offset=applied - stated,
-    )
 
 
 def _check_deletion(target: Target, placed: Sequence[Placed]) -> None:
@@ -253,9 +261,10 @@ def _mismatch(
     if placed is None:  # the diff does not fit its own base: every change may matter
         changes = [c.describe() for c in base.changes]
         return _explained(target, base, changes, details, "")
-    broken = carry(placed, base.line_map(target.doc), base.doc.line_count)[1]
+    broken = map_plan(to_plan(placed), base.line_map(target.doc))[1]
     if broken:
-        return _stale(target, base, broken)
+        ctx, doc, anchors, version = target.ctx, target.doc, target.anchors, target.version
+        return stale_error(ctx, base, doc, anchors, broken, version, STALE.code, STALE.part)
     hint = (
         f"none of the lines your hunks rely on changed since version {base.version}: pass"
         " rebase: true to apply the diff over the newer content, or use the delta; "
@@ -271,21 +280,6 @@ def _located(base: Base, patch: FilePatch | None) -> list[Placed] | None:
         return locate(base.doc.lines, patch)
     except ToolError:
         return None
-
-
-def _stale(target: Target, base: Base, broken: Sequence[BrokenSpan]) -> ToolError:
-    """`state_mismatch` naming, per hunk, the lines that changed and who changed them."""
-    conflicts = conflicts_of(target.ctx, base, broken)
-    first = broken[0]
-    who, lines = named(conflicts), shown_lines(first.lines)
-    said = (
-        f"hunk {first.operation} relies on line(s) {lines} of version {base.version}, which"
-        f" changed{' — by ' + who if who else ''}; "
-    )
-    details: dict[str, Any] = {
-        "stale": [{"hunk": b.operation, "lines": list(b.lines)} for b in broken],
-    }
-    return _explained(target, base, conflicts, details, said)
 
 
 def _explained(

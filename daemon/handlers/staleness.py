@@ -20,7 +20,7 @@ from editjournal.daemon.handlers import Context
 from editjournal.daemon.handlers.history import Base, base_at
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.text.anchors import LineAnchor
-from editjournal.daemon.text.diff import anchored_diff
+from editjournal.daemon.text.diff import focused_diff
 from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import covered
@@ -151,23 +151,31 @@ def stale_error(
     anchors: Sequence[LineAnchor],
     broken: Sequence[BrokenSpan],
     current_version: int,
+    code: ErrorCode = ErrorCode.ANCHOR_STALE,
+    part: str = "operation",
 ) -> ToolError:
-    """`anchor_stale` naming every event that changed a line the edit relied on."""
+    """The one stale refusal every writer gives: which of its parts relies on which lines
+    of the version it was planned on, who changed them since (`details.conflicts`), and
+    the changes near them with fresh anchors (`details.delta`). `code` and `part` are
+    the writer's words (`state_mismatch` and "hunk" for a diff, say)."""
     conflicts = conflicts_of(ctx, base, broken)
     first = broken[0]
     who, lines = named(conflicts), shown_lines(first.lines)
+    what = f"{part} {first.operation}" + (f" ({first.op})" if first.op != part else "")
     message = (
-        f"the file has changed since you read it (version {base.version}): "
-        f"operation {first.operation} ({first.op}) relies on line(s) {lines}, which changed"
+        f"the file has changed since version {base.version}, which you based this on: "
+        f"{what} relies on line(s) {lines}, which changed"
         + (f" — by {who}" if who else "")
         + "; details.delta has the changes with fresh anchors"
     )
+    focus = sorted({n for b in broken for n in b.lines})
     details = {
-        "stale": [{"operation": b.operation, "op": b.op, "lines": list(b.lines)} for b in broken],
+        "stale": [{part: b.operation, "op": b.op, "lines": list(b.lines)} for b in broken],
+        "base_version": base.version,
         "conflicts": conflicts,
-        "delta": delta(base, current, anchors, current_version),
+        "delta": delta(base, current, anchors, current_version, focus),
     }
-    return ToolError(ErrorCode.ANCHOR_STALE, message, details)
+    return ToolError(code, message, details)
 
 
 def named(conflicts: Sequence[dict[str, object]]) -> str:
@@ -217,19 +225,32 @@ def with_delta(
 
 
 def delta(
-    base: Base, current: Document, anchors: Sequence[LineAnchor], current_version: int
+    base: Base,
+    current: Document,
+    anchors: Sequence[LineAnchor],
+    current_version: int,
+    focus: Sequence[int] = (),
 ) -> dict[str, object]:
-    """The changed hunks from the agent's snapshot to now, with fresh anchors."""
-    diff, added = anchored_diff(base.doc.lines, current.lines, anchors)
-    return {
+    """The changes from `base` to now near the 1-based `focus` lines of `base` (the
+    lines a refusal is about), with fresh anchors: small whatever else changed. What
+    it leaves out is counted in `omitted`; `read_file since_version` shows it all."""
+    shown = focused_diff(base.doc.lines, current.lines, anchors, focus)
+    found: dict[str, object] = {
         "from_version": base.version,
         "to_version": current_version,
-        "diff": diff,
+        "diff": shown.text,
         "changed_lines": [
-            msgspec.to_builtins(anchored(anchors[n - 1], current.lines[n - 1])) for n in added
+            msgspec.to_builtins(anchored(anchors[n - 1], current.lines[n - 1])) for n in shown.added
         ],
         "line_count": current.line_count,
     }
+    if shown.hunks_omitted or shown.lines_omitted:
+        found["omitted"] = {
+            "hunks": shown.hunks_omitted,
+            "changed_lines": shown.lines_omitted,
+            "see": f"read_file with since_version={base.version} for every change",
+        }
+    return found
 
 
 def conflicts_of(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:

@@ -16,15 +16,15 @@ What it must never do: write anything but through the writing path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.history import Base, base_at, document
-from editjournal.daemon.handlers.staleness import named, shown_lines
-from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write
+from editjournal.daemon.handlers.history import base_at, document
+from editjournal.daemon.handlers.staleness import shown_lines, stale_error
+from editjournal.daemon.handlers.writing import Planned, Stale, Target, Written, open_target, write
 from editjournal.daemon.text.edit import apply_plan
-from editjournal.daemon.text.rebase import first_breaks
+from editjournal.daemon.text.rebase import BrokenSpan
 from editjournal.daemon.text.revert import Revert, refined, revert_plan
 from editjournal.daemon.textcache import Parsed
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -70,15 +70,17 @@ def _nothing(message: str, path: str) -> ToolError:
     return ToolError(ErrorCode.NOTHING_TO_UNDO, message, {"path": path})
 
 
-@dataclass
+STALE = Stale(ErrorCode.UNDO_CONFLICT, "change")
+
+
+@dataclass(frozen=True)
 class _Undo:
     """The planner: the undone write's changes put back where their lines are now."""
 
     record: Record
     name: str = WRITER
     skip_safety_check: bool = True  # content the file held before: nothing to second-guess
-    rebased_over: list[dict[str, Any]] = field(default_factory=list)
-    deleted: bool = False
+    stale: Stale = STALE
 
     @property
     def write(self) -> EditApplied:
@@ -101,35 +103,36 @@ class _Undo:
             before.doc.lines, after.doc.line_count, changes, mapping, target.doc.line_count
         )
         if revert.broken:
-            raise self._conflict(target, base, revert)
-        self.rebased_over = [c.describe() for c in base.changes]
-        return self._planned(target, before, revert)
+            broken = [BrokenSpan(k + 1, WRITER, span) for k, span in enumerate(revert.broken)]
+            ctx, doc, anchors, version = target.ctx, target.doc, target.anchors, target.version
+            raise stale_error(ctx, base, doc, anchors, broken, version, STALE.code, STALE.part)
+        rebased_over = [c.describe() for c in base.changes]
+        return self._planned(target, before, revert, rebased_over)
 
-    def _planned(self, target: Target, before: Parsed, revert: Revert) -> Planned:
+    def _planned(
+        self, target: Target, before: Parsed, revert: Revert, rebased_over: list[dict[str, Any]]
+    ) -> Planned:
         """Byte for byte the content before the write when that is what comes back; no
         file at all when the write created it."""
-        unseen = target.unseen(target.agent_base)
         lines = apply_plan(target.doc, revert.plan).lines
         if not lines and not _existed_before(target.ctx, target.path, self.record.seq):
-            self.deleted = target.exists
-            return Planned(revert.plan, unseen, delete=target.exists)
+            reply = {"rebased_over": rebased_over, "deleted": target.exists}
+            return Planned(revert.plan, delete=target.exists, reply=reply)
         exact = before.doc if lines == before.doc.lines else None
-        return Planned(revert.plan, unseen, document=exact)
-
-    def _conflict(self, target: Target, base: Base, revert: Revert) -> ToolError:
-        conflicts = _culprits(base, revert.broken)
-        lines = sorted({n for span in revert.broken for n in span})
-        who = named(conflicts)
-        r = self.record
-        message = (
-            f"cannot undo seq {r.seq} ({self.write.writer} by {r.agent or 'an outside writer'})"
-            f" on {target.path}: line(s) {shown_lines(lines)} it wrote changed since"
-            + (f", by {who}" if who else "")
-        )
-        details = {"path": target.path, "undone_seq": r.seq, "lines": lines}
-        return ToolError(ErrorCode.UNDO_CONFLICT, message, {**details, "conflicts": conflicts})
+        reply = {"rebased_over": rebased_over, "deleted": False}
+        return Planned(revert.plan, document=exact, reply=reply)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
+        """Say which write could not be undone, and that the lines it wrote changed."""
+        if error.code is ErrorCode.UNDO_CONFLICT and "stale" in error.details:
+            r = self.record
+            lines = sorted({n for b in error.details["stale"] for n in b["lines"]})
+            who = r.agent or "an outside writer"
+            error.message = (
+                f"cannot undo seq {r.seq} ({self.write.writer} by {who}) on {target.path}:"
+                f" line(s) {shown_lines(lines)} it wrote changed since: {error.message}"
+            )
+            error.details.update({"path": target.path, "undone_seq": r.seq, "lines": lines})
         return error
 
     def result(self, written: Written) -> UndoResult:
@@ -142,9 +145,8 @@ class _Undo:
             sha256=written.sha256,
             **written.reply_fields(WRITER),
             undone={"seq": r.seq, "agent": r.agent, "writer": w.writer, "ts": r.ts},
-            rebased_over=self.rebased_over,
             created=not written.target.exists,
-            deleted=self.deleted,
+            **written.planned.reply,
         )
 
 
@@ -157,20 +159,6 @@ def _stored(ctx: Context, sha256: str) -> Parsed:
             {"blob": sha256},
         )
     return parsed
-
-
-def _culprits(base: Base, broken: list[tuple[int, ...]]) -> list[dict[str, Any]]:
-    """The later events that changed each broken span (lines of the write's result)."""
-    breaks = first_breaks(base.doc.lines, base.sha256, base.steps, broken)
-    if any(k is None for k in breaks):
-        return [c.describe() for c in base.changes]
-    named_by: dict[int, dict[str, Any]] = {}
-    for span, k in zip(broken, breaks, strict=True):
-        assert k is not None
-        change = base.changes[k]
-        entry = named_by.setdefault(change.seq, {**change.describe(), "lines": []})
-        entry["lines"] = sorted({*entry["lines"], *span})
-    return [named_by[seq] for seq in sorted(named_by)]
 
 
 def _existed_before(ctx: Context, path: str, seq: int) -> bool:

@@ -18,8 +18,8 @@ or touch the disk (the server performs the `Write` after the commit).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -29,14 +29,21 @@ from editjournal.daemon.handlers.history import Base
 from editjournal.daemon.handlers.observe import outside_change
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.handlers.seen import after_own_write, after_showing, unseen_now
-from editjournal.daemon.handlers.staleness import agent_base
+from editjournal.daemon.handlers.staleness import (
+    agent_base,
+    conflicts_of,
+    named,
+    shown_lines,
+    stale_error,
+)
 from editjournal.daemon.limits import clip_text
 from editjournal.daemon.text.anchors import Anchors, Change
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
-from editjournal.daemon.text.ranges import LineRanges
+from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
+from editjournal.daemon.text.rebase import BrokenSpan, LineMap, map_plan
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
@@ -100,11 +107,19 @@ class Target:
 
 @dataclass(frozen=True)
 class Planned:
-    """A planner's answer: splices in the current content's coordinates, and how it got them."""
+    """A planner's answer: splices in the coordinates of the content it planned against.
+
+    That is the current content, or (`against`) an older version the journal stored:
+    the agent's snapshot, the version a diff or a prepared hunk was made from. The
+    path carries such a plan to the current content (`daemon.text.rebase`): each
+    splice's `targets` are the lines it relies on (an insertion without targets
+    relies on its position); `context` are lines the writer used only to find its
+    place, which may have changed since without stopping it (the reply says so).
+    """
 
     plan: EditPlan
-    unseen: LineRanges | None  # lines of the current content the agent was not shown
-    base: Base | None = None  # the older content the plan was carried from, if any
+    against: Base | None = None  # the older content the plan was made in, if any
+    context: tuple[int, ...] = ()  # 1-based lines of `against` used only to find the change
     final_newline: bool | None = None  # stated by the tool; None keeps the file's own
     delete: bool = False  # the file is removed (the plan must leave it empty)
     # the planner's own check of the document the plan produced (a ToolError refuses it)
@@ -112,6 +127,9 @@ class Planned:
     # the whole result, endings and BOM included, when the tool states it byte for byte
     # (restore, undo); the plan's splices must turn the current lines into its lines
     document: Document | None = None
+    unseen: LineRanges | None = None  # lines of the current content the agent was not shown
+    # (the path sets it; None: the agent never saw the file)
+    reply: Mapping[str, Any] = field(default_factory=dict)  # the planner's own reply fields
 
 
 class Writer(Protocol):
@@ -120,6 +138,11 @@ class Writer(Protocol):
     @property
     def name(self) -> str:
         """The writer type journaled and reported (`edit`, `safe_patch`, ...)."""
+        ...
+
+    @property
+    def stale(self) -> Stale:
+        """How its stale refusal is worded: the error code, and what a part is called."""
         ...
 
     @property
@@ -164,6 +187,17 @@ class Written:
     @property
     def version(self) -> int:
         return self.target.request_version
+
+    @property
+    def lines_written(self) -> list[tuple[int, int]]:
+        """The 1-based spans of the new content the write's splices put there."""
+        spans, shift = [], 0
+        for s in self.planned.plan.splices:
+            if s.new_lines:
+                first = s.start + shift + 1
+                spans.append((first, first + len(s.new_lines) - 1))
+            shift += len(s.new_lines) - (s.end - s.start)
+        return spans
 
     @property
     def changed_lines(self) -> list[AnchoredLine]:
@@ -236,7 +270,7 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     if denied is not None:  # before planning: a read-only agent learns nothing from a write
         return rejected(target, writer, denied, warnings)
     try:
-        planned = writer.plan(target)
+        planned = carried(target, writer.stale, writer.plan(target))
     except ToolError as e:
         return rejected(target, writer, writer.explain(target, e), warnings)
     new_doc, corrections = _applied_doc(target.doc, planned)
@@ -261,6 +295,57 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
         writes=[_write(target, written)],
         warnings=warnings,
     )
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A writer's words for its stale refusal."""
+
+    code: ErrorCode = ErrorCode.ANCHOR_STALE
+    part: str = "operation"  # what one splice of its plan is to the agent ("hunk", ...)
+
+
+ANCHOR_STALE = Stale()  # `anchor_stale`, per operation: what most writers say
+
+
+def carried(target: Target, stale: Stale, planned: Planned) -> Planned:
+    """The plan in the current content's coordinates, and the lines the agent has not
+    been shown; or the one stale refusal, when a line a splice relies on changed since
+    the version it was planned against."""
+    unseen = target.unseen(target.agent_base)
+    base = planned.against
+    if base is None:
+        return replace(planned, unseen=unseen)
+    mapping = base.line_map(target.doc)
+    plan, broken = map_plan(planned.plan, mapping)
+    if broken:
+        ctx, doc, anchors = target.ctx, target.doc, target.anchors
+        raise stale_error(ctx, base, doc, anchors, broken, target.version, stale.code, stale.part)
+    agent = target.agent_base
+    if agent is None or agent.sha256 != base.sha256:  # lines changed since, nobody showed it
+        since = carried_unseen([], mapping, target.doc.line_count)
+        unseen = normalized([*(unseen or []), *since])
+    notes = _context_carried(target, base, mapping, planned.context)
+    plan = replace(plan, auto_corrections=(*plan.auto_corrections, *notes))
+    return replace(planned, plan=plan, unseen=unseen)
+
+
+def _context_carried(
+    target: Target, base: Base, mapping: LineMap, context: Sequence[int]
+) -> list[tuple[str, str]]:
+    """Say which context lines changed since (and by whom): the change was placed by
+    the lines it changes, as the agent may want to check."""
+    changed = [n for n in context if mapping[n - 1] is None]
+    if not changed:
+        return []
+    span = BrokenSpan(0, "context", tuple(changed))
+    who = named(conflicts_of(target.ctx, base, [span]))
+    detail = (
+        f"context line(s) {shown_lines(changed)} of version {base.version} changed since"
+        + (f" (by {who})" if who else "")
+        + ": the change was placed by the lines it changes, which nobody touched"
+    )
+    return [("context_carried", detail)]
 
 
 def write_all(jobs: Sequence[tuple[Target, Writer]], warnings: list[str]) -> Outcome:

@@ -17,6 +17,8 @@ from editjournal.daemon.text.anchors import LineAnchor
 
 FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left as they were
 CONTEXT = 3
+NEAR = 10  # a refusal's delta shows the hunks this close to the lines it is about
+ROWS_EACH = 12  # and of each such hunk at most this many new lines
 _CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
 
 
@@ -74,9 +76,26 @@ def anchored_diff(
     carry their old line number. Also returns the 1-based new lines added.
     `region`: `changed_region(old, new)` when the caller has it already. `changes`:
     the exact line changes, when the writer knows them (sorted, disjoint)."""
+    rows: list[str] = []
+    added: list[int] = []
+    for group in _groups(old, new, region, changes):
+        _render(group, old, new, new_anchors, rows, added)
+    return "\n".join(rows), added
+
+
+Group = list[tuple[str, int, int, int, int]]  # difflib opcodes, in absolute positions
+
+
+def _groups(
+    old: Sequence[str],
+    new: Sequence[str],
+    region: ChangedRegion | None,
+    changes: Sequence[tuple[int, int, int]] | None,
+) -> list[Group]:
+    """The changed hunks with `CONTEXT` lines around each, in absolute line positions."""
     region = changed_region(old, new) if region is None else region
     if region.empty:
-        return "", []
+        return []
     matcher: difflib.SequenceMatcher[str]
     if changes is not None and len(changes) > FEW_CHANGES:
         # difflib finds the matching blocks between many changes in quadratic time:
@@ -87,19 +106,122 @@ def anchored_diff(
         old_hi = min(len(old), region.old_end + CONTEXT)
         new_hi = min(len(new), region.new_end + CONTEXT)
         matcher = difflib.SequenceMatcher(None, old[lo:old_hi], new[lo:new_hi], autojunk=False)
+    return [
+        [(tag, lo + i1, lo + i2, lo + j1, lo + j2) for tag, i1, i2, j1, j2 in group]
+        for group in matcher.get_grouped_opcodes(CONTEXT)
+    ]
+
+
+def _render(
+    group: Group,
+    old: Sequence[str],
+    new: Sequence[str],
+    new_anchors: Sequence[LineAnchor],
+    rows: list[str],
+    added: list[int],
+) -> None:
+    rows.append(_hunk_header(group, 0))
+    for tag, i1, i2, j1, j2 in group:
+        for i in range(i1, i2) if tag in ("replace", "delete") else ():
+            rows.append(f"-{i + 1}|{old[i]}")
+        for j in range(j1, j2):
+            sign = " " if tag == "equal" else "+"
+            rows.append(_row(new_anchors[j], new[j], sign))
+            if sign == "+":
+                added.append(j + 1)
+
+
+@dataclass(frozen=True)
+class Focused:
+    """The hunks of a diff near some lines, each clipped; what was left out, counted."""
+
+    text: str
+    added: list[int]
+    hunks_omitted: int
+    lines_omitted: int  # changed lines of the shown hunks that were clipped away
+
+
+def focused_diff(
+    old: Sequence[str],
+    new: Sequence[str],
+    new_anchors: Sequence[LineAnchor],
+    focus: Sequence[int],
+    near: int = NEAR,
+    rows_each: int = ROWS_EACH,
+) -> Focused:
+    """`anchored_diff` limited to the hunks within `near` lines of the 1-based `focus`
+    lines of `old` (the nearest hunk when none is), each clipped to the changed lines
+    closest to them: what a refusal must show, at a cost that follows the conflict
+    rather than everything that changed in the file. No `focus`: every hunk, clipped."""
+    groups = _groups(old, new, None, None)
+    if not groups:
+        return Focused("", [], 0, 0)
+    spots = sorted({n - 1 for n in focus})
+    kept = groups
+    if spots:
+        distance = [min(_distance(g, p) for p in spots) for g in groups]
+        kept = [g for g, d in zip(groups, distance, strict=True) if d <= near]
+        kept = kept or [groups[distance.index(min(distance))]]
     rows: list[str] = []
     added: list[int] = []
-    for group in matcher.get_grouped_opcodes(CONTEXT):
-        rows.append(_hunk_header(group, lo))
-        for tag, i1, i2, j1, j2 in group:
-            for i in range(lo + i1, lo + i2) if tag in ("replace", "delete") else ():
-                rows.append(f"-{i + 1}|{old[i]}")
-            for j in range(lo + j1, lo + j2):
-                sign = " " if tag == "equal" else "+"
-                rows.append(_row(new_anchors[j], new[j], sign))
-                if sign == "+":
-                    added.append(j + 1)
-    return "\n".join(rows), added
+    clipped = 0
+    for group in kept:
+        clipped += _render_clipped(_clip(group, spots, rows_each), group, old, new, new_anchors,
+                                   rows, added)  # fmt: skip
+    return Focused("\n".join(rows), added, len(groups) - len(kept), clipped)
+
+
+def _distance(group: Group, at: int) -> int:
+    """Lines between old line `at` (0-based) and a hunk's changes."""
+    first = min(i1 for tag, i1, _, _, _ in group if tag != "equal")
+    last = max(i2 for tag, _, i2, _, _ in group if tag != "equal")
+    if first <= at < max(last, first + 1):
+        return 0
+    return first - at if at < first else at - last + 1
+
+
+def _clip(group: Group, spots: Sequence[int], rows_each: int) -> tuple[int, int]:
+    """The window of new lines [lo, hi) of a hunk that is shown: all of them when few,
+    else `rows_each` centred on the focus line nearest to the hunk."""
+    j_lo, j_hi = group[0][3], group[-1][4]
+    if j_hi - j_lo <= rows_each:
+        return j_lo, j_hi
+    i_lo = group[0][1]
+    nearest = min(spots or [i_lo], key=lambda p: abs(p - i_lo))
+    centre = j_lo + max(0, nearest - i_lo)
+    lo = max(j_lo, min(centre - rows_each // 2, j_hi - rows_each))
+    return lo, lo + rows_each
+
+
+def _render_clipped(
+    window: tuple[int, int],
+    group: Group,
+    old: Sequence[str],
+    new: Sequence[str],
+    new_anchors: Sequence[LineAnchor],
+    rows: list[str],
+    added: list[int],
+) -> int:
+    """Render a hunk, keeping its new lines inside `window` (removed rows beside them);
+    return how many changed lines were left out."""
+    lo, hi = window
+    kept: Group = []
+    left_out = 0
+    for tag, i1, i2, j1, j2 in group:
+        a, b = max(j1, lo), min(j2, hi)
+        if tag == "equal":
+            if a < b:
+                kept.append((tag, i1 + a - j1, i1 + b - j1, a, b))
+            continue
+        inside = j1 == j2 and lo <= j1 <= hi
+        if a < b or inside:
+            kept.append((tag, i1, i2, max(a, j1) if a < b else j1, b if a < b else j1))
+            left_out += (j2 - j1) - max(0, b - a)
+        else:
+            left_out += max(j2 - j1, i2 - i1)
+    if kept:
+        _render(kept, old, new, new_anchors, rows, added)
+    return left_out
 
 
 Tag = Literal["replace", "delete", "insert", "equal"]

@@ -12,8 +12,9 @@ the previous hunk was from its own — wins. Hunks keep their order and may not
 overlap. A hunk found nowhere is refused, naming the first of its lines that did
 not match. Nothing is applied unless every hunk is placed: all or nothing.
 
-Carrying placed hunks to newer content (`carry`) follows `daemon.text.rebase`:
-a hunk moves only when every line it relies on survived, contiguously.
+The plan's splices rely on the lines each change removes (an addition, on its
+position); the context only finds the place. Carrying them to newer content is
+the writing path's, as for every writer (`daemon.text.rebase`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import unidiff
 
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import BrokenSpan, LineMap, span_survives
 from editjournal.schemas.errors import ErrorCode, ToolError
 
 PATCH_FAILED_MESSAGE = (
@@ -96,12 +96,6 @@ class Placed:
     @property
     def offset(self) -> int:
         return self.start - self.hunk.stated
-
-    def relied(self, line_count: int) -> tuple[int, ...]:
-        """The 1-based lines the hunk relies on: its block, or around an insertion point."""
-        if self.hunk.old:
-            return tuple(range(self.start + 1, self.end + 1))
-        return tuple(n for n in (self.start, self.start + 1) if 1 <= n <= line_count)
 
 
 # --- parsing --------------------------------------------------------------------------
@@ -342,27 +336,11 @@ def _unplaceable_insertion(hunk: Hunk, at: int, line_count: int) -> ToolError:
 # --- carrying and planning --------------------------------------------------------------
 
 
-def carry(
-    placed: Sequence[Placed], mapping: LineMap, old_count: int
-) -> tuple[list[Placed], list[BrokenSpan]]:
-    """The hunks moved to newer content, or the ones whose relied-on lines changed."""
-    moved: list[Placed] = []
-    broken: list[BrokenSpan] = []
-    for spot in placed:
-        relied = spot.relied(old_count)
-        if not relied or not span_survives(mapping, relied):
-            gone = tuple(n for n in relied if mapping[n - 1] is None)
-            broken.append(BrokenSpan(spot.hunk.number, "hunk", gone or relied))
-            continue
-        first = mapping[relied[0] - 1]
-        assert first is not None
-        start = first + 1 if not spot.hunk.old and relied[0] == spot.start else first
-        moved.append(Placed(spot.hunk, start))
-    return moved, broken
+def to_plan(placed: Sequence[Placed], notes: Sequence[str] = ()) -> EditPlan:
+    """Each change of each hunk as a splice of the content the hunks were placed in.
 
-
-def to_plan(placed: Sequence[Placed], line_count: int) -> EditPlan:
-    """Each change of each hunk as a splice of the content the hunks were placed in."""
+    A change relies on the lines it removes (an addition, on its position between
+    two lines); the hunk's context lines only found its place (`context_lines`)."""
     splices = [
         Splice(
             spot.hunk.number - 1,
@@ -370,12 +348,22 @@ def to_plan(placed: Sequence[Placed], line_count: int) -> EditPlan:
             spot.start + run.start,
             spot.start + run.end,
             run.new_lines,
-            spot.relied(line_count),
+            tuple(range(spot.start + run.start + 1, spot.start + run.end + 1)),
         )
         for spot in placed
         for run in spot.hunk.runs
     ]
-    return EditPlan(tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index))))
+    ordered = tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index)))
+    return EditPlan(ordered, tuple(("hunk_header_recounted", n) for n in notes))
+
+
+def context_lines(placed: Sequence[Placed]) -> tuple[int, ...]:
+    """The 1-based lines of the hunks' blocks that no change removes: their context."""
+    found: list[int] = []
+    for spot in placed:
+        removed = {spot.start + i for run in spot.hunk.runs for i in range(run.start, run.end)}
+        found.extend(n + 1 for n in range(spot.start, spot.end) if n not in removed)
+    return tuple(found)
 
 
 def final_newline(placed: Sequence[Placed], line_count: int) -> bool | None:

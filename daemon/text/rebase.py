@@ -10,8 +10,14 @@ line-level diff — which, on repetitive text, can match a line to an identical
 one elsewhere, so the exact record is preferred wherever there is one.
 An operation applies only when every line it relies on maps — and, for a
 range, maps to a contiguous block, so a line someone else inserted inside the
-range is never silently overwritten. This is the only relocation there is:
-never by hash alone, failing closed when the map breaks.
+range is never silently overwritten. An insertion that names no anchor line (a
+diff's added lines, an `old_string`'s) relies on its position only: it goes
+between its two neighbours while nobody wrote between them, and beside the one
+that is left when the other was changed; it is refused when both changed, or
+when someone inserted lines between them (which side would be a guess). Lines a
+writer only used to find its place (a diff's context) are not relied on. This
+is the only relocation there is: never by hash alone, failing closed when the
+map breaks.
 The lines an agent was not shown are carried through the same changes by
 `daemon.text.ranges`, as ranges.
 """
@@ -121,29 +127,62 @@ def span_survives(mapping: LineMap, lines: Sequence[int]) -> bool:
 
 def map_plan(plan: EditPlan, mapping: LineMap) -> tuple[EditPlan, list[BrokenSpan]]:
     """The plan in current coordinates, or the spans that broke (then the plan is unusable)."""
-    broken = [
-        BrokenSpan(s.index + 1, s.op, s.targets)
-        for s in plan.splices
-        if not span_survives(mapping, s.targets)
-    ]
+    moved: list[Splice] = []
+    broken: list[BrokenSpan] = []
+    for splice in plan.splices:
+        carried = _moved(splice, mapping)
+        if carried is None:
+            broken.append(BrokenSpan(splice.index + 1, splice.op, relied(splice, len(mapping))))
+        else:
+            moved.append(carried)
     if broken:
         return plan, broken
-    moved = tuple(_moved(s, mapping) for s in plan.splices)
     ordered = tuple(sorted(moved, key=lambda s: (s.start, s.end, s.index)))
     return replace(plan, splices=ordered), []
 
 
-def _moved(splice: Splice, mapping: LineMap) -> Splice:
-    """Carry one splice over; its targets survived, so their positions exist."""
+def relied(splice: Splice, old_len: int) -> tuple[int, ...]:
+    """The 1-based lines a splice relies on: its targets, or an insertion's neighbours."""
+    if splice.targets or splice.end > splice.start:
+        return splice.targets
+    return tuple(n for n in (splice.start, splice.start + 1) if 1 <= n <= old_len)
+
+
+def _moved(splice: Splice, mapping: LineMap) -> Splice | None:
+    """One splice carried over, or None when a line it relies on did not survive."""
+    if splice.end == splice.start and not splice.targets:
+        at = position(mapping, splice.start)
+        return None if at is None else replace(splice, start=at, end=at)
+    if not span_survives(mapping, splice.targets):
+        return None
     if splice.end > splice.start:  # replaces or deletes lines start..end-1
         first, last = mapping[splice.start], mapping[splice.end - 1]
-        assert first is not None and last is not None
+        if first is None or last is None or last - first != splice.end - splice.start - 1:
+            return None  # a line between its targets changed, or was inserted into
         return replace(splice, start=first, end=last + 1)
     anchor = splice.targets[0]  # an insertion beside its anchor line
-    position = mapping[anchor - 1]
-    assert position is not None
-    at = position + 1 if splice.op == "insert_after" else position
+    at = mapping[anchor - 1]
+    assert at is not None
+    at = at + 1 if splice.op == "insert_after" else at
     return replace(splice, start=at, end=at)
+
+
+def position(mapping: LineMap, at: int) -> int | None:
+    """Where an insertion before old line `at` (0-based; `len(mapping)`: at the end)
+    goes: between its neighbours while they are still adjacent; beside the one left
+    when the other changed; None when both changed or lines came between them."""
+    size = len(mapping)
+    above = mapping[at - 1] if at > 0 else None
+    below = mapping[at] if at < size else None
+    if above is not None and below is not None:
+        return below if below == above + 1 else None
+    if above is not None:
+        return above + 1
+    if below is not None:
+        return below
+    if size == 0:
+        return 0
+    return None
 
 
 def first_breaks(

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz, process
 
@@ -123,6 +124,25 @@ def _splice(index: int, first: int, last: int, body: str) -> Splice:
     text = body[:-1] if body.endswith("\n") else body
     new_lines = tuple(text.split("\n")) if body else ()
     return Splice(index, "edit_file", first, last + 1, new_lines, tuple(range(first + 1, last + 2)))
+
+
+def narrowed_splice(splice: Splice, lines: Sequence[str]) -> tuple[Splice, tuple[int, ...]]:
+    """The splice without the first and last lines it writes back as they were, and
+    those lines (1-based): a replacement relies only on the lines it changes; the
+    others in its `old_string` were context, used to find the place."""
+    old, new = lines[splice.start : splice.end], splice.new_lines
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start, end = splice.start + head, splice.end - tail
+    body = new[head : len(new) - tail]
+    context = (*range(splice.start + 1, start + 1), *range(end + 1, splice.end + 1))
+    return replace(
+        splice, start=start, end=end, new_lines=body, targets=tuple(range(start + 1, end + 1))
+    ), context
 
 
 def added_lines(content: str) -> tuple[str, ...]:
