@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in summaries:
         print(s.row())
     for s in summaries:
-        print(f"{s.tool}: refused {s.refused} {s.codes}; skipped {s.skipped}")
+        print(f"{s.tool}: refusals {s.codes}; skipped {s.skipped}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(

@@ -4,7 +4,10 @@ A writes its own from the stale view; judge the file and the reply.
 Judged per write: `landed` (the file is the parent with both hunks), `refused` (an
 error reply and the file as B left it; its cost is the reply's size against a full
 anchored read of the file), `wrong` (anything else: B clobbered, A half applied, or
-applied somewhere else). A real daemon in a temporary workspace serves the agents.
+applied somewhere else). Each case is also played as a conflict: A rewrites the
+lines B changed (B's hunk with a line of its own added), which must be refused —
+landing it would overwrite B's change — and that refusal's size is measured too.
+A real daemon in a temporary workspace serves the agents.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import msgspec
 
 from bench.daemons import serving
 from bench.replay import tools
-from bench.replay.cases import Case
+from bench.replay.cases import Case, Hunk
 from editjournal.client import Client, RequestError
 
 NEAR = 4  # the issue's "≥ 4 lines apart"
@@ -33,6 +37,8 @@ class Verdict:
     case: int
     tool: str
     gap: int
+    conflict: bool  # A rewrote B's lines: must be refused
+    lines: int  # the parent's line count
     outcome: str  # landed | refused | wrong | skipped
     code: str | None = None
     cost: float | None = None  # a refusal's reply bytes / a full read's bytes
@@ -52,35 +58,51 @@ def run(cases: Sequence[Case], tool_names: Iterable[str] = tools.TOOLS) -> list[
         isolated_environment(Path(tmp))
         root = Path(tmp) / "ws"
         root.mkdir()
-        for i, case in enumerate(cases):
-            for tool in names:
-                (root / _name(i, tool)).write_text(case.parent)
+        plays = [(i, tool, conflict) for i in range(len(cases)) for tool in names
+                 for conflict in (False, True) if not conflict or replaces(cases[i].b)]  # fmt: skip
+        for i, tool, conflict in plays:
+            (root / _name(i, tool, conflict)).write_text(cases[i].parent)
         with serving(root):
             a, b, reader = (Client(root, agent, autostart=False) for agent in "abr")
             try:
                 return [
-                    _one(a, b, reader, i, case, tool)
-                    for i, case in enumerate(cases)
-                    for tool in names
+                    _one(a, b, reader, i, cases[i], tool, conflict) for i, tool, conflict in plays
                 ]
             finally:
                 for c in (a, b, reader):
                     c.close()
 
 
-def _name(i: int, tool: str) -> str:
-    return f"c{i:03d}_{tool}.py"
+def _name(i: int, tool: str, conflict: bool) -> str:
+    return f"c{i:03d}_{tool}{'_conflict' * conflict}.py"
 
 
-def _one(a: Client, b: Client, reader: Client, i: int, case: Case, tool: str) -> Verdict:
-    path = _name(i, tool)
+def replaces(hunk: Hunk) -> bool:
+    """B's hunk changes lines that A could overwrite (two insertions at one place both
+    stand, in an order the anchors say: nothing to refuse)."""
+    return hunk.end > hunk.start
+
+
+def conflicting(case: Case) -> Case:
+    """A's hunk rewrites exactly the lines B's hunk changed, its own way."""
+    mine = Hunk(case.b.start, case.b.end, (*case.b.new, "# A's own version"))
+    return msgspec.structs.replace(case, a=mine)
+
+
+def _one(
+    a: Client, b: Client, reader: Client, i: int, case: Case, tool: str, conflict: bool
+) -> Verdict:
+    path = _name(i, tool, conflict)
+    verdict = partial(Verdict, i, tool, case.gap, conflict, len(case.lines))
+    if conflict:
+        case = conflicting(case)
     seen_a = {row.line: row for row in a.read_file(path, hashes=True, max_lines=FULL).lines}
     seen_b = {row.line: row for row in b.read_file(path, hashes=True, max_lines=FULL).lines}
     prepared = tools.prepare(a, case, path, seen_a) if tool == "prepare_apply" else None
     try:
         b.edit(path, tools.anchored_ops(case.b, seen_b), skip_safety_check=True)
     except RequestError as e:
-        return Verdict(i, tool, case.gap, "skipped", e.code, message=f"B: {e.message}")
+        return verdict("skipped", e.code, message=f"B: {e.message}")
     after_b = (a.root / path).read_text()
     reader.read_file(path, hashes=True, max_lines=FULL)
     full = len(msgspec.json.encode(reader.last_response))
@@ -92,47 +114,55 @@ def _one(a: Client, b: Client, reader: Client, i: int, case: Case, tool: str) ->
     now = (a.root / path).read_text()
     expected = case.applied(case.a, case.b)
     if error is None:
-        outcome = "landed" if now == expected else "wrong"
-        return Verdict(i, tool, case.gap, outcome)
+        return verdict("landed" if now == expected and not conflict else "wrong")
     cost = len(msgspec.json.encode(a.last_response)) / full
     outcome = "refused" if now == after_b else "wrong"
-    return Verdict(i, tool, case.gap, outcome, error.code, cost, error.message[:300])
+    return verdict(outcome, error.code, cost, error.message[:300])
+
+
+LARGE = 1000  # "large files": a refusal's cost is judged on files of this many lines or more
 
 
 @dataclass
 class Summary:
     tool: str
-    cases: int
+    cases: int  # disjoint plays judged
     landed: int
-    near_cases: int  # cases with the hunks ≥ NEAR lines apart
+    near_cases: int  # disjoint plays with the hunks ≥ NEAR lines apart
     near_landed: int
-    wrong: int
-    refused: int
+    wrong: int  # of every play, disjoint and conflicting
+    conflicts: int  # conflicting plays judged
+    conflicts_refused: int
     skipped: int
-    cost_median: float | None
+    cost_median: float | None  # every refusal's reply / a full read
     cost_max: float | None
+    large_cost_max: float | None  # the same, on files of LARGE lines or more
     codes: dict[str, int] = field(default_factory=dict)
 
     def row(self) -> str:
         pct = 100 * self.landed / max(1, self.cases)
         near = 100 * self.near_landed / max(1, self.near_cases)
-        cost = (
-            "-"
-            if self.cost_median is None
-            else f"{100 * self.cost_median:.1f}% (max {100 * (self.cost_max or 0):.1f}%)"
-        )
         return (
             f"| {self.tool} | {pct:.1f}% ({self.landed}/{self.cases}) | {near:.1f}%"
-            f" ({self.near_landed}/{self.near_cases}) | {self.wrong} | {cost} |"
+            f" ({self.near_landed}/{self.near_cases}) | {self.wrong} |"
+            f" {self.conflicts_refused}/{self.conflicts} | {_pct(self.cost_median)}"
+            f" (max {_pct(self.cost_max)}; ≥ {LARGE} lines: max {_pct(self.large_cost_max)}) |"
         )
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def summarise(verdicts: Sequence[Verdict]) -> list[Summary]:
     summaries = []
     for tool in dict.fromkeys(v.tool for v in verdicts):
-        mine = [v for v in verdicts if v.tool == tool and v.outcome != "skipped"]
+        judged = [v for v in verdicts if v.tool == tool and v.outcome != "skipped"]
+        mine = [v for v in judged if not v.conflict]
+        clashes = [v for v in judged if v.conflict]
         near = [v for v in mine if v.gap >= NEAR]
-        costs = [v.cost for v in mine if v.cost is not None]
+        costs = [v.cost for v in judged if v.cost is not None]
+        large = [v.cost for v in judged if v.cost is not None and v.lines >= LARGE]
         summaries.append(
             Summary(
                 tool=tool,
@@ -140,12 +170,14 @@ def summarise(verdicts: Sequence[Verdict]) -> list[Summary]:
                 landed=sum(v.outcome == "landed" for v in mine),
                 near_cases=len(near),
                 near_landed=sum(v.outcome == "landed" for v in near),
-                wrong=sum(v.outcome == "wrong" for v in mine),
-                refused=sum(v.outcome == "refused" for v in mine),
+                wrong=sum(v.outcome == "wrong" for v in judged),
+                conflicts=len(clashes),
+                conflicts_refused=sum(v.outcome == "refused" for v in clashes),
                 skipped=sum(v.tool == tool and v.outcome == "skipped" for v in verdicts),
                 cost_median=statistics.median(costs) if costs else None,
                 cost_max=max(costs) if costs else None,
-                codes=dict(Counter(v.code for v in mine if v.code)),
+                large_cost_max=max(large) if large else None,
+                codes=dict(Counter(v.code for v in judged if v.code)),
             )
         )
     return summaries
@@ -153,5 +185,5 @@ def summarise(verdicts: Sequence[Verdict]) -> list[Summary]:
 
 HEADER = (
     "| A writes with | disjoint stale edits landed | ... when ≥ 4 lines apart | wrong |"
-    " a refusal costs (median, of a full read) |\n|---|---|---|---|---|"
+    " conflicts refused | a refusal costs, of a full read (median) |\n|---|---|---|---|---|---|"
 )

@@ -163,8 +163,7 @@ def stale_error(
     who, lines = named(conflicts), shown_lines(first.lines)
     what = f"{part} {first.operation}" + (f" ({first.op})" if first.op != part else "")
     message = (
-        f"the file has changed since version {base.version}, which you based this on: "
-        f"{what} relies on line(s) {lines}, which changed"
+        f"{what} relies on line(s) {lines} of version {base.version}, which changed since"
         + (f" — by {who}" if who else "")
         + "; details.delta has the changes with fresh anchors"
     )
@@ -239,9 +238,7 @@ def delta(
         "from_version": base.version,
         "to_version": current_version,
         "diff": shown.text,
-        "changed_lines": [
-            msgspec.to_builtins(anchored(anchors[n - 1], current.lines[n - 1])) for n in shown.added
-        ],
+        "changed_lines": [_compact(anchors[n - 1], current.lines[n - 1]) for n in shown.added],
         "line_count": current.line_count,
     }
     if shown.hunks_omitted or shown.lines_omitted:
@@ -251,6 +248,17 @@ def delta(
             "see": f"read_file with since_version={base.version} for every change",
         }
     return found
+
+
+def _compact(anchor: LineAnchor, text: str) -> dict[str, object]:
+    """A delta's line as read_file's rows show it, without the fields at their usual
+    value (`kind` "line", `unique` true): a refusal stays small."""
+    row: dict[str, object] = msgspec.to_builtins(anchored(anchor, text))
+    if row.get("kind") == "line":
+        del row["kind"]
+    if row.get("unique") is True:
+        del row["unique"]
+    return row
 
 
 def conflicts_of(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:

@@ -44,6 +44,7 @@ from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
 from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
 from editjournal.daemon.text.rebase import BrokenSpan, LineMap, map_plan
+from editjournal.daemon.text.replace import narrowed_splice
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
@@ -428,7 +429,7 @@ def _untouched(target: Target, planned: Planned, changes: list[Change]) -> tuple
 
 def _applied_event(written: Written, writer: Writer) -> EditApplied:
     target, plan = written.target, written.planned.plan
-    line_changes = [(s.start, s.end, len(s.new_lines)) for s in plan.splices]
+    line_changes = recorded_changes(target.doc.lines, plan)
     return EditApplied(
         path=target.path,
         writer=writer.name,
@@ -445,6 +446,18 @@ def _applied_event(written: Written, writer: Writer) -> EditApplied:
         safety_warnings=[f.message for f in written.findings],
         deleted=written.planned.delete,
     )
+
+
+def recorded_changes(lines: Sequence[str], plan: EditPlan) -> list[tuple[int, int, int]]:
+    """The lines the plan really changed: a splice's first and last lines written back
+    as they were (a range widened to a good anchor, say) are not changes, so other
+    writers' plans that rely on them still carry over this one."""
+    changes = []
+    for splice in plan.splices:
+        narrowed, _ = narrowed_splice(splice, lines)
+        if narrowed.end > narrowed.start or narrowed.new_lines:
+            changes.append((narrowed.start, narrowed.end, len(narrowed.new_lines)))
+    return changes
 
 
 def _write(target: Target, written: Written) -> Write:

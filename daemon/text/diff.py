@@ -18,7 +18,7 @@ from editjournal.daemon.text.anchors import LineAnchor
 FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left as they were
 CONTEXT = 3
 NEAR = 10  # a refusal's delta shows the hunks this close to the lines it is about
-ROWS_EACH = 12  # and of each such hunk at most this many new lines
+ROWS_EACH = 8  # and of each such hunk at most this many new (and removed) lines
 _CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
 
 
@@ -215,8 +215,9 @@ def _render_clipped(
             continue
         inside = j1 == j2 and lo <= j1 <= hi
         if a < b or inside:
-            kept.append((tag, i1, i2, max(a, j1) if a < b else j1, b if a < b else j1))
-            left_out += (j2 - j1) - max(0, b - a)
+            removed_end = min(i2, i1 + (hi - lo))  # removed rows are clipped alike
+            kept.append((tag, i1, removed_end, max(a, j1) if a < b else j1, b if a < b else j1))
+            left_out += (j2 - j1) - max(0, b - a) + (i2 - removed_end)
         else:
             left_out += max(j2 - j1, i2 - i1)
     if kept:
