@@ -16,7 +16,8 @@ import os
 import statistics
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -29,6 +30,7 @@ from bench.replay.cases import Case, Hunk
 from editjournal.client import Client, RequestError
 
 NEAR = 4  # the issue's "≥ 4 lines apart"
+ISOLATED = ("XDG_RUNTIME_DIR", "XDG_STATE_HOME")
 FULL = 100_000  # read_file max_lines: the whole file (the cases are under 4,000 lines)
 
 
@@ -45,17 +47,26 @@ class Verdict:
     message: str = ""
 
 
-def isolated_environment(tmp: Path) -> None:
-    """Daemons of this run register and keep anchors under `tmp`, never the user's own."""
-    os.environ["XDG_RUNTIME_DIR"] = str(tmp / "run")
-    os.environ["XDG_STATE_HOME"] = str(tmp / "state")
+@contextmanager
+def isolated_environment(tmp: Path) -> Iterator[None]:
+    """Daemons of this run register and keep anchors under `tmp`, never the user's own
+    (the variables are put back afterwards)."""
+    saved = {name: os.environ.get(name) for name in ISOLATED}
     (tmp / "run").mkdir(mode=0o700, exist_ok=True)
+    os.environ.update({"XDG_RUNTIME_DIR": str(tmp / "run"), "XDG_STATE_HOME": str(tmp / "state")})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run(cases: Sequence[Case], tool_names: Iterable[str] = tools.TOOLS) -> list[Verdict]:
     names = list(tool_names)
-    with tempfile.TemporaryDirectory(prefix="ej-replay-") as tmp:
-        isolated_environment(Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="ej-replay-") as tmp, isolated_environment(Path(tmp)):
         root = Path(tmp) / "ws"
         root.mkdir()
         plays = [(i, tool, conflict) for i in range(len(cases)) for tool in names

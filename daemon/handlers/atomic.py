@@ -59,6 +59,7 @@ from editjournal.schemas.tools import (
     WriteFileParams,
 )
 
+SIMILAR_SHOWN = 4  # lines shown of each similar window of a no_match: a hint, kept small
 OVERWRITTEN_SHOWN = 5  # changes named in write_file's warning, newest last
 ATOMIC_HINT = "prefer edit_file, append_to_file or update_section to change part of a file"
 
@@ -291,7 +292,7 @@ def _no_match(target: Target, old: str) -> ToolError:
             "score": score,
             "lines": [
                 msgspec.to_builtins(anchored(anchors[n - 1], doc.lines[n - 1]))
-                for n in range(first, last + 1)
+                for n in range(first, min(last, first + SIMILAR_SHOWN - 1) + 1)
             ],
         }
         for first, last, score in found

@@ -20,7 +20,7 @@ from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.handlers.staleness import (
     explain_from,
-    last_read_base,
+    given_bases,
     unseen_conflict,
     with_delta,
 )
@@ -85,10 +85,10 @@ class _Edit:
             return error
         base = target.agent_base
         ctx, snap, doc, anchors = target.ctx, target.snap, target.doc, target.anchors
-        last_read = last_read_base(ctx, snap, target.noticed, base)
-        if last_read is not None:
+        skip = {snap.sha256} | ({base.sha256} if base is not None else set())
+        for given in given_bases(ctx, snap, target.noticed, skip):
             ops = self.params.operations
-            explained = explain_from(ctx, last_read, doc, anchors, ops, target.version)
+            explained = explain_from(ctx, given, doc, anchors, ops, target.version)
             if explained is not None:
                 return explained
         if base is not None:

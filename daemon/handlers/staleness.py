@@ -12,7 +12,7 @@ had not seen stays unseen, see `daemon.handlers.seen`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import msgspec
 
@@ -28,7 +28,7 @@ from editjournal.daemon.text.rebase import BrokenSpan, first_breaks, map_plan
 from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import AnyEvent
+from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected, FileRead
 from editjournal.schemas.tools import Operation
 
 
@@ -40,24 +40,43 @@ def agent_base(ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent]) -> Bas
     return base_at(ctx, snap, noticed, seen.version, seen.sha256)
 
 
-def last_read_base(
-    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], snapshot: Base | None
-) -> Base | None:
-    """The content of the agent's last *read*, when it is older than its snapshot.
+GIVEN_SCAN = 32  # the agent's latest events on the file searched for versions it was given
 
-    After an agent's own write its snapshot is the written content, which may
-    already hold other agents' changes it never saw. An anchor it still holds
-    from its last read is then unknown in the snapshot; resolving it in that
-    read explains the staleness (who changed the line) instead of a bare
-    "not found". Used to explain refusals only, never to apply an edit.
-    """
-    reads = ctx.journal.records(
-        path=snap.path, agent=ctx.agent, kind="file_read", newest_first=True, limit=1
+
+def given_bases(
+    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], skip: set[str]
+) -> Iterator[Base]:
+    """The versions of the file the agent was given anchors from, newest first: what it
+    read, what its own writes left (their replies carry anchors), what a refusal's
+    delta showed it — besides those in `skip` (its snapshot, the current content).
+
+    After an agent's own write was carried over others' changes, its snapshot holds
+    lines it never saw, and an anchor it still holds from an earlier reply is unknown
+    there; resolving it in the version it came from explains the staleness (who
+    changed the line, the delta around it) instead of a bare "not found". Used to
+    explain refusals only, never to apply an edit."""
+    records = ctx.journal.records(
+        path=snap.path, agent=ctx.agent, newest_first=True, limit=GIVEN_SCAN
     )
-    read = next(iter(reads), None)
-    if read is None or read.event.content_sha256 in (snap.sha256, snapshot and snapshot.sha256):
-        return None
-    return base_at(ctx, snap, noticed, read.seq, read.event.content_sha256)
+    tried = set(skip)
+    for record in records:
+        sha = _given_sha(record.event)
+        if sha is None or sha in tried:
+            continue
+        tried.add(sha)
+        base = base_at(ctx, snap, noticed, record.seq, sha)
+        if base is not None:
+            yield base
+
+
+def _given_sha(event: AnyEvent) -> str | None:
+    if isinstance(event, FileRead):
+        return event.content_sha256
+    if isinstance(event, EditApplied):
+        return event.after_sha256
+    if isinstance(event, EditRejected):
+        return event.shown_sha256
+    return None
 
 
 def plan_rebased(

@@ -19,6 +19,7 @@ FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left 
 CONTEXT = 3
 NEAR = 10  # a refusal's delta shows the hunks this close to the lines it is about
 ROWS_EACH = 8  # and of each such hunk at most this many new (and removed) lines
+FOCUSED_CONTEXT = 2  # unchanged lines (with their anchors) around each hunk it shows
 _CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
 
 
@@ -91,8 +92,9 @@ def _groups(
     new: Sequence[str],
     region: ChangedRegion | None,
     changes: Sequence[tuple[int, int, int]] | None,
+    context: int = CONTEXT,
 ) -> list[Group]:
-    """The changed hunks with `CONTEXT` lines around each, in absolute line positions."""
+    """The changed hunks with `context` lines around each, in absolute line positions."""
     region = changed_region(old, new) if region is None else region
     if region.empty:
         return []
@@ -108,7 +110,7 @@ def _groups(
         matcher = difflib.SequenceMatcher(None, old[lo:old_hi], new[lo:new_hi], autojunk=False)
     return [
         [(tag, lo + i1, lo + i2, lo + j1, lo + j2) for tag, i1, i2, j1, j2 in group]
-        for group in matcher.get_grouped_opcodes(CONTEXT)
+        for group in matcher.get_grouped_opcodes(context)
     ]
 
 
@@ -153,7 +155,7 @@ def focused_diff(
     lines of `old` (the nearest hunk when none is), each clipped to the changed lines
     closest to them: what a refusal must show, at a cost that follows the conflict
     rather than everything that changed in the file. No `focus`: every hunk, clipped."""
-    groups = _groups(old, new, None, None)
+    groups = _groups(old, new, None, None, FOCUSED_CONTEXT)
     if not groups:
         return Focused("", [], 0, 0)
     spots = sorted({n - 1 for n in focus})

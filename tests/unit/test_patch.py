@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from editjournal.daemon.text.edit import apply_plan
 from editjournal.daemon.text.lines import parse, render
 from editjournal.daemon.text.patch import (
-    carry,
+    context_lines,
     final_newline,
     locate,
     parse_patch,
@@ -17,7 +17,7 @@ from editjournal.daemon.text.patch import (
     verify,
     with_final_newline,
 )
-from editjournal.daemon.text.rebase import line_map
+from editjournal.daemon.text.rebase import line_map, map_plan
 from editjournal.schemas.errors import ErrorCode, ToolError
 from tests.patch_support import shifted, unified
 
@@ -29,7 +29,7 @@ def apply(text: str, diff: str) -> str:
     doc = parse(text)
     placed = locate(doc.lines, parse_patch(diff))
     wanted = final_newline(placed, doc.line_count)
-    new = apply_plan(doc, to_plan(placed, doc.line_count))
+    new = apply_plan(doc, to_plan(placed))
     new = new if wanted is None else with_final_newline(new, wanted, doc.dominant_ending)
     verify(placed, new.lines, wanted, new.final_newline)
     return render(new)
@@ -123,16 +123,37 @@ def test_creation_from_dev_null_and_deletion_to_dev_null_are_recognised():
     assert deleted.deletes
 
 
-def test_carry_moves_untouched_hunks_and_breaks_touched_ones():
+def test_a_hunk_relies_on_the_lines_it_changes_its_context_only_finds_the_place():
     base = parse(TEXT).lines
     patch = parse_patch(unified(TEXT, TEXT.replace("line 5\n", "five\n")))
     placed = locate(base, patch)
+    assert context_lines(placed) == (2, 3, 4, 6, 7, 8)
     above = parse("new first\n" + TEXT).lines
-    moved, broken = carry(placed, line_map(base, above), len(base))
-    assert not broken and moved[0].start == placed[0].start + 1
-    touched = parse(TEXT.replace("line 6\n", "six\n")).lines
-    moved, broken = carry(placed, line_map(base, touched), len(base))
-    assert not moved and broken[0].lines == (6,)
+    moved, broken = map_plan(to_plan(placed), line_map(base, above))
+    assert not broken and moved.splices[0].start == 5  # line 5 is now line 6 (0-based 5)
+    context_changed = parse(TEXT.replace("line 6\n", "six\n")).lines
+    moved, broken = map_plan(to_plan(placed), line_map(base, context_changed))
+    assert not broken and moved.splices[0].start == 4
+    touched = parse(TEXT.replace("line 5\n", "FIVE\n")).lines
+    _, broken = map_plan(to_plan(placed), line_map(base, touched))
+    assert broken[0].lines == (5,)
+
+
+def test_an_added_line_goes_between_its_neighbours_or_beside_the_one_left():
+    base = parse(TEXT).lines
+    patch = parse_patch(unified(TEXT, TEXT.replace("line 5\n", "line 5\nadded\n")))
+    plan = to_plan(locate(base, patch))
+    [splice] = plan.splices
+    assert (splice.start, splice.end, splice.targets) == (5, 5, ())
+    above_changed = parse(TEXT.replace("line 5\n", "five\n")).lines
+    moved, broken = map_plan(plan, line_map(base, above_changed))
+    assert not broken and moved.splices[0].start == 5  # after "five", before "line 6"
+    both_changed = parse(TEXT.replace("line 5\nline 6\n", "five\nsix\n")).lines
+    _, broken = map_plan(plan, line_map(base, both_changed))
+    assert broken[0].lines == (5, 6)
+    filled = parse(TEXT.replace("line 5\n", "line 5\ntheirs\n")).lines
+    _, broken = map_plan(plan, line_map(base, filled))  # which side of theirs? refused
+    assert broken[0].lines == (5, 6)
 
 
 LINES = st.sampled_from(["a", "b", "c", "x = 1", "", "  y", "}"])

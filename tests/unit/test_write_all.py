@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from editjournal.daemon.handlers import Context, DaemonInfo
-from editjournal.daemon.handlers.writing import Planned, Target, Written, open_target, write_all
+from editjournal.daemon.handlers.writing import (
+    ANCHOR_STALE,
+    Planned,
+    Stale,
+    Target,
+    Written,
+    open_target,
+    write_all,
+)
 from editjournal.daemon.journal import Journal
 from editjournal.daemon.state import State
 from editjournal.daemon.text.revert import diff_plan
@@ -28,6 +36,7 @@ class _Fill:
     refuse: bool = False
     name: str = "test_fill"
     skip_safety_check: bool = True
+    stale: Stale = ANCHOR_STALE
 
     @property
     def operations(self) -> list[dict[str, Any]]:
@@ -36,7 +45,7 @@ class _Fill:
     def plan(self, target: Target) -> Planned:
         if self.refuse:
             raise ToolError(ErrorCode.INVALID_PARAMS, f"refused {target.path}")
-        return Planned(diff_plan(target.doc.lines, self.lines, self.name), None)
+        return Planned(diff_plan(target.doc.lines, self.lines, self.name))
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         return error

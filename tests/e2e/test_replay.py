@@ -1,0 +1,36 @@
+"""The stale-edit replay on real history (bench/replay), small: the first cases of
+pallets/click's commits, every writing tool, a real daemon. The full run (300 cases)
+is `python -m bench.replay`; its figures are in the README's Guarantees."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.replay import tools
+from bench.replay.__main__ import DEFAULT_CASES
+from bench.replay.cases import load
+from bench.replay.run import run, summarise
+
+CASES = 60
+
+
+@pytest.fixture(scope="module")
+def summaries():  # type: ignore[no-untyped-def]
+    verdicts = run(load(DEFAULT_CASES)[:CASES], tools.TOOLS)
+    return {s.tool: s for s in summarise(verdicts)}
+
+
+@pytest.mark.parametrize("tool", tools.TOOLS)
+def test_disjoint_stale_edits_land_and_nothing_is_ever_wrong(summaries, tool: str):  # type: ignore[no-untyped-def]
+    s = summaries[tool]
+    assert s.skipped == 0 and s.cases == CASES
+    assert s.wrong == 0, s
+    assert s.landed >= 0.9 * s.cases, s
+    assert s.near_landed >= 0.98 * s.near_cases, s
+
+
+@pytest.mark.parametrize("tool", tools.TOOLS)
+def test_a_write_over_anothers_change_is_refused_and_the_refusal_is_small(summaries, tool: str):  # type: ignore[no-untyped-def]
+    s = summaries[tool]
+    assert s.conflicts > 0 and s.conflicts_refused == s.conflicts, s
+    assert s.large_cost_max is not None and s.large_cost_max <= 0.05, s
