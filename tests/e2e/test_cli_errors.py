@@ -45,7 +45,10 @@ def test_a_stale_edit_prints_the_conflicts_and_the_delta_with_fresh_anchors(
     )
     assert done.returncode == 1
     err = done.stderr
-    assert err.startswith("editjournal: anchor_stale: the file has changed since you read it")
+    assert err.startswith(
+        "editjournal: anchor_stale: operation 1 (replace_line) relies on line(s) 2"
+    )
+    assert "which changed since — by bob" in err
     assert re.search(rf"conflicts.*\n\s+seq {bob_seq}  bob  edit_applied  line\(s\) 2\n", err)
     assert re.search(r"delta from version \d+ to \d+", err)
     assert f"+{fresh['    x = a']}|    x = a" in err  # the changed line with its fresh anchor

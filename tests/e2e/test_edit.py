@@ -270,7 +270,7 @@ def test_file_modified_externally_between_read_and_edit(daemon: RunningDaemon, c
     target.write_text(NUMBERED.replace("number 3\n", "number three\n"))
     error = rejected(client, "f.txt", [{"op": "replace_line", "hash": a[3], "content": "x"}])
     assert error.code == "anchor_stale"
-    assert "has changed since you read it" in error.message
+    assert "relies on line(s) 3 of version" in error.message and "changed since" in error.message
     assert error.suggested_action == "re-read_file"
     kinds = [r.kind for r in daemon.journal().records(path="f.txt")]
     assert kinds == ["file_read", "outside_change", "edit_rejected"]

@@ -254,6 +254,24 @@ def test_two_agents_with_rebase_disjoint_hunks_both_land(daemon: RunningDaemon):
     ]
 
 
+def test_two_agents_with_rebase_a_hunk_whose_context_changed_lands_and_says_so(
+    daemon: RunningDaemon,
+):
+    target = put(daemon, "s.py", TEXT)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    base = a.read_file("s.py").sha256
+    first = b.safe_patch("s.py", unified(TEXT, TEXT.replace("+ 5\n", "+ 50\n")), base)
+    # A's hunk only has line 14 ("return state + 5") as context: it finds the place
+    result = a.safe_patch(
+        "s.py", unified(TEXT, TEXT.replace("def step_6", "def step_six")), base, rebase=True
+    )
+    assert target.read_text() == TEXT.replace("+ 5\n", "+ 50\n").replace(
+        "def step_6", "def step_six"
+    )
+    [note] = [c for c in result.auto_corrections if c.type == "context_carried"]
+    assert "14" in note.detail and f"seq {first.latest_file_state.version}" in note.detail
+
+
 def test_two_agents_with_rebase_touching_hunks_the_second_is_refused_naming_the_first(
     daemon: RunningDaemon,
 ):
@@ -262,23 +280,25 @@ def test_two_agents_with_rebase_touching_hunks_the_second_is_refused_naming_the_
     base = a.read_file("s.py").sha256
     first = b.safe_patch("s.py", unified(TEXT, TEXT.replace("+ 5\n", "+ 50\n")), base)
     after_b = target.read_bytes()
-    # A's hunk only has line 14 ("return state + 5") as context: it relies on it
-    error = refused(
-        a, "s.py", unified(TEXT, TEXT.replace("def step_6", "def step_six")), base, rebase=True
-    )
+    # A changes the very line B changed
+    error = refused(a, "s.py", unified(TEXT, TEXT.replace("+ 5\n", "+ 500\n")), base, rebase=True)
     assert error.code == "state_mismatch" and target.read_bytes() == after_b
+    assert error.message.startswith(
+        "State Mismatch: File has changed on disk since it was last read."
+    )
     [conflict] = error.details["conflicts"]
     assert (conflict["seq"], conflict["agent"]) == (first.latest_file_state.version, "agent-b")
     assert conflict["lines"] == [14] and "agent-b" in error.message
+    assert error.details["stale"] == [{"hunk": 1, "op": "hunk", "lines": [14]}]
     delta = error.details["delta"]
     [fresh] = delta["changed_lines"]
     assert fresh["text"] == "    return state + 50"
     retry = a.safe_patch(
         "s.py",
-        unified(after_b.decode(), after_b.decode().replace("def step_6", "def step_six")),
+        unified(after_b.decode(), after_b.decode().replace("+ 50\n", "+ 500\n")),
         error.details["latest_file_state"]["sha256"],
     )
-    assert retry.success and "def step_six" in target.read_text()
+    assert retry.success and "return state + 500" in target.read_text()
 
 
 def test_mismatch_on_a_version_the_agent_read_names_the_conflicts_and_the_delta(
