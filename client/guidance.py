@@ -273,8 +273,10 @@ deletes it.
 Options: include_content (default true): false leaves the whole content out of \
 latest_file_state, to spare your context. rebase (default false): when the file changed since \
 your base version, apply the diff over the newer content anyway, but only if none of the lines \
-your hunks rely on (context and removed lines) changed; the reply then says \
-rebased_from_version and rebased_over. skip_safety_check (default false), as for edit.
+your hunks remove (or, for an addition, the lines around it) changed; context lines only find \
+the place and may have changed (auto_corrections says so, as context_carried). The reply \
+then says rebased_from_version and rebased_over. skip_safety_check (default false), as for \
+edit.
 
 Every reply carries latest_file_state {{file_path, version, sha256, content}}: on success the \
 file as written (success true, message "Patch applied successfully.", hunks says where each \
@@ -348,8 +350,13 @@ whitespace)." details.similar_lines shows the closest lines with their anchors: 
 never applied. Copy the text exactly and retry.
 - multiple_matches: "old_string appears N times in PATH. Include more surrounding context to \
 make it unique." details.lines lists where it occurs.
-- anchor_stale: the matched lines changed since you last saw the file (see above).
-- safety_check_failed: as for edit."""
+- anchor_stale: the lines your replacement changes were changed by someone else since you \
+last saw the file (see above); details.delta has them with fresh anchors.
+- safety_check_failed: as for edit.
+
+If the text is no longer in the file but is in the version you last saw, the edit still \
+lands when the lines it changes are untouched: the rest of old_string is context, used to \
+find the place (the reply's auto_corrections says which context lines changed since)."""
 
 APPEND_TO_FILE_DESCRIPTION = f"""\
 Add content at the end of a file, without reading it first; the file (and its directories) \

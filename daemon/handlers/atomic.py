@@ -25,7 +25,13 @@ import msgspec
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.history import Base, changes_since
 from editjournal.daemon.handlers.read import anchored
-from editjournal.daemon.handlers.staleness import delta, named, shown_lines
+from editjournal.daemon.handlers.staleness import (
+    brought_by,
+    delta,
+    named,
+    shown_lines,
+    unseen_refusal,
+)
 from editjournal.daemon.handlers.writing import (
     ANCHOR_STALE,
     Planned,
@@ -36,8 +42,7 @@ from editjournal.daemon.handlers.writing import (
     write,
 )
 from editjournal.daemon.text.edit import EditPlan, Splice
-from editjournal.daemon.text.ranges import LineRanges, from_ranges, intersection
-from editjournal.daemon.text.rebase import chain_map
+from editjournal.daemon.text.ranges import from_ranges, intersection
 from editjournal.daemon.text.replace import (
     Joined,
     added_lines,
@@ -161,7 +166,7 @@ class _EditFile(_Atomic):
             spans = matched_lines(joined, offsets, len(old))
             raise _multiple(target, spans, expected, self.params.expected_replacements)
         planned = _replaced(joined, offsets, old, new, None)
-        _refuse_unseen(target, _changed_spans(planned.plan), "old_string changes")
+        _refuse_unseen(target, _changed_spans(planned.plan), "the replacement")
         return planned
 
     def message(self, written: Written) -> str:
@@ -237,7 +242,7 @@ class _Section(_Atomic):
         lines, path = target.doc.lines, target.path
         header, end = find_section(lines, self.params.section_header, path)
         span = (header.start + 1, max(end, header.end))
-        _refuse_unseen(target, [span], f"section {self.params.section_header!r} spans")
+        _refuse_unseen(target, [span], f"section {self.params.section_header!r}")
         return Planned(plan_section(lines, header, end, self.params.new_content))
 
     def message(self, written: Written) -> str:
@@ -331,52 +336,20 @@ def _multiple(
     )
 
 
-def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> LineRanges | None:
-    """The agent's unseen lines; `anchor_stale` when a matched span holds any of them
-    (lines someone else changed since the agent's snapshot, or never shown to it)."""
+def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> None:
+    """`anchor_stale` when a span the write relies on holds lines the agent has not seen
+    (someone else changed them since its snapshot, or it was never shown them)."""
     base = target.agent_base
-    unseen = target.unseen(base)
-    hits = sorted(from_ranges(intersection(spans, unseen or [])))
+    hits = sorted(from_ranges(intersection(spans, target.unseen(base) or [])))
     if not hits:
-        return unseen
+        return
     ctx = target.ctx
     seen = ctx.state.snapshots[(ctx.agent, target.path)]
-    conflicts = _culprits(base, target, hits) if base is not None else []
-    who = named(conflicts)
-    message = (
-        f"{what} line(s) {shown_lines(hits)} of {target.path}, which you have not seen: they"
-        f" changed since your version {seen.version}"
-        + (f" — by {who}" if who else "")
-        + (
-            "; details.delta has the changes with fresh anchors"
-            if base is not None
-            else "; re-read those lines"
-        )
-    )
-    details: dict[str, Any] = {"unseen_lines": hits, "conflicts": conflicts}
+    conflicts, found = [], None
     if base is not None:
-        details["delta"] = delta(base, target.doc, target.anchors, target.version)
-    raise ToolError(ErrorCode.ANCHOR_STALE, message, details)
-
-
-def _culprits(base: Base, target: Target, hits: list[int]) -> list[dict[str, object]]:
-    """The recorded changes that brought each hit line into the current content."""
-    current = target.doc.lines
-    before = _image(chain_map(base.doc.lines, base.sha256, base.steps, current))
-    named_by: dict[int, dict[str, Any]] = {}
-    for k, (change, step) in enumerate(zip(base.changes, base.steps, strict=True)):
-        image = _image(chain_map(step.lines, step.sha256, base.steps[k + 1 :], current))
-        brought = [n for n in hits if n in image and n not in before]
-        if brought:
-            named_by[change.seq] = {**change.describe(), "lines": brought}
-        before = image
-    if not named_by:
-        return [{**c.describe(), "lines": hits} for c in base.changes]
-    return [named_by[seq] for seq in sorted(named_by)]
-
-
-def _image(mapping: list[int | None]) -> set[int]:
-    return {p + 1 for p in mapping if p is not None}
+        conflicts = brought_by(base, target.doc.lines, hits)
+        found = delta(base, target.doc, target.anchors, target.version)
+    raise unseen_refusal(what, hits, seen.version, conflicts, found)
 
 
 # --- write_file over unseen content ---------------------------------------------------------

@@ -24,7 +24,7 @@ from editjournal.daemon.text.diff import focused_diff
 from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import covered
-from editjournal.daemon.text.rebase import BrokenSpan, first_breaks, map_plan
+from editjournal.daemon.text.rebase import BrokenSpan, LineMap, chain_map, first_breaks, map_plan
 from editjournal.daemon.textcache import Parsed
 from editjournal.daemon.workspace import FileSnapshot
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -146,20 +146,39 @@ def _unseen_error(
     """Refused for unseen lines that no recorded change explains (a twin's neighbours
     changed, say): the delta from the agent's last full view shows what it missed."""
     splice, lines = hits[0]
-    shown = ", ".join(map(str, lines[:5])) + ("…" if len(lines) > 5 else "")
+    stale = [{"operation": s.index + 1, "op": s.op, "lines": hit} for s, hit in hits]
+    found = delta(full, current.doc, current.anchors, current_version) if full else None
+    what = f"operation {splice.index + 1} ({splice.op})"
+    return unseen_refusal(what, lines, latest_version, [], found, stale)
+
+
+def unseen_refusal(
+    what: str,
+    lines: Sequence[int],
+    latest_version: int,
+    conflicts: list[dict[str, object]],
+    found: dict[str, object] | None,
+    stale: list[dict[str, object]] | None = None,
+) -> ToolError:
+    """The one refusal for a write that relies on lines the agent was never shown
+    (others' lines its own write was carried over, lines outside a ranged read):
+    who brought them (`conflicts`, when the journal knows) and the delta with them."""
+    who = named(conflicts)
     message = (
-        f"operation {splice.index + 1} ({splice.op}) relies on line(s) {shown} of the file as"
-        f" your latest view (version {latest_version}) has it, which hold changes by others"
-        " that you have not been shown; "
-        + ("details.delta has them with fresh anchors" if full else "re-read those lines")
+        f"{what} relies on line(s) {shown_lines(lines)} of your latest view (version"
+        f" {latest_version}), which you have not been shown"
+        + (f": they changed since — by {who}" if who else "")
+        + ("; details.delta has them with fresh anchors" if found else "; re-read those lines")
     )
     details: dict[str, object] = {
-        "stale": [{"operation": s.index + 1, "op": s.op, "lines": hit} for s, hit in hits],
-        "unseen_lines": lines,
+        "unseen_lines": list(lines),
         "latest_version": latest_version,
+        "conflicts": conflicts,
     }
-    if full is not None:
-        details["delta"] = delta(full, current.doc, current.anchors, current_version)
+    if stale is not None:
+        details["stale"] = stale
+    if found is not None:
+        details["delta"] = found
     return ToolError(ErrorCode.ANCHOR_STALE, message, details)
 
 
@@ -278,6 +297,27 @@ def _compact(anchor: LineAnchor, text: str) -> dict[str, object]:
     if row.get("unique") is True:
         del row["unique"]
     return row
+
+
+def brought_by(base: Base, current: Sequence[str], lines: list[int]) -> list[dict[str, object]]:
+    """The recorded changes since `base` that brought each of the current content's
+    1-based `lines` in (all changes, when no single one did): the other direction of
+    `conflicts_of`, for lines the agent never saw rather than lines it relied on."""
+    before = _image(chain_map(base.doc.lines, base.sha256, base.steps, current))
+    named_by: dict[int, dict[str, object]] = {}
+    for k, (change, step) in enumerate(zip(base.changes, base.steps, strict=True)):
+        image = _image(chain_map(step.lines, step.sha256, base.steps[k + 1 :], current))
+        brought = [n for n in lines if n in image and n not in before]
+        if brought:
+            named_by[change.seq] = {**change.describe(), "lines": brought}
+        before = image
+    if not named_by:
+        return [{**c.describe(), "lines": lines} for c in base.changes]
+    return [named_by[seq] for seq in sorted(named_by)]
+
+
+def _image(mapping: LineMap) -> set[int]:
+    return {p + 1 for p in mapping if p is not None}
 
 
 def conflicts_of(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:

@@ -41,8 +41,10 @@ class Splice:
     """Replace original lines [start, end) (0-based) with `new_lines`.
 
     `start == end` is an insertion before original index `start`. `targets`
-    are the 1-based lines the operation's anchors named (for inserts: the
-    anchor line), which stale-anchor checks treat as lines the agent relied on.
+    are the 1-based lines the change relies on: the lines it replaces, or an
+    insert's anchor line. An insertion without targets relies on its position
+    only (between its two neighbours), as a diff's added lines do; carrying
+    the splice over later changes (`daemon.text.rebase`) goes by them.
     """
 
     index: int  # the operation's position in the batch

@@ -34,3 +34,12 @@ def test_a_write_over_anothers_change_is_refused_and_the_refusal_is_small(summar
     s = summaries[tool]
     assert s.conflicts > 0 and s.conflicts_refused == s.conflicts, s
     assert s.large_cost_max is not None and s.large_cost_max <= 0.05, s
+
+
+@pytest.mark.stress
+def test_the_full_replay_meets_the_goals():
+    """All 300 cases (about a minute): the figures the README states."""
+    for s in summarise(run(load(DEFAULT_CASES), tools.TOOLS)):
+        assert s.wrong == 0 and s.conflicts_refused == s.conflicts, s
+        assert s.landed >= 0.9 * s.cases and s.near_landed >= 0.98 * s.near_cases, s
+        assert s.large_cost_max is not None and s.large_cost_max <= 0.05, s
