@@ -159,7 +159,9 @@ class _EditFile(_Atomic):
             seen = Joined.of(base.doc)
             seen_offsets = find_all(seen, old)
             if len(seen_offsets) == expected:
-                return _replaced(seen, seen_offsets, old, new, base)
+                planned = _replaced(seen, seen_offsets, old, new, base)
+                _refuse_unseen_in_snapshot(target, _changed_spans(planned.plan))
+                return planned
         if not offsets:
             raise _no_match(target, old)
         if len(offsets) != expected:
@@ -334,6 +336,17 @@ def _multiple(
     return ToolError(
         ErrorCode.MULTIPLE_MATCHES, message, {"path": path, "count": n, "lines": lines}
     )
+
+
+def _refuse_unseen_in_snapshot(target: Target, spans: list[tuple[int, int]]) -> None:
+    """`anchor_stale` when the lines a replacement planned in the agent's snapshot
+    changes are lines of it the agent was never shown (a ranged read, others' lines
+    its own write was carried over): they are not the agent's to overwrite."""
+    ctx = target.ctx
+    seen = ctx.state.snapshots[(ctx.agent, target.path)]
+    hits = sorted(from_ranges(intersection(spans, seen.unseen)))
+    if hits:
+        raise unseen_refusal("the replacement", hits, seen.version, [], None)
 
 
 def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> None:

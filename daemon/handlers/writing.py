@@ -2,11 +2,14 @@
 
 A writing tool (`edit`, `safe_patch`, and the ones to come) only decides what
 the new content is: given the file as the request found it (`Target`), its
-planner returns splices in the current content's coordinates (`Planned`) or
-raises a `ToolError` refusal. Everything else happens here, once, the same way
-for every tool: reading and fingerprinting the file, noticing an outside change,
-the agent's snapshot, applying the splices with line endings, BOM and final
-newline kept, the safety check, the `Write` guarded by `based_on`, the
+planner returns splices (`Planned`) in the coordinates of the content it planned
+against — the current one, or an older version the journal stored — each with
+the lines it relies on, or raises a `ToolError` refusal. Everything else happens
+here, once, the same way for every tool: reading and fingerprinting the file,
+noticing an outside change, carrying the splices to the current content or the
+one stale refusal (`carried`), the agent's snapshot, applying the splices with
+line endings, BOM and final newline kept, the safety check, the `Write` guarded
+by `based_on`, the
 `edit_applied` / `edit_rejected` events with the writer type, the agent's
 snapshot and unseen-line bookkeeping, and `baseline_continuity`. Rejections
 are journaled too, with the content they were checked against.
