@@ -146,10 +146,6 @@ class _Apply:
 
 @handles(OVERWRITE)
 def overwrite_entire_file(ctx: Context, params: OverwriteEntireFileParams) -> Outcome:
-    if "\x00" in params.content:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS, "content contains a NUL character - at `$.params.content`"
-        )
     return write(open_target(ctx, params.path, missing_ok=True), _Overwrite(params), [])
 
 

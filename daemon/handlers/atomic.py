@@ -71,33 +71,28 @@ ATOMIC_HINT = "prefer edit_file, append_to_file or update_section to change part
 
 @handles("edit_file")
 def edit_file(ctx: Context, params: EditFileParams) -> Outcome:
-    _refuse_nul(params.new_string, "new_string")
     return write(open_target(ctx, params.path), _EditFile(params), [])
 
 
 @handles("append_to_file")
 def append_to_file(ctx: Context, params: AppendToFileParams) -> Outcome:
-    _refuse_nul(params.content, "content")
     add = _Add(params, "append_to_file", at_end=True)
     return write(open_target(ctx, params.path, missing_ok=True), add, [])
 
 
 @handles("prepend_to_file")
 def prepend_to_file(ctx: Context, params: PrependToFileParams) -> Outcome:
-    _refuse_nul(params.content, "content")
     add = _Add(params, "prepend_to_file", at_end=False)
     return write(open_target(ctx, params.path, missing_ok=True), add, [])
 
 
 @handles("update_section")
 def update_section(ctx: Context, params: UpdateSectionParams) -> Outcome:
-    _refuse_nul(params.new_content, "new_content")
     return write(open_target(ctx, params.path), _Section(params), [])
 
 
 @handles("write_file")
 def write_file(ctx: Context, params: WriteFileParams) -> Outcome:
-    _refuse_nul(params.content, "content")
     target = open_target(ctx, params.path, missing_ok=True)
     overwrote = _overwritten_unseen(target)
     warnings = [] if overwrote is None else [_overwrite_warning(target, overwrote)]
@@ -279,13 +274,6 @@ class _WriteFile(_Atomic):
 
 
 # --- refusals ------------------------------------------------------------------------------
-
-
-def _refuse_nul(text: str, name: str) -> None:
-    if "\x00" in text:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS, f"{name} contains a NUL character - at `$.params.{name}`"
-        )
 
 
 def _no_match(target: Target, old: str) -> ToolError:

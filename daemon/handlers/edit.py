@@ -43,7 +43,6 @@ WRITER = "edit"
 @handles("edit")
 def edit(ctx: Context, params: EditParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
-    _refuse_binary_content(params)
     return write(open_target(ctx, path), _Edit(params), warnings)
 
 
@@ -106,15 +105,6 @@ class _Edit:
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )
-
-
-def _refuse_binary_content(params: EditParams) -> None:
-    for i, op in enumerate(params.operations):
-        if "\x00" in getattr(op, "content", ""):
-            raise ToolError(
-                ErrorCode.INVALID_PARAMS,
-                f"content contains a NUL character - at `$.params.operations[{i}].content`",
-            )
 
 
 def _explain_stale(target: Target, error: ToolError) -> ToolError:

@@ -275,6 +275,7 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
         return rejected(target, writer, denied, warnings)
     try:
         planned = carried(target, writer.stale, writer.plan(target))
+        _refuse_nul(planned.plan, writer.stale.part)
     except ToolError as e:
         return rejected(target, writer, writer.explain(target, e), warnings)
     new_doc, corrections = _applied_doc(target.doc, planned)
@@ -332,6 +333,19 @@ def carried(target: Target, stale: Stale, planned: Planned) -> Planned:
     notes = _context_carried(target, base, mapping, planned.context)
     plan = replace(plan, auto_corrections=(*plan.auto_corrections, *notes))
     return replace(planned, plan=plan, unseen=unseen)
+
+
+def _refuse_nul(plan: EditPlan, part: str) -> None:
+    """A text file cannot hold a NUL character: no writer writes one (it would make the
+    file binary, which every tool then refuses)."""
+    for splice in plan.splices:
+        if any("\x00" in line for line in splice.new_lines):
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"the new text of {part} {splice.index + 1} contains a NUL character, which a"
+                " text file cannot hold: nothing was written",
+                {part: splice.index + 1},
+            )
 
 
 def _context_carried(

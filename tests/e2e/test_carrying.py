@@ -131,3 +131,31 @@ def test_an_anchor_from_an_own_reply_is_explained_after_a_carried_edit(daemon: R
     assert [c["seq"] for c in error.details["conflicts"]] == [theirs.version]
     fresh = {row["line"]: row["text"] for row in error.details["delta"]["changed_lines"]}
     assert fresh.get(4) == "def FOUR():"
+
+
+NUL_WRITES = {
+    "edit": lambda c, anchors: c.edit(
+        "steps.py", [{"op": "replace_line", "hash": anchors[1], "content": "a\x00b"}]
+    ),
+    "safe_patch": lambda c, _: c.safe_patch(
+        "steps.py", unified(FILE, FILE.replace("step_1(", "step\x00(")), sha(FILE)
+    ),
+    "edit_file": lambda c, _: c.edit_file("steps.py", "def step_1(", "def \x00("),
+    "append_to_file": lambda c, _: c.append_to_file("steps.py", "x\x00\n"),
+    "write_file": lambda c, _: c.write_file("steps.py", "\x00"),
+    "overwrite_entire_file": lambda c, _: c.overwrite_entire_file("steps.py", "\x00\n"),
+}
+
+
+def test_no_writer_writes_a_nul_character(daemon: RunningDaemon):
+    """The writing path refuses it, for every tool, and journals the refusal."""
+    target, a, _ = _setup(daemon)
+    anchors = anchors_of(a, "steps.py")
+    for tool, call in NUL_WRITES.items():
+        error = _refused(lambda call=call: call(a, anchors))
+        # a diff with a NUL is not even a diff to the parser: invalid_diff, before the path
+        assert error.code == ("invalid_diff" if tool == "safe_patch" else "invalid_params"), tool
+        assert tool == "safe_patch" or "NUL" in error.message, tool
+        assert target.read_text() == FILE, tool
+    rejected = [r.body["writer"] for r in a.log(path="steps.py", kind="edit_rejected").events]
+    assert sorted(rejected) == sorted(NUL_WRITES)
