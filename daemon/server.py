@@ -60,6 +60,7 @@ from editjournal.daemon.handlers import (
     Handler,
     Outcome,
     Write,
+    linked,
     registry,
 )
 from editjournal.daemon.idempotency import answered
@@ -620,11 +621,14 @@ class Server:
 
     def _record(self, agent: str, outcome: Outcome) -> list[Record]:
         """Stage the outcome's events and fold them into state, in one order."""
-        records = []
+        records: list[Record] = []
         if any(event.kind not in _OBSERVATIONS for event in outcome.events):
             self._batch.durable = True
-        for event in outcome.events:
+        for i, event in enumerate(outcome.events):
             who = agent if event.caused_by_agent else None
+            links = [link for link in outcome.links if link.source == i]
+            if links:
+                event = linked(event, links, [r.seq for r in records])
             record = self.journal.stage(who, event, outcome.blobs)
             self.state.apply(record)
             records.append(record)

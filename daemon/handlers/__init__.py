@@ -11,9 +11,11 @@ adding its Params/Result to `schemas.tools`, a function here decorated with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import msgspec
 
 from editjournal.daemon.journal import Journal
 from editjournal.daemon.state import State
@@ -60,6 +62,19 @@ class Write:
     based_on_data: bytes | None = None
 
 
+@dataclass(frozen=True)
+class Link:
+    """Event `source` of an outcome names event `target` of the same outcome (indexes
+    into `Outcome.events`, target first): its int field `name` — or, for a dict field,
+    the value at `key` — becomes the target's seq when the server stages them. A
+    handler never predicts a seq for the journal to keep."""
+
+    source: int
+    name: str
+    target: int
+    key: str | None = None
+
+
 @dataclass
 class Outcome:
     """What a handler decided. `error` set means an error reply (events still journaled)."""
@@ -70,10 +85,22 @@ class Outcome:
     writes: list[Write] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: ToolError | None = None
+    links: list[Link] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.error is not None:  # kept past the request: never with its frames
             self.error.detached()
+
+
+def linked(event: AnyEvent, links: Sequence[Link], seqs: Sequence[int]) -> AnyEvent:
+    """`event` with the fields its links name set to the seqs of their targets
+    (`seqs`: the seqs the outcome's earlier events were staged at, in order)."""
+    for link in links:
+        value: Any = seqs[link.target]
+        if link.key is not None:
+            value = {**getattr(event, link.name), link.key: value}
+        event = msgspec.structs.replace(event, **{link.name: value})
+    return event
 
 
 @dataclass(frozen=True)

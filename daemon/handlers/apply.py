@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers import Context, Link, Outcome, handles
 from editjournal.daemon.handlers.history import base_at
 from editjournal.daemon.handlers.hunks import HunkRefused, now_ms, owned_hunk
 from editjournal.daemon.handlers.writing import Planned, Stale, Target, Written, open_target, write
@@ -56,14 +56,13 @@ def apply_file_modification(ctx: Context, params: ApplyFileModificationParams) -
     outcome = write(target, _Apply(hunk), [])
     if outcome.error is None:
         rebased = outcome.result.rebased_from_version
+        written = len(outcome.events) - 1  # the write's edit_applied: the path's last event
         outcome.events.append(
             HunkApplied(
-                path=hunk.path,
-                hunk_id=hunk.hunk_id,
-                edit_seq=target.request_version,
-                rebased_from_version=rebased,
+                path=hunk.path, hunk_id=hunk.hunk_id, edit_seq=0, rebased_from_version=rebased
             )
         )
+        outcome.links.append(Link(len(outcome.events) - 1, "edit_seq", written))
     return outcome
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editjournal.daemon.checkpointbook import Checkpoint
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers import Context, Link, Outcome, handles
 from editjournal.daemon.handlers.history import changes_since, document
 from editjournal.daemon.handlers.staleness import named
 from editjournal.daemon.handlers.writing import (
@@ -260,16 +260,20 @@ class _RestorePlan:
 
     def finish(self, outcome: Outcome) -> Outcome:
         """The grouping event, and the report: each file's write at its seq."""
-        seqs = {e.path: self.ctx.next_seq + i for i, e in enumerate(outcome.events)
-                if isinstance(e, EditApplied)}  # fmt: skip
+        at = {e.path: i for i, e in enumerate(outcome.events) if isinstance(e, EditApplied)}
         written: list[Written] = outcome.result
-        files = [self._report(w, seqs[w.target.path], outcome.events) for w in written]
+        # the reply's versions (the seqs these events will get: one thread stages in order)
+        files = [
+            self._report(w, self.ctx.next_seq + at[w.target.path], outcome.events) for w in written
+        ]
         removed = [f.path for f in files if f.action == "removed"]
         event = CheckpointRestored(
-            checkpoint=self.checkpoint.id, name=self.checkpoint.name, files=seqs,
+            checkpoint=self.checkpoint.id, name=self.checkpoint.name, files=dict.fromkeys(at, 0),
             removed=removed, kept_new=self.kept_new, unchanged=self.unchanged,
         )  # fmt: skip
         outcome.events.append(event)
+        grouping = len(outcome.events) - 1
+        outcome.links.extend(Link(grouping, "files", i, key=path) for path, i in at.items())
         outcome.result = CheckpointRestoreResult(
             message=self._message(files),
             checkpoint=info(self.checkpoint),

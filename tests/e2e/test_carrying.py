@@ -159,3 +159,29 @@ def test_no_writer_writes_a_nul_character(daemon: RunningDaemon):
         assert target.read_text() == FILE, tool
     rejected = [r.body["writer"] for r in a.log(path="steps.py", kind="edit_rejected").events]
     assert sorted(rejected) == sorted(NUL_WRITES)
+
+
+def test_events_name_their_sibling_events_by_the_seq_they_got(daemon: RunningDaemon):
+    """A hunk_applied names its write's edit_applied, a checkpoint_restored each file's
+    write: the server sets those seqs as it stages the events (no handler predicts them)."""
+    target, a, b = _setup(daemon)
+    a.checkpoint_create(name="start")
+    hunk = a.prepare_file_range_edit("steps.py", "    return 0\n", start_line=2, end_line=2)
+    a.apply_file_modification(hunk.hunk_id)
+    (daemon.root / "other.py").write_text("x = 1\n")
+    b.edit_file("steps.py", "    return state + 3\n", "    return 3\n")
+    a.checkpoint_restore("start")
+    journal = daemon.journal()
+    [applied] = journal.records(kind="hunk_applied")
+    write = next(journal.records(after_seq=applied.event.edit_seq - 1, limit=1))
+    assert (write.kind, write.event.writer) == ("edit_applied", "apply_file_modification")
+    [restored] = journal.records(kind="checkpoint_restored")
+    [(path, seq)] = restored.event.files.items()
+    write = next(journal.records(after_seq=seq - 1, limit=1))
+    assert (path, write.kind, write.event.writer, write.path) == (
+        "steps.py",
+        "edit_applied",
+        "restore",
+        "steps.py",
+    )
+    assert target.read_text() == FILE
