@@ -42,8 +42,20 @@ def editjournal_latency(root: Path, n: int) -> tuple[float, float]:
                     raise RuntimeError(f"no outside_change for write {i}")
     finally:
         client.close()
-        os.kill(client.daemon_pid, signal.SIGTERM)
+        _stop(client.daemon_pid)
     return percentiles(samples)
+
+
+def _stop(pid: int, timeout: float = 30.0) -> None:
+    """SIGTERM the daemon the client started, and wait (bounded) until it is gone."""
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
 
 
 def _drain(events: object) -> None:

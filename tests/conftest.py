@@ -8,8 +8,10 @@ is the real SQLite file. Waiting is done with bounded polls, never bare sleeps.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,12 @@ import pytest
 from editjournal.client import Client
 from editjournal.client.connection import DAEMON_CWD, daemon_command, live_endpoint
 from editjournal.daemon.journal import Journal
-from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+from editjournal.schemas.endpoint import (
+    ENDPOINT_DECODER,
+    JOURNAL_FILE,
+    REGISTRY_DIR,
+    STATE_DIR_NAME,
+)
 
 T = TypeVar("T")
 START_TIMEOUT = 15.0
@@ -111,12 +118,55 @@ def client(daemon: RunningDaemon) -> Client:
 
 
 @pytest.fixture(autouse=True)
-def _no_inherited_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Tests name their workspace and agent explicitly, and nothing they start writes
-    the user's own state directory (a keyed daemon keeps its anchor's copy there)."""
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Nothing a test starts touches the user's own environment: its daemons register
+    in a runtime directory of the test's (never the user's registry, which `list` and
+    `stop --all` read), read no real anchor key and keep no state in the real home.
+    Tests name their workspace and agent explicitly. Afterwards no daemon the test
+    started may still be registered: one left running is stopped, and the test fails."""
     monkeypatch.delenv("EDITJOURNAL_WORKSPACE", raising=False)
     monkeypatch.delenv("EDITJOURNAL_AGENT", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    own = Path(tempfile.mkdtemp(prefix="ejt"))  # short: sockets may be placed in it
+    (own / "home").mkdir()
+    runtime = own / "run"
+    monkeypatch.setenv("HOME", str(own / "home"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(own / "home" / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(own / "home" / ".local" / "state"))
+    try:
+        yield
+        left = _still_registered(runtime)
+        assert not left, f"daemons left running by the test (now stopped): {left}"
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+
+
+def _still_registered(runtime: Path) -> list[str]:
+    """The workspaces of registered daemons still alive a moment after the test (one
+    already told to stop gets that moment to exit), each then stopped."""
+    left = []
+    for entry in (runtime / "editjournal" / REGISTRY_DIR).glob("*.json"):
+        try:
+            endpoint = ENDPOINT_DECODER.decode(entry.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if _running_daemon(endpoint.pid):
+            left.append(endpoint.workspace)
+            os.kill(endpoint.pid, signal.SIGTERM)
+            wait_until(lambda pid=endpoint.pid: not pid_alive(pid), what="a left daemon to stop")
+    return left
+
+
+def _running_daemon(pid: int, grace: float = 3.0) -> bool:
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            if b"editjournal.daemon" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return False
+        except OSError:
+            return False  # gone
+        time.sleep(0.05)
+    return True
 
 
 def pid_alive(pid: int) -> bool:

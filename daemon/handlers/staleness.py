@@ -55,11 +55,12 @@ def given_bases(
     there; resolving it in the version it came from explains the staleness (who
     changed the line, the delta around it) instead of a bare "not found". Used to
     explain refusals only, never to apply an edit."""
-    records = ctx.journal.records(
-        path=snap.path, agent=ctx.agent, newest_first=True, limit=GIVEN_SCAN
-    )
+    journal, path, agent = ctx.journal, snap.path, ctx.agent
+    latest = list(journal.records(path=path, agent=agent, newest_first=True, limit=GIVEN_SCAN))
+    # its last read, however many writes ago: agents edit on from one read for long
+    read = journal.records(path=path, agent=agent, kind="file_read", newest_first=True, limit=1)
     tried = set(skip)
-    for record in records:
+    for record in [*latest, *read]:
         sha = _given_sha(record.event)
         if sha is None or sha in tried:
             continue
