@@ -14,10 +14,10 @@ import hashlib
 import shutil
 from pathlib import Path
 
-import editjournal.daemon.journal as journal_module
+import editjournal.daemon.store.journal as journal_module
 import editjournal.schemas.events as events_module
-from editjournal.daemon.journal import Journal, sha256_hex
-from editjournal.daemon.runfiles import ensure_state_dir
+from editjournal.daemon.runtime.runfiles import ensure_state_dir
+from editjournal.daemon.store.journal import Journal, sha256_hex
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from editjournal.schemas.events import DaemonStarted, DaemonStopped, EditApplied, FileRead
 

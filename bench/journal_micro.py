@@ -28,9 +28,9 @@ from bench.files import python_source, value_line
 from bench.growth import checkpointed_size
 from bench.journal_fill import fill
 from editjournal.client import Client
-from editjournal.daemon.journal import Journal
-from editjournal.daemon.startup import load_state
-from editjournal.daemon.statesnap import Snapshotter
+from editjournal.daemon.store.journal import Journal
+from editjournal.daemon.store.startup import load_state
+from editjournal.daemon.store.statesnap import Snapshotter
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
 

@@ -40,7 +40,7 @@ from editjournal.client.render import emit
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
 if TYPE_CHECKING:
-    from editjournal.daemon.journal import Journal
+    from editjournal.daemon.store.journal import Journal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -143,7 +143,7 @@ def journal_option(f: F) -> F:
 def opened(journal_file: str | None) -> Iterator[Journal]:
     """The journal, read-only; its errors become exit-2 messages."""
     from editjournal.daemon.audit import open_readonly
-    from editjournal.daemon.journal import JournalError
+    from editjournal.daemon.store.journal import JournalError
 
     path = Path(journal_file) if journal_file else check_workspace() / STATE_DIR_NAME / JOURNAL_FILE
     if not path.is_file():

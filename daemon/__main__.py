@@ -20,14 +20,14 @@ import os
 import sys
 from collections.abc import Callable
 
-from editjournal.daemon.gcsettings import settle_after_start_up
-from editjournal.daemon.journal import JournalError
-from editjournal.daemon.limits import DEFAULT_FILE_LINES, Limits
-from editjournal.daemon.logs import BACKUPS, LEVELS, LogSettings, configure_logging
-from editjournal.daemon.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
-from editjournal.daemon.server import Server
-from editjournal.daemon.watching import WatchSettings
-from editjournal.daemon.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
+from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
+from editjournal.daemon.runtime.gcsettings import settle_after_start_up
+from editjournal.daemon.runtime.limits import DEFAULT_FILE_LINES, Limits
+from editjournal.daemon.runtime.logs import BACKUPS, LEVELS, LogSettings, configure_logging
+from editjournal.daemon.runtime.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
+from editjournal.daemon.runtime.server import Server
+from editjournal.daemon.store.journal import JournalError
+from editjournal.daemon.watch.intake import WatchSettings
 from editjournal.schemas.units import UnitError, parse_size
 
 EXIT_FAILED, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 1, 3, 130

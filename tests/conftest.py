@@ -22,7 +22,7 @@ import pytest
 
 from editjournal.client import Client
 from editjournal.client.connection import DAEMON_CWD, daemon_command, live_endpoint
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,
     JOURNAL_FILE,

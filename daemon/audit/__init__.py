@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 
 
 def open_readonly(path: Path) -> Journal:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from editjournal.daemon.audit.diffs import LineChange, changes, lines_of
 from editjournal.daemon.audit.timeline import Version, versions
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import BlameLine, BlameResult
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.journal import Journal, stored_blobs
+from editjournal.daemon.store.journal import Journal, stored_blobs
 from editjournal.schemas.events import Record
 
 _ENCODER = msgspec.json.Encoder()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from editjournal.daemon.audit.timeline import files_at
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from editjournal.daemon.audit.stats import agent_stats
 from editjournal.daemon.audit.views import event_diff
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import Record
 from editjournal.schemas.tools import AgentStats
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded, Record
 
 OUTSIDE = "outside"

@@ -20,10 +20,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from editjournal.daemon.anchor import ANCHOR_FILE, Anchor, copy_path, load_key
 from editjournal.daemon.audit.timeline import Version, files_at
-from editjournal.daemon.journal import Journal, JournalCorrupt
-from editjournal.daemon.state import State
+from editjournal.daemon.model.state import State
+from editjournal.daemon.store.chainanchor import ANCHOR_FILE, Anchor, copy_path, load_key
+from editjournal.daemon.store.journal import Journal, JournalCorrupt
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def fold_check(journal: Journal) -> tuple[str | None, list[Problem]]:
 
 def _snapshot(journal: Journal) -> tuple[int, str] | None:
     """(seq, digest) of the journal's state snapshot, if it has a usable one."""
-    from editjournal.daemon import statesnap  # imports journal: loaded only when needed
+    from editjournal.daemon.store import statesnap  # imports journal: loaded only when needed
 
     try:
         stored = journal.load_snapshot()

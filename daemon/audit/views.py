@@ -13,7 +13,7 @@ import msgspec
 
 from editjournal.daemon.audit.diffs import counts, lines_of, unified
 from editjournal.daemon.audit.timeline import Version, versions
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, EditApplied, OutsideChangeRecorded, Record
 from editjournal.schemas.tools import FileVersion, HistoryResult, LogEntry, ShowResult

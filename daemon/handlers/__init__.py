@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from editjournal.daemon.journal import Journal
-from editjournal.daemon.state import State
-from editjournal.daemon.textcache import TextCache
-from editjournal.daemon.workspace import Workspace
+from editjournal.daemon.files.textcache import TextCache
+from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.model.state import State
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ToolError
 from editjournal.schemas.events import AnyEvent
 from editjournal.schemas.tools import TOOL_PARAMS, Params
@@ -147,7 +147,7 @@ def registry() -> dict[str, Handler]:
         audit,
         checkpoints,
         edit,
-        hunks,
+        hunk_tools,
         meta,
         patch,
         prepare,

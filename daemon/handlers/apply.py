@@ -1,8 +1,8 @@
 """`apply_file_modification` and `overwrite_entire_file`: planners on the shared writing path.
 
 Applying a prepared hunk: it must exist, not have expired, be the caller's and
-not be applied yet (`daemon.handlers.hunks`); then the shared path
-(`daemon.handlers.writing`) checks write access, writes and journals. The
+not be applied yet (`daemon.handlers.hunk_tools`); then the shared path
+(`daemon.writing.path`) checks write access, writes and journals. The
 planner only says where the hunk's splice goes now: as planned when the file
 still holds the content the plan was made against; otherwise carried over the
 changes since by the stale-anchor machinery (`daemon.text.rebase`, through the
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from editjournal.daemon.handlers import Context, Link, Outcome, handles
-from editjournal.daemon.handlers.history import base_at
-from editjournal.daemon.handlers.hunks import HunkRefused, now_ms, owned_hunk
-from editjournal.daemon.handlers.writing import Planned, Stale, Target, Written, open_target, write
-from editjournal.daemon.hunkbook import Hunk
+from editjournal.daemon.handlers.hunk_tools import HunkRefused, now_ms, owned_hunk
+from editjournal.daemon.model.hunkbook import Hunk
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.hunks import content_lines, looks_like_diff, unified
 from editjournal.daemon.text.replace import normalized
+from editjournal.daemon.writing.history import base_at
+from editjournal.daemon.writing.path import Planned, Stale, Target, Written, open_target, write
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import HunkApplied
 from editjournal.schemas.tools import (

@@ -3,7 +3,7 @@
 
 They serve agents that cannot hold a file in context: the daemon does the
 read-modify-write. Each tool only decides the new content (the pure engine in
-`daemon.text.replace` and `daemon.text.sections`); `daemon.handlers.writing`
+`daemon.text.replace` and `daemon.text.sections`); `daemon.writing.path`
 reads, checks, writes and journals it exactly as for `edit`. What the journal
 adds: an agent that has a snapshot of the file cannot clobber what it never
 saw — an `edit_file` or `update_section` whose matched lines changed since (by
@@ -23,24 +23,7 @@ from typing import Any
 import msgspec
 
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.history import Base, changes_since
 from editjournal.daemon.handlers.read import anchored
-from editjournal.daemon.handlers.staleness import (
-    brought_by,
-    delta,
-    named,
-    shown_lines,
-    unseen_refusal,
-)
-from editjournal.daemon.handlers.writing import (
-    ANCHOR_STALE,
-    Planned,
-    Stale,
-    Target,
-    Written,
-    open_target,
-    write,
-)
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.ranges import from_ranges, intersection
 from editjournal.daemon.text.replace import (
@@ -54,6 +37,23 @@ from editjournal.daemon.text.replace import (
     similar_lines,
 )
 from editjournal.daemon.text.sections import find_section, plan_section
+from editjournal.daemon.writing.history import Base, changes_since
+from editjournal.daemon.writing.path import (
+    ANCHOR_STALE,
+    Planned,
+    Stale,
+    Target,
+    Written,
+    open_target,
+    write,
+)
+from editjournal.daemon.writing.stale import (
+    brought_by,
+    delta,
+    named,
+    shown_lines,
+    unseen_refusal,
+)
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (
     AppendToFileParams,

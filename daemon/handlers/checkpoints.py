@@ -3,7 +3,7 @@
 A checkpoint is one `checkpoint` event: each file's content by the sha256 of a
 blob the journal holds, so it costs a blob per content never stored before and
 nothing for the rest. A restore is a writing tool like any other: per file, a
-planner on the shared writing path (`daemon.handlers.writing`) whose plan is
+planner on the shared writing path (`daemon.writing.path`) whose plan is
 "the checkpoint's content, byte for byte" (splices only where the lines differ),
 all files through `write_all`, so a file refused means nothing is written. Each
 file's write is an `edit_applied` with writer `restore` (so `undo` takes it
@@ -18,11 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from editjournal.daemon.checkpointbook import Checkpoint
+from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import Context, Link, Outcome, handles
-from editjournal.daemon.handlers.history import changes_since, document
-from editjournal.daemon.handlers.staleness import named
-from editjournal.daemon.handlers.writing import (
+from editjournal.daemon.model.checkpointbook import Checkpoint
+from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.revert import diff_plan
+from editjournal.daemon.writing.history import changes_since, document
+from editjournal.daemon.writing.path import (
     ANCHOR_STALE,
     EMPTY_SHA256,
     Planned,
@@ -33,9 +35,7 @@ from editjournal.daemon.handlers.writing import (
     open_target,
     write_all,
 )
-from editjournal.daemon.text.edit import EditPlan, Splice
-from editjournal.daemon.text.revert import diff_plan
-from editjournal.daemon.textcache import Parsed
+from editjournal.daemon.writing.stale import named
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import (
     AnyEvent,

@@ -1,7 +1,7 @@
 """`edit`: hash-anchored line operations, atomic per batch, checked before written.
 
 The planner of the anchored operations on the shared writing path
-(`daemon.handlers.writing`, which reads, checks, writes and journals): the
+(`daemon.writing.path`, which reads, checks, writes and journals): the
 batch is resolved by the pure engine against the agent's snapshot of the file
 (or, when it never saw it or saw exactly this content, against the current
 content) and carried forward; an anchor that relies on a line someone changed
@@ -18,13 +18,8 @@ import msgspec
 
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.read import chosen_path
-from editjournal.daemon.handlers.staleness import (
-    explain_from,
-    given_bases,
-    unseen_conflict,
-    with_delta,
-)
-from editjournal.daemon.handlers.writing import (
+from editjournal.daemon.text.edit import plan_edit
+from editjournal.daemon.writing.path import (
     ANCHOR_STALE,
     Planned,
     Stale,
@@ -33,7 +28,12 @@ from editjournal.daemon.handlers.writing import (
     open_target,
     write,
 )
-from editjournal.daemon.text.edit import plan_edit
+from editjournal.daemon.writing.stale import (
+    explain_from,
+    given_bases,
+    unseen_conflict,
+    with_delta,
+)
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import EditParams, EditResult
 

@@ -1,7 +1,7 @@
 """`safe_patch`: a unified diff, locked by the SHA-256 of the content it was made from.
 
 The planner of unified diffs on the shared writing path
-(`daemon.handlers.writing`). The contract is the seed's: the file's SHA-256 must
+(`daemon.writing.path`). The contract is the seed's: the file's SHA-256 must
 be `base_content_sha256` (else `state_mismatch`); every hunk is located by its
 context and removed lines whatever its stated line numbers (else
 `invalid_diff`); the applied result is checked strictly (else `patch_failed`);
@@ -20,17 +20,7 @@ from typing import Any
 import msgspec
 
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.history import Base, base_at
 from editjournal.daemon.handlers.read import chosen_path
-from editjournal.daemon.handlers.staleness import delta, stale_error
-from editjournal.daemon.handlers.writing import (
-    Planned,
-    Stale,
-    Target,
-    Written,
-    open_target,
-    write,
-)
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.patch import (
     FilePatch,
@@ -44,6 +34,16 @@ from editjournal.daemon.text.patch import (
     verify,
 )
 from editjournal.daemon.text.rebase import map_plan
+from editjournal.daemon.writing.history import Base, base_at
+from editjournal.daemon.writing.path import (
+    Planned,
+    Stale,
+    Target,
+    Written,
+    open_target,
+    write,
+)
+from editjournal.daemon.writing.stale import delta, stale_error
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (
     HunkPlacement,

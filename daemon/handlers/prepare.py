@@ -18,10 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from editjournal.daemon.config import load
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.hunks import HunkRefused, now_ms, owned_hunk
-from editjournal.daemon.handlers.writing import Target, open_target
+from editjournal.daemon.handlers.hunk_tools import HunkRefused, now_ms, owned_hunk
+from editjournal.daemon.runtime.config import load
 from editjournal.daemon.text.hunks import (
     Found,
     RegexLimit,
@@ -37,6 +36,7 @@ from editjournal.daemon.text.hunks import (
     unified,
 )
 from editjournal.daemon.text.lines import Document
+from editjournal.daemon.writing.path import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, HunkPrepared, HunkRejected
 from editjournal.schemas.tools import (

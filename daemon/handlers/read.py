@@ -13,15 +13,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from editjournal.daemon.audit.views import content_at as stored_at
+from editjournal.daemon.files.textcache import Parsed
+from editjournal.daemon.files.workspace import FileSnapshot
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.history import content_at, document
-from editjournal.daemon.handlers.observe import outside_change
-from editjournal.daemon.handlers.seen import after_showing, unseen_now
 from editjournal.daemon.text.anchors import LineAnchor
 from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.textcache import Parsed
-from editjournal.daemon.workspace import FileSnapshot
+from editjournal.daemon.watch.onaccess import outside_change
+from editjournal.daemon.writing.history import content_at, document
+from editjournal.daemon.writing.seen import after_showing, unseen_now
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, FileRead
 from editjournal.schemas.tools import (

@@ -19,14 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.history import base_at, document
-from editjournal.daemon.handlers.staleness import shown_lines, stale_error
-from editjournal.daemon.handlers.writing import Planned, Stale, Target, Written, open_target, write
 from editjournal.daemon.text.edit import apply_plan
 from editjournal.daemon.text.rebase import BrokenSpan
 from editjournal.daemon.text.revert import Revert, refined, revert_plan
-from editjournal.daemon.textcache import Parsed
+from editjournal.daemon.writing.history import base_at, document
+from editjournal.daemon.writing.path import Planned, Stale, Target, Written, open_target, write
+from editjournal.daemon.writing.stale import shown_lines, stale_error
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import CheckpointRestored, EditApplied, Record
 from editjournal.schemas.tools import UndoParams, UndoResult

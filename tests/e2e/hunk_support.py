@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from editjournal.client import RequestError
-from editjournal.daemon.journal import Journal
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
 

@@ -27,7 +27,7 @@ import pytest
 
 from editjournal.client import Client, DaemonUnavailable
 from editjournal.client.connection import live_endpoint
-from editjournal.daemon.journal import Journal, Record
+from editjournal.daemon.store.journal import Journal, Record
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE, STATE_DIR_NAME
 from editjournal.schemas.events import DaemonStarted, DaemonStopped
 from tests.conftest import RunningDaemon, pid_alive, start, wait_until

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.daemon.logs import BACKUPS
+from editjournal.daemon.runtime.logs import BACKUPS
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
 from tests.conftest import RunningDaemon, start
 from tests.e2e.watch_support import settle

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
 from editjournal.daemon.text.anchors import line_hash
 from editjournal.schemas.tools import MAX_OPERATIONS
 from tests.conftest import RunningDaemon

@@ -83,12 +83,12 @@ def test_the_wheel_installs_one_top_level_name(wheel: Path):
 
 def test_python_daemon_and_editjournal_import_side_by_side(fresh_env: Path, tmp_path: Path):
     script = (
-        "import daemon, daemon.pidfile, editjournal.daemon.server\n"
+        "import daemon, daemon.pidfile, editjournal.daemon.runtime.server\n"
         "from editjournal import Client, __version__\n"
         "assert daemon.DaemonContext  # python-daemon's own API\n"
         "assert 'site-packages' in daemon.__file__ and 'editjournal' not in daemon.__file__\n"
-        "assert editjournal.daemon.server.__file__.startswith(sys.prefix), "
-        "editjournal.daemon.server.__file__\n"
+        "assert editjournal.daemon.runtime.server.__file__.startswith(sys.prefix), "
+        "editjournal.daemon.runtime.server.__file__\n"
         "print(__version__, Client.__name__)\n"
     )
     done = run(fresh_env / "bin" / "python", "-c", "import sys\n" + script, cwd=tmp_path)

@@ -14,7 +14,7 @@ import pytest
 
 from editjournal.client import Client
 from editjournal.client.errors import RequestError
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
 from tests.conftest import RunningDaemon, wait_until
 from tests.e2e.edit_support import anchors_of
 
@@ -78,7 +78,7 @@ def test_an_edit_racing_a_busy_appender_lands_or_is_stale_never_blind_and_loses_
     """A person's process appends to the file as fast as it can while an agent edits
     its header: an edit whose file changed between reading and writing is planned
     again, and one that still meets a change as it lands is carried over it
-    (daemon/landing.py); an edit that meets a new line at every attempt gives way with
+    (daemon/landing/exchange.py); an edit that meets a new line at every attempt gives way with
     `file_changing`. Never blind: once the appender stops, the header is the last
     landed edit's and every appended line is in the file."""
     target = daemon.root / "busy.log"

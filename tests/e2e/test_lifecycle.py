@@ -10,7 +10,7 @@ import pytest
 
 from editjournal.client import Client, DaemonUnavailable, RequestTimeout
 from editjournal.client.connection import live_endpoint, read_endpoint
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
 from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, STATE_DIR_NAME
 from tests.conftest import RunningDaemon, pid_alive, spawn, start, wait_until
 

@@ -2,7 +2,7 @@
 
 A rejected request's params, the texts built from them and its traceback must not
 outlive it: the daemon's collector, tuned for latency, rarely looks for cycles, and
-glibc keeps freed heap pages unless asked (daemon/gcsettings.py). 200 rejected
+glibc keeps freed heap pages unless asked (daemon/runtime/gcsettings.py). 200 rejected
 large writes and 200 rejected large edits leave the daemon's RSS within 50 MB of
 where it started (`make stress`: the issue's 9 MB writes at the default limits).
 """

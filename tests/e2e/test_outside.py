@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
 from tests.conftest import RunningDaemon, start, wait_until
 from tests.e2e.edit_support import anchors_of
 from tests.e2e.watch_support import not_sentinels, outside, settle

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from editjournal.client import Client, RequestError
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of
 from tests.e2e.watch_support import not_sentinels, outside, settle

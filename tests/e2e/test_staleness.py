@@ -12,7 +12,7 @@ import zmq
 from editjournal.client import Client, RequestError
 from editjournal.client.connection import live_endpoint
 from editjournal.client.subscription import Subscription
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
 from editjournal.schemas.wire import PublishedEvent
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of, rejected

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.journal import Journal
-from editjournal.daemon.state import fold
+from editjournal.daemon.model.state import fold
+from editjournal.daemon.store.journal import Journal
 from tests.conftest import RunningDaemon
 
 AGENTS, EDITS, LINES = 8, 200, 2000

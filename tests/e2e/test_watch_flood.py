@@ -2,7 +2,7 @@
 
 A real process moves a directory tree away and back as fast as it can (`mv tree
 tree2; mv tree2 tree`) while an agent pings and reads through the daemon. Watching
-works in slices between requests (daemon/watching.py), so every request is answered
+works in slices between requests (daemon/watch/intake.py), so every request is answered
 while the flood goes on, and once it stops a change made afterwards is journaled:
 nothing was dropped on the way. `make test`: 200 directories for 3 s; `make stress`:
 1,000 for 20 s. (Latency figures are measured, not asserted: see README Guarantees.)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.daemon.coverage import DirId, dir_id
+from editjournal.daemon.watch.kernelwatches import DirId, dir_id
 from tests.conftest import RunningDaemon, start, wait_until
 from tests.e2e.test_outside import wait_for
 from tests.e2e.watch_support import outside, settle

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.anchor import (
+from editjournal.daemon.store.chainanchor import (
     ANCHOR_FILE,
     Anchor,
     copy_path,
@@ -17,7 +17,7 @@ from editjournal.daemon.anchor import (
     key_path,
     load_key,
 )
-from editjournal.daemon.journal import Journal, chain_hash, sha256_hex
+from editjournal.daemon.store.journal import Journal, chain_hash, sha256_hex
 from editjournal.schemas.events import FileRead
 
 

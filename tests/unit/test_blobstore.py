@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from editjournal.daemon import linedelta
-from editjournal.daemon.blobstore import FULL_EVERY
-from editjournal.daemon.journal import Journal, JournalError, sha256_hex
-from editjournal.daemon.journal_schema import SCHEMA_VERSION
+from editjournal.daemon.store import linedelta
+from editjournal.daemon.store.blobs import FULL_EVERY
+from editjournal.daemon.store.journal import Journal, JournalError, sha256_hex
+from editjournal.daemon.store.schema import SCHEMA_VERSION
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, FileRead, OutsideChangeRecorded
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.workspace import Workspace
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.schemas.errors import ErrorCode, ToolError
 
 NOBODY = 65534

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from editjournal.daemon.gcsettings import THRESHOLDS, settle_after_start_up
+from editjournal.daemon.runtime.gcsettings import THRESHOLDS, settle_after_start_up
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from editjournal.daemon.apply_order import in_apply_order
-from editjournal.daemon.config import DEFAULT, parse, write_access_denied
-from editjournal.daemon.journal import Journal
-from editjournal.daemon.state import State, fold
+from editjournal.daemon.model.state import State, fold
+from editjournal.daemon.runtime.applyorder import in_apply_order
+from editjournal.daemon.runtime.config import DEFAULT, parse, write_access_denied
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import HunkApplied, HunkDiscarded, HunkPrepared
 

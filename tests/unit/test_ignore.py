@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.coverage import _parse_fdinfo
-from editjournal.daemon.ignore import Ignorer
-from editjournal.daemon.workspace import TEMP_PREFIX
+from editjournal.daemon.files.workspace import TEMP_PREFIX
+from editjournal.daemon.watch.ignore import Ignorer
+from editjournal.daemon.watch.kernelwatches import _parse_fdinfo
 
 
 @pytest.fixture

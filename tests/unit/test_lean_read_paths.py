@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.journal import Journal, JournalError, sha256_hex
-from editjournal.daemon.workspace import Workspace, _is_within
+from editjournal.daemon.files.workspace import Workspace, _is_within
+from editjournal.daemon.store.journal import Journal, JournalError, sha256_hex
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import FileRead
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.readcache import SnapshotCache
-from editjournal.daemon.textcache import TextCache
-from editjournal.daemon.workspace import Workspace
+from editjournal.daemon.files.readcache import SnapshotCache
+from editjournal.daemon.files.textcache import TextCache
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.schemas.errors import ToolError
 
 

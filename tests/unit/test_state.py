@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from editjournal.daemon.journal import Journal, sha256_hex
-from editjournal.daemon.state import FileInfo, Snapshot, State, fold
+from editjournal.daemon.model.state import FileInfo, Snapshot, State, fold
+from editjournal.daemon.store.journal import Journal, sha256_hex
 from editjournal.schemas.events import DaemonStarted, DaemonStopped, FileRead, Record
 
 

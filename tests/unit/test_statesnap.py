@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon import statesnap
-from editjournal.daemon.journal import Journal, JournalCorrupt, sha256_hex
-from editjournal.daemon.startup import load_state
-from editjournal.daemon.state import State, fold
-from editjournal.daemon.statesnap import STATE_FIELDS, Snapshotter
+from editjournal.daemon.model.state import State, fold
+from editjournal.daemon.store import statesnap
+from editjournal.daemon.store.journal import Journal, JournalCorrupt, sha256_hex
+from editjournal.daemon.store.startup import load_state
+from editjournal.daemon.store.statesnap import STATE_FIELDS, Snapshotter
 from editjournal.schemas.events import (
     CheckpointCreated,
     DaemonStarted,

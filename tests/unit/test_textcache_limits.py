@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.limits import clip_text, count_lines
+from editjournal.daemon.files.textcache import TextCache
+from editjournal.daemon.runtime.limits import clip_text, count_lines
 from editjournal.daemon.text.lines import parse
-from editjournal.daemon.textcache import TextCache
 from editjournal.schemas.errors import ToolError
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.handlers.seen import after_own_write, after_showing
 from editjournal.daemon.text.ranges import (
     LineRanges,
     carried_unseen,
@@ -23,6 +22,7 @@ from editjournal.daemon.text.ranges import (
     to_ranges,
 )
 from editjournal.daemon.text.rebase import LineChange, LineMap, exact_map, line_map
+from editjournal.daemon.writing.seen import after_own_write, after_showing
 
 # --- the former set version, kept as the reference ---------------------------------------
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import zmq
 
-from editjournal.daemon import watching as watching_module
-from editjournal.daemon.outside import Observation
-from editjournal.daemon.state import State
-from editjournal.daemon.watching import Move, Subtree, Watching, WatchSettings, WorkQueue
-from editjournal.daemon.workspace import Workspace
+from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.model.state import State
+from editjournal.daemon.watch import intake as watching_module
+from editjournal.daemon.watch.intake import Move, Subtree, Watching, WatchSettings, WorkQueue
+from editjournal.daemon.watch.outside import Observation
 from editjournal.schemas.events import OutsideChangeRecorded
 from tests.conftest import wait_until
 
@@ -95,7 +95,7 @@ def test_a_live_observer_is_left_alone(watching: Watching):
 
 def test_the_work_queue_coalesces_a_flood():
     """A path named twice is looked at once, a subtree queued twice is walked once, and
-    a path under a queued subtree is left to its walk (daemon/watching.py)."""
+    a path under a queued subtree is left to its walk (daemon/watch/intake.py)."""
     queue = WorkQueue()
     for _ in range(3):
         queue.look("a.txt")

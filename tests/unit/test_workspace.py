@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from editjournal.daemon import encoding
-from editjournal.daemon.workspace import (
+from editjournal.daemon.files import encoding
+from editjournal.daemon.files.workspace import (
     DEFAULT_MAX_FILE_SIZE,
     STATE_DIR_NAME,
     FileSnapshot,

@@ -9,8 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from editjournal.daemon.files.textcache import TextCache
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers import Context, DaemonInfo
-from editjournal.daemon.handlers.writing import (
+from editjournal.daemon.model.state import State
+from editjournal.daemon.store.journal import Journal
+from editjournal.daemon.text.revert import diff_plan
+from editjournal.daemon.writing.path import (
     ANCHOR_STALE,
     Planned,
     Stale,
@@ -19,11 +24,6 @@ from editjournal.daemon.handlers.writing import (
     open_target,
     write_all,
 )
-from editjournal.daemon.journal import Journal
-from editjournal.daemon.state import State
-from editjournal.daemon.text.revert import diff_plan
-from editjournal.daemon.textcache import TextCache
-from editjournal.daemon.workspace import Workspace
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, EditRejected
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.journal import Journal, JournalError
-from editjournal.daemon.pendingwrites import prepare, recover
-from editjournal.daemon.workspace import TEMP_PREFIX, Workspace
-from editjournal.daemon.writeround import Prepared, WriteRound, disk_full
+from editjournal.daemon.files.workspace import TEMP_PREFIX, Workspace
+from editjournal.daemon.landing.pendingwrites import prepare, recover
+from editjournal.daemon.landing.writeround import Prepared, WriteRound, disk_full
+from editjournal.daemon.store.journal import Journal, JournalError
 from editjournal.schemas.events import FileRead
 
 

@@ -1,0 +1,1 @@
+"""The journal folded: the daemon's state, its prepared hunks and checkpoints."""

@@ -1,0 +1,1 @@
+"""The process: the request loop, its boundary and limits, publishing, run files, logs, config."""

@@ -1,0 +1,286 @@
+"""File versions in the journal's `blobs` table: content-addressed, stored as line deltas.
+
+Why: a copy of the whole file per edit made the journal grow by kilobytes per
+one-line change. A new version of a file is stored as a line delta
+(`daemon.store.linedelta`) against the latest stored version of the same path, with a
+full (zlib or raw) copy when the path has none, when the delta is not smaller,
+or every `FULL_EVERY` versions — so reading any version applies at most
+`FULL_EVERY - 1` deltas. Old journals' full blobs (codec zlib/raw, no base) are
+read as they are.
+
+What it must never do: hand out bytes that are not the content of their address.
+Every version read is rebuilt from its own row, hashed and compared with its
+SHA-256 (a wrong base on the way cannot give the right content); a mismatch, a
+missing base, or a chain that is too long or loops is `CorruptBlob`. Only the
+journal's owning thread uses a BlobStore.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from editjournal.daemon.store import linedelta
+
+FULL_EVERY = 64  # versions per full copy: bounds a read to FULL_EVERY - 1 deltas
+CACHE_BYTES = 32 * 1024 * 1024  # verified contents kept to serve bases and re-reads
+PRESENT_MAX = 65_536  # digests known stored (`has` without a query); forgotten when full
+INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data, base, depth) VALUES (?, ?, ?, ?, ?, ?)"
+_SELECT = "SELECT sha256, size, codec, data, base, depth FROM blobs"
+_SELECT_V0 = "SELECT sha256, size, codec, data, NULL, 0 FROM blobs"
+_LEVEL = 6
+DELTA_CODECS = ("delta", "zdelta")  # plain or zlib'd msgpack splices on `base`
+
+
+class CorruptBlob(Exception):
+    """A stored blob's bytes do not give back the content of its address."""
+
+
+class StoredBlob(NamedTuple):
+    sha256: str
+    size: object  # columns as SQLite hands them back: a tamperer can store any type
+    codec: object
+    data: object
+    base: object
+    depth: object
+
+
+class _Head(NamedTuple):
+    sha256: str
+    depth: int
+
+
+@dataclass
+class Packed:
+    """New blob rows for one commit, and what the store learns once they are in."""
+
+    rows: list[tuple[object, ...]] = field(default_factory=list)
+    heads: dict[str, _Head] = field(default_factory=dict)
+    contents: dict[str, bytes] = field(default_factory=dict)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class BlobStore:
+    """Reads and packs the blobs of one journal connection."""
+
+    def __init__(self, conn: sqlite3.Connection, latest: Callable[[str], str | None]) -> None:
+        """`latest(path)`: the newest stored version of `path` the journal's events name."""
+        self._conn = conn
+        self._latest = latest
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(blobs)")}
+        # a read-only open of a schema-0 journal: every blob there is a full copy
+        self._select = _SELECT if "base" in columns else _SELECT_V0
+        self._heads: dict[str, _Head] = {}  # path -> its latest stored version
+        self._cache = _Cache(CACHE_BYTES)
+        # digests seen committed: a re-read's "is this content stored?" costs no query;
+        # sound because a blob row is never deleted (trigger blobs_no_delete)
+        self._present: set[str] = set()
+
+    # --- writing --------------------------------------------------------------------
+
+    def pack(self, blobs: Mapping[str, bytes], paths: Mapping[str, str]) -> Packed:
+        """Rows for the blobs not stored yet; `paths` says which file each one is of."""
+        packed = Packed()
+        for digest, data in blobs.items():
+            if digest in packed.contents or self.has(digest):
+                continue
+            path = paths.get(digest)
+            row, depth = self._row(digest, data, path, packed)
+            packed.rows.append(row)
+            packed.contents[digest] = data
+            if path is not None:
+                packed.heads[path] = _Head(digest, depth)
+        return packed
+
+    def committed(self, packed: Packed) -> None:
+        """The rows are in the database: they may now serve as bases."""
+        self._heads.update(packed.heads)
+        for digest, data in packed.contents.items():
+            self._cache.put(digest, data)
+            self._known(digest)
+
+    def _row(
+        self, digest: str, data: bytes, path: str | None, packed: Packed
+    ) -> tuple[tuple[object, ...], int]:
+        """A delta on the path's latest version when that is smaller, else a full copy."""
+        head = self._head(path, packed) if path is not None else None
+        if head is not None and head.depth + 1 < FULL_EVERY:
+            base = self._base_content(head, packed)
+            delta = _delta(base, data) if base is not None else None
+            if delta is not None and (
+                len(delta[1]) * 8 < len(data) or len(delta[1]) < len(_full(data)[1])
+            ):
+                depth = head.depth + 1
+                # the base as 32 raw bytes: half the hex, on every delta row
+                return (digest, len(data), *delta, bytes.fromhex(head.sha256), depth), depth
+        return (digest, len(data), *_full(data), None, 0), 0
+
+    def _head(self, path: str, packed: Packed) -> _Head | None:
+        head = packed.heads.get(path) or self._heads.get(path)
+        if head is None:  # first version of this path since start: ask the journal
+            digest = self._latest(path)
+            depth = self._depth(digest) if digest is not None else None
+            if digest is not None and depth is not None:
+                head = self._heads[path] = _Head(digest, depth)
+        return head
+
+    def _depth(self, digest: str) -> int | None:
+        row = self._conn.execute("SELECT depth FROM blobs WHERE sha256 = ?", [digest]).fetchone()
+        return row[0] if row is not None and isinstance(row[0], int) else None
+
+    def _base_content(self, head: _Head, packed: Packed) -> bytes | None:
+        content = packed.contents.get(head.sha256) or self._cache.get(head.sha256)
+        if content is not None:
+            return content
+        try:
+            return self.read(head.sha256)
+        except CorruptBlob:  # a damaged base is verify()'s to report; store this one whole
+            return None
+
+    # --- reading --------------------------------------------------------------------
+
+    def has(self, digest: str) -> bool:
+        if digest in self._present:
+            return True
+        row = self._conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [digest]).fetchone()
+        if row is not None:
+            self._known(digest)
+        return row is not None
+
+    def _known(self, digest: str) -> None:
+        if len(self._present) >= PRESENT_MAX:
+            self._present.clear()
+        self._present.add(digest)
+
+    def read(self, digest: str) -> bytes | None:
+        """The verified content of `digest`, None if it was never stored (bases on the way
+        may come from the cache of verified contents; the result is checked anyway)."""
+        row = self._fetch(digest)  # its own row always: damage on disk must show
+        return None if row is None else self._rebuild(row)
+
+    def _fetch(self, digest: str) -> StoredBlob | None:
+        row = self._conn.execute(f"{self._select} WHERE sha256 = ?", [digest]).fetchone()
+        return None if row is None else StoredBlob(*row)
+
+    def _rebuild(self, row: StoredBlob) -> bytes:
+        """Walk the bases down to a full copy (or a cached version), then apply the
+        deltas back up; the result is checked against its address (which checks every
+        base on the way: a wrong one cannot give the right content)."""
+        chain = [row]
+        content = None
+        while content is None and chain[-1].codec in DELTA_CODECS:
+            if len(chain) > FULL_EVERY:
+                raise CorruptBlob(f"its delta chain is longer than {FULL_EVERY} (or loops)")
+            base = _base_address(chain[-1].base)
+            content = self._cache.get(base) if base is not None else None
+            if content is None:
+                found = self._fetch(base) if base is not None else None
+                if found is None:
+                    raise CorruptBlob(f"its base {base} is missing")
+                chain.append(found)
+        if content is None:
+            bottom = chain.pop()
+            content = _checked(bottom, unpack_full(bottom))
+        lines = linedelta.split(content)
+        for delta_row in reversed(chain):  # on the lines: one split, one join, one hash
+            lines = _apply_delta(delta_row, lines)
+        content = _checked(row, linedelta.join(lines))
+        self._cache.put(row.sha256, content)
+        return content
+
+    def stored(self) -> Iterator[StoredBlob]:
+        """Every stored blob, oldest first (so bases come before their deltas)."""
+        for row in self._conn.execute(f"{self._select} ORDER BY rowid"):
+            yield StoredBlob(*row)
+
+    def problem(self, row: StoredBlob) -> str | None:
+        """What is wrong with a stored blob (its bytes, chain, address or size), or None."""
+        try:
+            content = self._rebuild(row)  # the row's own bytes, never a cached copy
+        except CorruptBlob as e:
+            return str(e)
+        if len(content) != row.size:
+            return f"holds {len(content)} bytes, its size column says {row.size}"
+        return None
+
+
+def unpack_full(row: StoredBlob) -> bytes:
+    """A full copy's bytes (zlib or raw), unchecked."""
+    if not isinstance(row.data, bytes):
+        raise CorruptBlob(f"data is {type(row.data).__name__}, not bytes")
+    if row.codec == "zlib":
+        try:
+            return zlib.decompress(row.data)
+        except zlib.error as e:
+            raise CorruptBlob(f"does not decompress ({e})") from e
+    if row.codec == "raw":
+        return row.data
+    raise CorruptBlob(f"unknown codec {row.codec!r}")
+
+
+def _base_address(base: object) -> str | None:
+    return base.hex() if isinstance(base, bytes) and len(base) == 32 else None
+
+
+def _delta(base: bytes, data: bytes) -> tuple[str, bytes]:
+    """(codec, bytes) of the line delta from `base` to `data`: zlib'd unless that is
+    no smaller (a one-line change is a few dozen bytes either way)."""
+    encoded = linedelta.encode(linedelta.diff(base, data))
+    packed = zlib.compress(encoded, _LEVEL)
+    return ("zdelta", packed) if len(packed) < len(encoded) else ("delta", encoded)
+
+
+def _apply_delta(row: StoredBlob, base: list[bytes]) -> list[bytes]:
+    if not isinstance(row.data, bytes):
+        raise CorruptBlob(f"data is {type(row.data).__name__}, not bytes")
+    try:
+        encoded = zlib.decompress(row.data) if row.codec == "zdelta" else row.data
+        splices = linedelta.decode(encoded)
+        return linedelta.apply(base, splices)
+    except zlib.error as e:
+        raise CorruptBlob(f"delta does not decompress ({e})") from e
+    except linedelta.DeltaError as e:
+        raise CorruptBlob(str(e)) from e
+
+
+def _checked(row: StoredBlob, content: bytes) -> bytes:
+    if sha256_hex(content) != row.sha256:
+        raise CorruptBlob(f"content of {row.sha256} does not match its SHA-256")
+    return content
+
+
+def _full(data: bytes) -> tuple[str, bytes]:
+    packed = zlib.compress(data, _LEVEL)
+    return ("zlib", packed) if len(packed) < len(data) else ("raw", data)
+
+
+class _Cache:
+    """Verified contents by address, least recently used out first, bounded in bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max = max_bytes
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, digest: str) -> bytes | None:
+        data = self._items.get(digest)
+        if data is not None:
+            self._items.move_to_end(digest)
+        return data
+
+    def put(self, digest: str, data: bytes) -> None:
+        if digest in self._items or len(data) > self._max:
+            return
+        self._items[digest] = data
+        self._bytes += len(data)
+        while self._bytes > self._max:
+            _, old = self._items.popitem(last=False)
+            self._bytes -= len(old)

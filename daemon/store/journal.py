@@ -1,0 +1,569 @@
+"""The append-only journal: every event, in one total order, hash-chained, in SQLite.
+
+What it holds: `events` (seq, ts, agent, kind, path, body, prev_hash, hash),
+`blobs` (file contents addressed by their SHA-256, stored once, as line deltas
+on the file's previous version: daemon.blobstore), and the last state snapshot
+(daemon.statesnap); the schema and its upgrades are daemon.journal_schema. After
+each durable commit the chain's tip is appended to `chain-anchor` beside the
+database (daemon.anchor), so a cut tail or a recomputed chain is found too
+(`anchor_problem()`). What it must never do: change or delete a committed event, or hand out
+a blob's bytes without checking them against its address. Triggers
+refuse UPDATE and DELETE, and an INSERT whose seq is not exactly last + 1
+(which also stops `INSERT OR REPLACE` from overwriting a row). Anyone can drop
+a trigger, so each event's hash covers the previous one: `verify()` detects any
+edit to history, and any blob that is damaged or missing while an event needs it.
+`verify()` never raises on corrupt data (it reports); `blob()` raises the
+catalogued `journal_corrupt` error.
+
+Events are staged in memory and committed together (group commit): the server
+stages every request of a batch, then commits once. Only the thread that owns
+the daemon's state may stage and commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import msgspec
+import sqlite_utils
+
+from editjournal.daemon.store import schema as journal_schema
+from editjournal.daemon.store.blobs import INSERT_BLOB, BlobStore, CorruptBlob
+from editjournal.daemon.store.chainanchor import (
+    ANCHOR_FILE,
+    Anchor,
+    anchor_problem,
+    copy_path,
+    key_path,
+    load_key,
+)
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import (
+    EVENT_DECODER,
+    EVENT_ENCODER,
+    AnyEvent,
+    CheckpointCreated,
+    EditApplied,
+    EditRejected,
+    FileRead,
+    HunkPrepared,
+    OutsideChangeRecorded,
+    Record,
+)
+
+GENESIS_HASH = "0" * 64
+_log = logging.getLogger("editjournal")
+_CHAIN_ENCODER = msgspec.msgpack.Encoder()
+
+
+_INSERT_EVENT = (
+    "INSERT INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+# a statement and its rows, run inside a commit's transaction (`Journal.commit(also=...)`)
+Statement = tuple[str, Sequence[tuple[object, ...]]]
+
+
+class JournalError(Exception):
+    """The journal cannot be opened or written; the daemon must not go on."""
+
+
+class JournalCorrupt(JournalError):
+    """The journal's chain is broken (or disagrees with its anchor): nothing may be
+    appended to it. `seq` is the first event found wrong."""
+
+    def __init__(self, path: Path, seq: int, reason: str) -> None:
+        self.seq, self.reason = seq, reason
+        super().__init__(
+            f"journal_corrupt: {path} is damaged at seq {seq}: {reason}. Nothing was appended."
+            " Run `editjournal verify` to see the damage; to start afresh, stop the daemon"
+            f" and move {path.name}* and {ANCHOR_FILE} (in {path.parent}) aside, keeping"
+            " them as evidence"
+        )
+
+
+def _readonly_connection(path: Path) -> sqlite3.Connection:
+    """`mode=ro`: a missing file is an error, not a new empty journal. Without a WAL file
+    beside it no connection is open (SQLite removes the WAL at the last close), so it is
+    opened `immutable`: SQLite then creates no -wal/-shm files beside a copied journal."""
+    live = path.with_name(path.name + "-wal").exists()
+    uri = f"{path.resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def chain_hash(
+    prev_hash: str, seq: int, ts: int, agent: str | None, kind: str, path: str | None, body: bytes
+) -> str:
+    """BLAKE2b-256 over every stored column, so no column can change unnoticed."""
+    payload = _CHAIN_ENCODER.encode((prev_hash, seq, ts, agent, kind, path, body))
+    return hashlib.blake2b(payload, digest_size=32).hexdigest()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """The outcome of `Journal.verify()`: ok, or the first seq where the chain breaks,
+    or (chain intact) the first blob that is damaged or missing."""
+
+    ok: bool
+    checked: int
+    first_bad_seq: int | None = None
+    reason: str | None = None
+    bad_blob: str | None = None
+
+
+@dataclass
+class _Pending:
+    rows: list[tuple[object, ...]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)  # blob -> the file it is a version of
+
+
+class Journal:
+    """The SQLite event store of one workspace."""
+
+    def __init__(
+        self, path: Path, clock: Callable[[], int] = now_ms, *, readonly: bool = False
+    ) -> None:
+        self.path = path
+        self._clock = clock
+        self.opened_without_triggers = False  # set when the schema is prepared
+        try:
+            if readonly:  # audit (daemon.audit): never create, migrate or write the file
+                self.db = sqlite_utils.Database(_readonly_connection(path))
+            else:
+                self.db = sqlite_utils.Database(path)
+                self.db.enable_wal()
+                # FULL: an acknowledged edit survives power loss; group commit keeps it cheap.
+                self.db.execute("PRAGMA synchronous=FULL")
+                self.opened_without_triggers = journal_schema.prepare(self.db.conn)
+        except Exception as e:  # sqlite3.DatabaseError and friends
+            raise JournalError(f"cannot open journal {path}: {e}") from e
+        self._blobs = BlobStore(self.db.conn, self._latest_version)
+        # read-only opens read it too (verify); only commit() appends to it
+        self.anchor = Anchor(path.with_name(ANCHOR_FILE), load_key(), copy_path(path))
+        self._reload_tip()
+        self._pending = _Pending()
+        self._durable = True  # synchronous=FULL, as opened
+
+    def _reload_tip(self) -> None:
+        """Take the chain's tip from disk: at open, and after a failed commit."""
+        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self._last_seq: int = row[0] if row else 0
+        self._last_hash: str = row[1] if row else GENESIS_HASH
+
+    # --- writing ----------------------------------------------------------------
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last staged event (committed or about to be)."""
+        return self._last_seq
+
+    def stage(
+        self, agent: str | None, event: AnyEvent, blobs: Mapping[str, bytes] | None = None
+    ) -> Record:
+        """Give `event` the next seq and its chain hash; it is durable after `commit()`."""
+        body = EVENT_ENCODER.encode(event)
+        seq, ts = self._last_seq + 1, self._clock()
+        digest = chain_hash(self._last_hash, seq, ts, agent, event.kind, event.path, body)
+        record = Record(
+            seq=seq, ts=ts, agent=agent, event=event, prev_hash=self._last_hash, hash=digest
+        )
+        row = (seq, ts, agent, event.kind, event.path, body, self._last_hash, digest)
+        self._pending.rows.append(row)
+        self._pending.records.append(record)
+        self._pending.blobs.update(blobs or {})
+        self._pending.paths.update(blob_paths(event))
+        self._last_seq, self._last_hash = seq, digest
+        return record
+
+    def commit(self, durable: bool = True, also: Sequence[Statement] = ()) -> list[Record]:
+        """Write every staged event and blob in one transaction; return the records.
+
+        `durable`: the WAL is fsynced before this returns (synchronous=FULL), so the
+        commit survives a power loss. False (NORMAL) survives the process being killed;
+        a power loss may undo it, until the next durable commit, which carries it (the
+        WAL is one sequence). `also`: (sql, rows) run in the same transaction (the
+        daemon's pending-writes rows, see daemon/landing/pendingwrites.py).
+        """
+        pending, self._pending = self._pending, _Pending()
+        if not pending.rows and not pending.blobs and not also:
+            return []
+        packed = self._blobs.pack(pending.blobs, pending.paths)
+        try:
+            self._synchronous(durable)
+            with self.db.conn:
+                self.db.conn.executemany(INSERT_BLOB, packed.rows)
+                self.db.conn.executemany(_INSERT_EVENT, pending.rows)
+                for sql, rows in also:
+                    self.db.conn.executemany(sql, rows)
+        except Exception as e:
+            self._reload_tip()
+            raise JournalError(f"commit of {len(pending.rows)} events failed: {e}") from e
+        self._blobs.committed(packed)
+        if pending.records and durable:
+            self._anchor_tip(pending.records[-1])
+        return pending.records
+
+    def drop_staged_after(self, seq: int) -> None:
+        """Forget the staged events after `seq` (one failed request's), keeping the ones
+        before it; their blobs stay staged (content-addressed, harmless)."""
+        pending = self._pending
+        keep = [r for r in pending.records if r.seq <= seq]
+        pending.rows[:] = pending.rows[: len(keep)]
+        pending.records[:] = keep
+        if keep:
+            self._last_seq, self._last_hash = keep[-1].seq, keep[-1].hash
+        else:
+            self._reload_tip()
+
+    def discard_staged(self) -> None:
+        """Forget every staged event and blob (a batch that cannot be made durable)."""
+        self._pending = _Pending()
+        self._reload_tip()
+
+    def _synchronous(self, durable: bool) -> None:
+        """FULL or NORMAL for the next commit; set only when it changes (outside a transaction)."""
+        if durable != self._durable:
+            self.db.conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._durable = durable
+
+    def _anchor_tip(self, record: Record) -> None:
+        """After a durable commit, never before and never after a non-durable one: the
+        anchor must not be on disk ahead of the journal (a power loss may undo a NORMAL
+        commit, and the anchor would then cry truncation). Not fsynced itself: a record
+        lost to a power cut only makes the check a little older."""
+        try:
+            self.anchor.append(record.seq, record.hash)
+        except OSError as e:  # the events are committed: a missed anchor only ages the check
+            _log.error("chain anchor not written for seq %d: %s", record.seq, e)
+
+    def append(
+        self, agent: str | None, event: AnyEvent, blobs: Mapping[str, bytes] | None = None
+    ) -> Record:
+        """Stage and commit one event (for start-up, shutdown and tests)."""
+        record = self.stage(agent, event, blobs)
+        self.commit()
+        return record
+
+    # --- reading ------------------------------------------------------------------
+
+    def records(
+        self,
+        *,
+        after_seq: int = 0,
+        until_seq: int | None = None,
+        path: str | None = None,
+        agent: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+        since_ts: int | None = None,
+    ) -> Iterator[Record]:
+        """Events in seq order (or newest first), filtered by path/agent/kind (and
+        `since_ts`: recorded at or after that time, ms since the epoch). Staged events
+        come after the committed ones: a request of a batch sees the batch's earlier
+        events (group commit), and its reply is sent only once they are committed."""
+        staged = [
+            r
+            for r in self._pending.records
+            if r.seq > after_seq
+            and (until_seq is None or r.seq <= until_seq)
+            and (since_ts is None or r.ts >= since_ts)
+            and all(v is None or v == got for v, got in _columns(r, path, agent, kind))
+        ][: None if newest_first else limit]
+        if newest_first:
+            yield from reversed(staged[-limit:] if limit is not None else staged)
+            limit = None if limit is None else max(0, limit - len(staged))
+            if limit == 0:
+                return
+        where: list[str] = ["seq > ?"]
+        args: list[object] = [after_seq]
+        if until_seq is not None:
+            where.append("seq <= ?")
+            args.append(until_seq)
+        if since_ts is not None:
+            where.append("ts >= ?")
+            args.append(since_ts)
+        for column, value in (("path", path), ("agent", agent), ("kind", kind)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = (
+            "SELECT seq, ts, agent, body, prev_hash, hash FROM events"
+            f" WHERE {' AND '.join(where)} ORDER BY seq {'DESC' if newest_first else 'ASC'}"
+        )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        count = 0
+        for seq, ts, agent_, body, prev_hash, digest in self.db.execute(sql, args):
+            event = EVENT_DECODER.decode(body)
+            count += 1
+            yield Record(
+                seq=seq, ts=ts, agent=agent_, event=event, prev_hash=prev_hash, hash=digest
+            )
+        if not newest_first:
+            yield from staged[: None if limit is None else max(0, limit - count)]
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of the database and its WAL."""
+        files = (self.path, self.path.with_name(self.path.name + "-wal"))
+        return sum(f.stat().st_size for f in files if f.exists())
+
+    def _latest_version(self, path: str) -> str | None:
+        """The newest stored content of `path` its recent events name: the base for
+        the path's next version's delta (the first one after a start)."""
+        for record in self.records(path=path, newest_first=True, limit=32):
+            for digest in reversed(stored_blobs(record.event)):  # an edit's after, first
+                if self._blobs.has(digest):
+                    return digest
+        return None
+
+    def has_blob(self, sha256: str) -> bool:
+        return sha256 in self._pending.blobs or self._blobs.has(sha256)
+
+    def blob(self, sha256: str) -> bytes | None:
+        """The content whose SHA-256 is `sha256`, if it was ever stored.
+
+        Raises `ToolError(journal_corrupt)` when the stored bytes do not give back
+        that content: a damaged blob must never pass for a file's past."""
+        if sha256 in self._pending.blobs:
+            return self._pending.blobs[sha256]
+        try:
+            return self._blobs.read(sha256)
+        except CorruptBlob as e:
+            raise ToolError(
+                ErrorCode.JOURNAL_CORRUPT,
+                f"blob {sha256} in journal {self.path} is damaged: {e}",
+                {"blob": sha256, "journal": str(self.path)},
+            ) from e
+
+    def verify(self) -> VerifyReport:
+        """Recompute the chain from genesis (seqs gap-free, every hash intact), then
+        check every blob and that every blob an event needs is there. Never raises
+        on corrupt data: the first problem is the report's `reason`."""
+        prev, checked = GENESIS_HASH, 0
+        needed: dict[str, int] = {}  # blob sha256 -> first seq that needs it
+        rows = self.db.execute(
+            "SELECT seq, ts, agent, kind, path, body, prev_hash, hash FROM events ORDER BY seq"
+        )
+        for row in map(_StoredRow._make, rows):
+            problem = _row_problem(checked + 1, prev, row)
+            if problem:
+                return VerifyReport(False, checked, row.seq, problem)
+            for digest in stored_blobs(EVENT_DECODER.decode(row.body)):
+                needed.setdefault(digest, row.seq)
+            prev, checked = row.hash, checked + 1
+        bad = self._blob_problem(needed)
+        if bad:
+            return VerifyReport(False, checked, None, bad[1], bad_blob=bad[0])
+        return VerifyReport(True, checked)
+
+    def _blob_problem(self, needed: Mapping[str, int]) -> tuple[str, str] | None:
+        """(sha256, reason) of the first damaged blob, else of the first needed one missing."""
+        present: set[str] = set()
+        for row in self._blobs.stored():  # oldest first: bases before their deltas
+            problem = self._blobs.problem(row)
+            if problem:
+                return str(row.sha256), f"blob {row.sha256} is damaged: {problem}"
+            present.add(row.sha256)
+        for digest, seq in needed.items():  # in seq order: first needed, first reported
+            if digest not in present:
+                return digest, f"event {seq} needs blob {digest}, which is missing"
+        return None
+
+    # --- start-up: snapshot, tip, incremental chain check ----------------------------
+
+    @property
+    def tip_hash(self) -> str:
+        """The chain hash of the last staged event (GENESIS_HASH on an empty journal)."""
+        return self._last_hash
+
+    def committed_to_tip(self) -> bool:
+        """Nothing is staged: every event up to `last_seq` is in the database."""
+        return not self._pending.rows
+
+    def hash_at(self, seq: int) -> str | None:
+        """The stored chain hash of event `seq` (GENESIS_HASH for 0), None if absent."""
+        if seq == 0:
+            return GENESIS_HASH
+        row = self.db.execute("SELECT hash FROM events WHERE seq = ?", [seq]).fetchone()
+        return row[0] if row else None
+
+    def first_gap(self) -> int | None:
+        """The first seq missing below the tip (a deleted row), None when gap-free.
+        Cheap when there is none: a count against the tip, both from the index."""
+        if self.count() == self._last_seq:
+            return None
+        row = self.db.execute(
+            "SELECT MIN(seq) + 1 FROM events e WHERE seq < ?"
+            " AND NOT EXISTS (SELECT 1 FROM events WHERE seq = e.seq + 1)",
+            [self._last_seq],
+        ).fetchone()
+        first = self.db.execute("SELECT MIN(seq) FROM events").fetchone()[0]
+        if first != 1:
+            return 1
+        return int(row[0]) if row[0] is not None else None
+
+    def verified_records(self, after_seq: int, prev_hash: str) -> Iterator[Record]:
+        """Committed events after `after_seq`, each checked against the chain as it is
+        read (gap-free, body decodes, hash recomputed): raises JournalCorrupt at the
+        first that is not, so nothing is folded or appended past a break."""
+        rows = self.db.execute(
+            "SELECT seq, ts, agent, kind, path, body, prev_hash, hash FROM events"
+            " WHERE seq > ? ORDER BY seq",
+            [after_seq],
+        )
+        expected, prev = after_seq + 1, prev_hash
+        for row in map(_StoredRow._make, rows):
+            problem = _row_problem(expected, prev, row)
+            if problem:
+                raise JournalCorrupt(self.path, min(expected, row.seq), problem)
+            yield Record(
+                seq=row.seq,
+                ts=row.ts,
+                agent=row.agent,
+                event=EVENT_DECODER.decode(row.body),
+                prev_hash=row.prev_hash,
+                hash=row.hash,
+            )
+            expected, prev = expected + 1, row.hash
+
+    def anchor_problem(self) -> tuple[int, str] | None:
+        """(seq, why) when the journal disagrees with the last tip anchored in
+        `chain-anchor` (cut short, or rewritten with recomputed hashes), else None
+        (also when there is no anchor file yet). Cheap: a few indexed reads."""
+        missing = self.anchor.missing()
+        if missing is not None and self._last_seq > 0:
+            return 1, (
+                f"the chain anchor {missing} is missing although the journal holds"
+                f" {self._last_seq} events and an anchor key ({key_path()}) is set: it was"
+                " deleted (with a rewrite or a cut tail, both copies must agree)"
+            )
+        record = self.anchor.last()
+        if record is None:
+            return None
+        at_tip = self.hash_at(record.seq)
+        rewrite = None
+        if record.mac_ok and record.seq <= self._last_seq and at_tip != record.hash:
+            rewrite = self.anchor.first_disagreement(self.hash_at)
+        return anchor_problem(record, self._last_seq, at_tip, rewrite)
+
+    def check_anchor(self) -> None:
+        """Raise JournalCorrupt when `anchor_problem()` finds one."""
+        problem = self.anchor_problem()
+        if problem is not None:
+            raise JournalCorrupt(self.path, *problem)
+
+    def save_snapshot(self, seq: int, chain: str, digest: str, shape: str, body: bytes) -> None:
+        with self.db.conn:
+            self.db.conn.execute(
+                "INSERT OR REPLACE INTO state_snapshot (id, seq, chain_hash, digest, shape, body)"
+                " VALUES (1, ?, ?, ?, ?, ?)",
+                [seq, chain, digest, shape, body],
+            )
+
+    def load_snapshot(self) -> tuple[object, object, object, object, bytes] | None:
+        """(seq, chain_hash, digest, shape, body) as stored, None without one."""
+        try:
+            row = self.db.execute(
+                "SELECT seq, chain_hash, digest, shape, body FROM state_snapshot WHERE id = 1"
+            ).fetchone()
+        except sqlite3.Error:  # no table (a read-only open of an old journal)
+            return None
+        if row is None or not isinstance(row[4], bytes):
+            return None
+        return row[0], row[1], row[2], row[3], row[4]
+
+    def close(self) -> None:
+        if self.anchor is not None:
+            self.anchor.close()
+        self.db.conn.close()
+
+
+def _columns(
+    record: Record, path: str | None, agent: str | None, kind: str | None
+) -> tuple[tuple[str | None, str | None], ...]:
+    """(wanted, actual) for the filters `records` takes, on a staged record."""
+    event = record.event
+    return ((path, event.path), (agent, record.agent), (kind, event.kind))
+
+
+def stored_blobs(event: AnyEvent) -> tuple[str, ...]:
+    """The blobs the daemon stores with `event`, so the journal must hold them.
+
+    An outside change stores the new content only for files an agent has read
+    (`content_stored`); its old content is not this event's to store. A rejected
+    edit stores what it was checked against; `shown_sha256` is that same content.
+    """
+    if isinstance(event, FileRead):
+        return (event.sha256,)
+    if isinstance(event, EditApplied):
+        return (event.before_sha256, event.after_sha256)
+    if isinstance(event, EditRejected):
+        return (event.sha256,) if event.sha256 else ()
+    if isinstance(event, OutsideChangeRecorded) and event.content_stored and event.new_sha256:
+        return (event.new_sha256,)
+    if isinstance(event, CheckpointCreated):
+        return tuple(event.files.values())
+    if isinstance(event, HunkPrepared):  # the content a hunk was planned on: apply rebases from it
+        return (event.base_sha256,)
+    return ()
+
+
+def blob_paths(event: AnyEvent) -> dict[str, str]:
+    """Which file each blob stored with `event` is a version of (for line deltas)."""
+    if isinstance(event, CheckpointCreated):
+        return {digest: path for path, digest in event.files.items()}
+    if event.path is None:
+        return {}
+    return {digest: event.path for digest in stored_blobs(event)}
+
+
+class _StoredRow(NamedTuple):
+    seq: int
+    ts: int
+    agent: str | None
+    kind: str
+    path: str | None
+    body: bytes
+    prev_hash: str
+    hash: str
+
+
+def _row_problem(expected_seq: int, prev: str, row: _StoredRow) -> str | None:
+    """Why this row breaks the chain (gap, bad body, edited column), or None."""
+    if row.seq != expected_seq:
+        return f"seq {row.seq} follows {expected_seq - 1}: the log has a gap"
+    try:
+        event = EVENT_DECODER.decode(row.body)
+    except (msgspec.DecodeError, TypeError) as e:  # TypeError: a body that is not a BLOB
+        return f"body does not decode: {e}"
+    if event.kind != row.kind or event.path != row.path:
+        return "kind/path columns disagree with the body"
+    if row.prev_hash != prev:
+        return "prev_hash does not match the previous event's hash"
+    recomputed = chain_hash(prev, row.seq, row.ts, row.agent, row.kind, row.path, row.body)
+    if recomputed != row.hash:
+        return "hash does not match the event's contents"
+    return None

@@ -1,0 +1,129 @@
+"""What happened to a file since a version: the journal queries behind stale anchors.
+
+Reads the journal (events and blobs) for one path; changes nothing. The pure
+line mapping lives in `daemon.text.rebase`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from editjournal.daemon.files.textcache import Parsed
+from editjournal.daemon.files.workspace import FileSnapshot
+from editjournal.daemon.handlers import Context
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map
+from editjournal.schemas.events import AnyEvent, EditApplied, Record
+
+
+@dataclass(frozen=True)
+class ContentChange:
+    """One event that changed a file's content, and the content it left."""
+
+    seq: int
+    ts: int | None  # None: about to be recorded by this very request
+    agent: str | None
+    kind: str
+    sha256: str | None
+    before_sha256: str | None = None
+    line_changes: tuple[LineChange, ...] | None = None  # exact, when the writer recorded them
+
+    def describe(self) -> dict[str, object]:
+        return {"seq": self.seq, "agent": self.agent, "kind": self.kind, "ts": self.ts}
+
+
+def changes_since(
+    ctx: Context, path: str, version: int, pending: list[AnyEvent] | None = None
+) -> list[ContentChange]:
+    """Content-changing events on `path` after `version`, plus ones this request is
+    about to record (`pending`, e.g. an outside change just noticed)."""
+    changes = [
+        _change(r)
+        for r in ctx.journal.records(path=path, after_seq=version)
+        if r.event.changes_content
+    ]
+    for offset, event in enumerate(pending or []):
+        if event.changes_content:
+            seq = ctx.next_seq + offset
+            changes.append(ContentChange(seq, None, None, event.kind, event.content_sha256))
+    return changes
+
+
+def _change(record: Record) -> ContentChange:
+    event = record.event
+    change = ContentChange(record.seq, record.ts, record.agent, record.kind, event.content_sha256)
+    if isinstance(event, EditApplied) and event.line_changes:
+        exact = tuple((start, end, n) for start, end, n in event.line_changes)
+        return replace(change, before_sha256=event.before_sha256, line_changes=exact)
+    return change
+
+
+def content_at(ctx: Context, path: str, version: int) -> str | None:
+    """The sha256 of `path` as of journal seq `version` (the last event that saw it)."""
+    for record in ctx.journal.records(path=path, until_seq=version, newest_first=True):
+        if record.event.content_sha256 is not None:
+            return record.event.content_sha256
+    return None
+
+
+def document(
+    ctx: Context, sha256: str | None, extra: dict[str, bytes] | None = None
+) -> Parsed | None:
+    """The stored content with that hash, parsed; None when it was never stored."""
+    if sha256 is None:
+        return None
+    cached = ctx.cache.get(sha256)  # parsed already: the stored bytes need not be rebuilt
+    if cached is not None and (sha256 in (extra or {}) or ctx.journal.has_blob(sha256)):
+        return cached
+    data = (extra or {}).get(sha256) or ctx.journal.blob(sha256)
+    if data is None:
+        return None
+    return ctx.cache.parsed(sha256, lambda: data.decode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True)
+class Base:
+    """The older content an agent's anchors refer to, and what changed it since."""
+
+    version: int
+    sha256: str
+    parsed: Parsed
+    changes: list[ContentChange]  # the ones whose content is stored, each with its step
+    steps: list[Step]
+    current: dict[str, bytes]  # the content on disk now, which may not be stored yet
+    # line maps already computed, by target content: an edit needs the same one to
+    # plan and to carry the agent's unseen lines
+    _maps: dict[tuple[str, ...], LineMap] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def doc(self) -> Document:
+        return self.parsed.doc
+
+    def line_map(self, current: Document) -> LineMap:
+        """Where each line of this content is in `current` (None: changed or gone)."""
+        found = self._maps.get(current.lines)
+        if found is None:
+            found = chain_map(self.doc.lines, self.sha256, self.steps, current.lines)
+            self._maps[current.lines] = found
+        return found
+
+
+def base_at(
+    ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], version: int, sha256: str | None
+) -> Base | None:
+    """`path` as the journal stored it at `version`, and the changes since (None: that
+    content was never stored)."""
+    parsed = document(ctx, sha256)
+    if parsed is None or sha256 is None:
+        return None
+    current = {snap.sha256: snap.data}
+    changes: list[ContentChange] = []
+    steps: list[Step] = []
+    for change in changes_since(ctx, snap.path, version, noticed):
+        content = document(ctx, change.sha256, current)
+        if content is not None:  # a deletion, or content never stored: diffed across
+            changes.append(change)
+            steps.append(
+                Step(content.doc.lines, change.before_sha256, change.sha256, change.line_changes)
+            )
+    return Base(version, sha256, parsed, changes, steps, current)

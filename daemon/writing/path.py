@@ -1,0 +1,574 @@
+"""The one writing path: every writing tool is a planner plugged into it.
+
+A writing tool (`edit`, `safe_patch`, and the ones to come) only decides what
+the new content is: given the file as the request found it (`Target`), its
+planner returns splices (`Planned`) in the coordinates of the content it planned
+against — the current one, or an older version the journal stored — each with
+the lines it relies on, or raises a `ToolError` refusal. Everything else happens
+here, once, the same way for every tool: reading and fingerprinting the file,
+noticing an outside change, carrying the splices to the current content or the
+one stale refusal (`carried`), the agent's snapshot, applying the splices with
+line endings, BOM and final newline kept, the safety check, the `Write` guarded
+by `based_on`, the
+`edit_applied` / `edit_rejected` events with the writer type, the agent's
+snapshot and unseen-line bookkeeping, and `baseline_continuity`. Rejections
+are journaled too, with the content they were checked against.
+
+What it must never do: decide what an operation means (that is the planner's),
+or touch the disk (the server performs the `Write` after the commit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Protocol
+
+from editjournal.daemon.files.textcache import Parsed
+from editjournal.daemon.files.workspace import FileSnapshot
+from editjournal.daemon.handlers import ABSENT, Context, Outcome, Write
+from editjournal.daemon.handlers.read import anchored
+from editjournal.daemon.runtime.config import write_access_denied
+from editjournal.daemon.runtime.limits import clip_text
+from editjournal.daemon.text.anchors import Anchors, Change
+from editjournal.daemon.text.diff import anchored_diff, changed_region
+from editjournal.daemon.text.edit import EditPlan, apply_plan
+from editjournal.daemon.text.lines import Document, render
+from editjournal.daemon.text.patch import with_final_newline
+from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
+from editjournal.daemon.text.rebase import BrokenSpan, LineMap, map_plan
+from editjournal.daemon.text.replace import narrowed_splice
+from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
+from editjournal.daemon.watch.onaccess import outside_change
+from editjournal.daemon.writing.history import Base
+from editjournal.daemon.writing.seen import after_own_write, after_showing, unseen_now
+from editjournal.daemon.writing.stale import (
+    agent_base,
+    conflicts_of,
+    named,
+    shown_lines,
+    stale_error,
+)
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected, OutsideChangeRecorded
+from editjournal.schemas.tools import AnchoredLine, AutoCorrection, EditDetails
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+_NEWLINE_ADDED = (
+    "final_newline_added",
+    "The last line is now empty, which a file without a final newline cannot hold:"
+    " the file now ends with a newline.",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The file as this request found it: what a planner plans against."""
+
+    ctx: Context
+    snap: FileSnapshot
+    parsed: Parsed
+    noticed: list[AnyEvent]  # an outside change noticed on the way (recorded first)
+    exists: bool = True  # False: no such file; `snap` is then the empty content
+
+    @property
+    def doc(self) -> Document:
+        return self.parsed.doc
+
+    @property
+    def anchors(self) -> Anchors:
+        return self.parsed.anchors
+
+    @property
+    def path(self) -> str:
+        return self.snap.path
+
+    @property
+    def version(self) -> int:
+        """The version of the content on disk: a just-noticed change gets the next seq."""
+        known = self.ctx.state.files.get(self.snap.path)
+        if self.noticed or known is None:
+            return self.ctx.next_seq
+        return known.version
+
+    @property
+    def request_version(self) -> int:
+        """The seq this request's own event (applied or rejected) will get."""
+        return self.ctx.next_seq + len(self.noticed)
+
+    @cached_property
+    def agent_base(self) -> Base | None:
+        """The agent's snapshot, when it differs from the current content (and is stored)."""
+        return agent_base(self.ctx, self.snap, self.noticed)
+
+    def unseen(self, base: Base | None = None) -> LineRanges | None:
+        """Lines of the current content the agent has not been shown (None: never saw it)."""
+        return unseen_now(self.ctx, self.snap, self.noticed, self.doc, base)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A planner's answer: splices in the coordinates of the content it planned against.
+
+    That is the current content, or (`against`) an older version the journal stored:
+    the agent's snapshot, the version a diff or a prepared hunk was made from. The
+    path carries such a plan to the current content (`daemon.text.rebase`): each
+    splice's `targets` are the lines it relies on (an insertion without targets
+    relies on its position); `context` are lines the writer used only to find its
+    place, which may have changed since without stopping it (the reply says so).
+    """
+
+    plan: EditPlan
+    against: Base | None = None  # the older content the plan was made in, if any
+    context: tuple[int, ...] = ()  # 1-based lines of `against` used only to find the change
+    final_newline: bool | None = None  # stated by the tool; None keeps the file's own
+    delete: bool = False  # the file is removed (the plan must leave it empty)
+    # the planner's own check of the document the plan produced (a ToolError refuses it)
+    check: Callable[[Document], None] | None = None
+    # the whole result, endings and BOM included, when the tool states it byte for byte
+    # (restore, undo); the plan's splices must turn the current lines into its lines
+    document: Document | None = None
+    unseen: LineRanges | None = None  # lines of the current content the agent was not shown
+    # (the path sets it; None: the agent never saw the file)
+    reply: Mapping[str, Any] = field(default_factory=dict)  # the planner's own reply fields
+
+
+class Writer(Protocol):
+    """One writing tool: its writer type, what it asks, its planner and its reply."""
+
+    @property
+    def name(self) -> str:
+        """The writer type journaled and reported (`edit`, `safe_patch`, ...)."""
+        ...
+
+    @property
+    def stale(self) -> Stale:
+        """How its stale refusal is worded: the error code, and what a part is called."""
+        ...
+
+    @property
+    def skip_safety_check(self) -> bool: ...
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        """The request as the journal records it."""
+        ...
+
+    def plan(self, target: Target) -> Planned:
+        """The new content as splices, or a `ToolError` refusal."""
+        ...
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        """Make a refusal as useful as the journal allows (conflicts, delta, state)."""
+        ...
+
+    def result(self, written: Written) -> Any:
+        """The tool's reply to an applied write."""
+        ...
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the shared path wrote, for the tool's reply."""
+
+    target: Target
+    planned: Planned
+    doc: Document
+    data: bytes
+    sha256: str
+    anchors: Anchors
+    diff: str  # the changed region, new lines as LINE#ANCHOR rows
+    added: list[int]  # 1-based new lines the diff shows as added
+    valid_through: int  # old anchors still name the same lines up to here
+    safety: str  # "clean" | "skipped" | "overridden"
+    continuity: str  # "clean" | "mixed"
+    auto_corrections: tuple[tuple[str, str], ...] = ()
+    findings: list[SafetyWarning] = field(default_factory=list)
+
+    @property
+    def version(self) -> int:
+        return self.target.request_version
+
+    @property
+    def lines_written(self) -> list[tuple[int, int]]:
+        """The 1-based spans of the new content the write's splices put there."""
+        spans, shift = [], 0
+        for s in self.planned.plan.splices:
+            if s.new_lines:
+                first = s.start + shift + 1
+                spans.append((first, first + len(s.new_lines) - 1))
+            shift += len(s.new_lines) - (s.end - s.start)
+        return spans
+
+    @property
+    def changed_lines(self) -> list[AnchoredLine]:
+        """The lines the write added, with their new anchors."""
+        return [anchored(self.anchors[n - 1], self.doc.lines[n - 1]) for n in self.added]
+
+    @property
+    def corrections(self) -> list[AutoCorrection]:
+        return [AutoCorrection(type=t, detail=d) for t, d in self.auto_corrections]
+
+    def details(self, writer: str) -> EditDetails:
+        valid = self.valid_through
+        return EditDetails(
+            writer_type=writer,
+            baseline_continuity=self.continuity,
+            anchors_valid_through=valid,
+            must_refresh_from_line=valid + 1,
+        )
+
+    def reply_fields(self, writer: str) -> dict[str, Any]:
+        """The fields every writing tool's result shares, so each tool adds only its own."""
+        before, after = self.target.doc.line_count, self.doc.line_count
+        return {
+            "lines_before": before,
+            "lines_after": after,
+            "net_change": after - before,
+            "anchors_valid_through": self.valid_through,
+            "must_refresh_from_line": self.valid_through + 1,
+            "diff": self.diff,
+            "changed_lines": self.changed_lines,
+            "auto_corrections": self.corrections,
+            "safety_check": self.safety,
+            "details": self.details(writer),
+        }
+
+
+def open_target(ctx: Context, path: str, missing_ok: bool = False) -> Target:
+    """Read and fingerprint the file, noticing an outside change since the journal's view.
+
+    `missing_ok`: a file that does not exist is the empty content (a tool that can
+    create files); otherwise `file_not_found` is raised, journaling nothing.
+    """
+    try:
+        snap = ctx.workspace.read(path)
+    except ToolError as e:
+        if not missing_ok or e.code is not ErrorCode.FILE_NOT_FOUND:
+            raise
+        return _absent(ctx, ctx.workspace.relative(path))
+    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
+    noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, parsed.doc.line_count))
+    return Target(ctx, snap, parsed, noticed)
+
+
+def _absent(ctx: Context, rel: str) -> Target:
+    """No file: the empty content, and its deletion noticed if the journal thinks it exists."""
+    snap = FileSnapshot(rel, b"", "", EMPTY_SHA256, 0, 0)
+    known = ctx.state.files.get(rel)
+    noticed: list[AnyEvent] = []
+    if known is not None and known.sha256 is not None:
+        gone = OutsideChangeRecorded(
+            path=rel, change="deleted", old_sha256=known.sha256, new_sha256=None
+        )
+        noticed.append(gone)
+    return Target(ctx, snap, ctx.cache.parsed(EMPTY_SHA256, ""), noticed, exists=False)
+
+
+def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
+    """Plan, check and write: an applied or a rejected outcome, both journaled."""
+    denied = write_access_denied(target.ctx.workspace.state_dir, target.ctx.agent)
+    if denied is not None:  # before planning: a read-only agent learns nothing from a write
+        return rejected(target, writer, denied, warnings)
+    try:
+        planned = carried(target, writer.stale, writer.plan(target))
+        _refuse_nul(planned.plan, writer.stale.part)
+    except ToolError as e:
+        return rejected(target, writer, writer.explain(target, e), warnings)
+    new_doc, corrections = _applied_doc(target.doc, planned)
+    try:
+        if planned.check is not None:
+            planned.check(new_doc)
+    except ToolError as e:
+        return rejected(target, writer, writer.explain(target, e), warnings)
+    findings: list[SafetyWarning] = []
+    if not planned.delete:
+        findings = check_edit(target.doc.lines, planned.plan.splices, brackets_matter(target.path))
+    if findings and not writer.skip_safety_check:
+        return rejected(target, writer, writer.explain(target, unsafe(findings)), warnings)
+    written = _written(target, writer, planned, new_doc, corrections, findings)
+    warnings = [*warnings, *planned.plan.warnings]
+    if findings:
+        warnings.append("safety check overridden (skip_safety_check): " + _joined(findings))
+    return Outcome(
+        writer.result(written),
+        events=[*target.noticed, _applied_event(written, writer)],
+        blobs=_blobs(target, written.data, written.sha256),
+        writes=[_write(target, written)],
+        warnings=warnings,
+    )
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A writer's words for its stale refusal."""
+
+    code: ErrorCode = ErrorCode.ANCHOR_STALE
+    part: str = "operation"  # what one splice of its plan is to the agent ("hunk", ...)
+
+
+ANCHOR_STALE = Stale()  # `anchor_stale`, per operation: what most writers say
+
+
+def carried(target: Target, stale: Stale, planned: Planned) -> Planned:
+    """The plan in the current content's coordinates, and the lines the agent has not
+    been shown; or the one stale refusal, when a line a splice relies on changed since
+    the version it was planned against."""
+    unseen = target.unseen(target.agent_base)
+    base = planned.against
+    if base is None:
+        return replace(planned, unseen=unseen)
+    mapping = base.line_map(target.doc)
+    plan, broken = map_plan(planned.plan, mapping)
+    if broken:
+        ctx, doc, anchors = target.ctx, target.doc, target.anchors
+        raise stale_error(ctx, base, doc, anchors, broken, target.version, stale.code, stale.part)
+    agent = target.agent_base
+    if agent is None or agent.sha256 != base.sha256:  # lines changed since, nobody showed it
+        since = carried_unseen([], mapping, target.doc.line_count)
+        unseen = normalized([*(unseen or []), *since])
+    notes = _context_carried(target, base, mapping, planned.context)
+    plan = replace(plan, auto_corrections=(*plan.auto_corrections, *notes))
+    return replace(planned, plan=plan, unseen=unseen)
+
+
+def _refuse_nul(plan: EditPlan, part: str) -> None:
+    """A text file cannot hold a NUL character: no writer writes one (it would make the
+    file binary, which every tool then refuses)."""
+    for splice in plan.splices:
+        if any("\x00" in line for line in splice.new_lines):
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"the new text of {part} {splice.index + 1} contains a NUL character, which a"
+                " text file cannot hold: nothing was written",
+                {part: splice.index + 1},
+            )
+
+
+def _context_carried(
+    target: Target, base: Base, mapping: LineMap, context: Sequence[int]
+) -> list[tuple[str, str]]:
+    """Say which context lines changed since (and by whom): the change was placed by
+    the lines it changes, as the agent may want to check."""
+    changed = [n for n in context if mapping[n - 1] is None]
+    if not changed:
+        return []
+    span = BrokenSpan(0, "context", tuple(changed))
+    who = named(conflicts_of(target.ctx, base, [span]))
+    detail = (
+        f"context line(s) {shown_lines(changed)} of version {base.version} changed since"
+        + (f" (by {who})" if who else "")
+        + ": the change was placed by the lines it changes, which nobody touched"
+    )
+    return [("context_carried", detail)]
+
+
+def write_all(jobs: Sequence[tuple[Target, Writer]], warnings: list[str]) -> Outcome:
+    """Several files, all or nothing (a restore): every file's outcome merged, its
+    result the list of each writer's result; or, when any file is refused, none is
+    written: the refusals and the outside changes noticed are journaled, and the
+    first refusal is the error (details.refused lists them all)."""
+    outcomes = [write(target, writer, []) for target, writer in jobs]
+    refused = [o for o in outcomes if o.error is not None]
+    merged = Outcome(result=[], warnings=list(warnings))
+    for (target, _), outcome in zip(jobs, outcomes, strict=True):
+        if refused and outcome.error is None:
+            merged.events.extend(target.noticed)  # facts, whatever happens to the write
+            continue
+        merged.events.extend(outcome.events)
+        merged.blobs.update(outcome.blobs)
+        merged.writes.extend(outcome.writes)
+        merged.warnings.extend(outcome.warnings)
+        merged.result.append(outcome.result)
+    if refused:
+        merged.writes, merged.result = [], None
+        merged.error = _all_refused([o.error for o in refused if o.error is not None])
+    return merged
+
+
+def _all_refused(errors: list[ToolError]) -> ToolError:
+    first = errors[0]
+    refused = [{"code": e.code.value, "message": e.message, **e.details} for e in errors]
+    message = f"{first.message} (nothing was written: all files or none)"
+    return ToolError(first.code, message, {**first.details, "refused": refused})
+
+
+def _applied_doc(doc: Document, planned: Planned) -> tuple[Document, tuple[tuple[str, str], ...]]:
+    """The new document (endings, BOM and final newline kept unless the tool stated one)."""
+    if planned.document is not None:
+        return planned.document, planned.plan.auto_corrections
+    new_doc = apply_plan(doc, planned.plan)
+    corrections = planned.plan.auto_corrections
+    if planned.final_newline is not None:
+        return with_final_newline(new_doc, planned.final_newline, doc.dominant_ending), corrections
+    if new_doc.final_newline and not doc.final_newline:
+        corrections = (*corrections, _NEWLINE_ADDED)
+    return new_doc, corrections
+
+
+def _written(
+    target: Target,
+    writer: Writer,
+    planned: Planned,
+    new_doc: Document,
+    corrections: tuple[tuple[str, str], ...],
+    findings: list[SafetyWarning],
+) -> Written:
+    data = render(new_doc).encode("utf-8", "surrogatepass")
+    sha = hashlib.sha256(data).hexdigest()
+    changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
+    # anchors in O(change)
+    parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path, len(data))
+    anchors = parsed.anchors
+    region = changed_region(target.doc.lines, new_doc.lines, _untouched(target, planned, changes))
+    exact = changes if planned.document is None else None
+    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors, region, exact)
+    valid_through = _anchors_valid_through(target, parsed, region.start)
+    safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
+    continuity = _continuity(target, writer.name)
+    return Written(
+        target, planned, new_doc, data, sha, anchors, diff, added, valid_through, safety,
+        continuity, corrections, findings,
+    )  # fmt: skip
+
+
+def _untouched(target: Target, planned: Planned, changes: list[Change]) -> tuple[int, int]:
+    """How many first and last lines the splices copied unchanged (none are known when
+    the tool made its document itself): `changed_region` need not compare them."""
+    if planned.document is not None or not changes:
+        return (0, 0)
+    first = min(start for start, _, _ in changes)
+    return (first, target.doc.line_count - max(end for _, end, _ in changes))
+
+
+def _applied_event(written: Written, writer: Writer) -> EditApplied:
+    target, plan = written.target, written.planned.plan
+    line_changes = recorded_changes(target.doc.lines, plan)
+    return EditApplied(
+        path=target.path,
+        writer=writer.name,
+        before_sha256=target.snap.sha256,
+        after_sha256=written.sha256,
+        size=len(written.data),
+        lines_before=target.doc.line_count,
+        line_count=written.doc.line_count,
+        operations=writer.operations,
+        line_changes=line_changes,
+        unseen=after_own_write(written.planned.unseen, line_changes, target.doc.line_count),
+        auto_corrections=[detail for _, detail in written.auto_corrections],
+        safety_check=written.safety,
+        safety_warnings=[f.message for f in written.findings],
+        deleted=written.planned.delete,
+    )
+
+
+def recorded_changes(lines: Sequence[str], plan: EditPlan) -> list[tuple[int, int, int]]:
+    """The lines the plan really changed: a splice's first and last lines written back
+    as they were (a range widened to a good anchor, say) are not changes, so other
+    writers' plans that rely on them still carry over this one."""
+    changes = []
+    for splice in plan.splices:
+        narrowed, _ = narrowed_splice(splice, lines)
+        if narrowed.end > narrowed.start or narrowed.new_lines:
+            changes.append((narrowed.start, narrowed.end, len(narrowed.new_lines)))
+    return changes
+
+
+def _write(target: Target, written: Written) -> Write:
+    """Guarded by the content it was computed from (or by the file's absence)."""
+    based_on = target.snap.sha256 if target.exists else ABSENT
+    data = None if written.planned.delete else written.data
+    base = target.snap.data if target.exists else None
+    return Write(target.path, data, based_on, written.sha256, base)
+
+
+def _anchors_valid_through(target: Target, new: Parsed, first_change: int) -> int:
+    """The last line up to which every old anchor still names the same line.
+
+    Usually the line before the first change (0-based `first_change`); earlier when
+    the edit made an old anchor ambiguous (say, by inserting a twin of a line above it).
+    """
+    old, now = target.parsed.index.anchor_strings, new.index.anchor_strings
+    i = 0
+    while i + 256 <= first_change and old[i : i + 256] == now[i : i + 256]:  # C-speed chunks
+        i += 256
+    while i < first_change and old[i] == now[i]:
+        i += 1
+    return i
+
+
+def _continuity(target: Target, writer: str) -> str:
+    """ "mixed" once more than one writer type changed the file (this request's noticed
+    outside change and this write included), "clean" while one only did."""
+    known = target.ctx.state.files.get(target.path)
+    writers = set(known.writers if known else ()) | {writer}
+    if target.noticed:
+        writers.add("outside")
+    return "clean" if len(writers) <= 1 else "mixed"
+
+
+def _blobs(target: Target, after: bytes, after_sha: str) -> dict[str, bytes]:
+    """Before and after contents, each stored once, so the write can be replayed."""
+    blobs = {after_sha: after}
+    if not target.ctx.journal.has_blob(target.snap.sha256):
+        blobs[target.snap.sha256] = target.snap.data
+    return blobs
+
+
+def unsafe(findings: list[SafetyWarning]) -> ToolError:
+    return ToolError(
+        ErrorCode.SAFETY_CHECK_FAILED,
+        f"the edit was not written: {_joined(findings)}",
+        {
+            "safety_warnings": [
+                {"kind": f.kind, "operation": f.operation, "message": f.message} for f in findings
+            ]
+        },
+    )
+
+
+def _joined(findings: list[SafetyWarning]) -> str:
+    return "; ".join(f.message for f in findings)
+
+
+def rejected(target: Target, writer: Writer, error: ToolError, warnings: list[str]) -> Outcome:
+    """An error reply, journaled with the content it was checked against. An error that
+    showed the agent the current content (a delta, or the whole content) advances its
+    snapshot: what it was not shown stays unseen."""
+    shown = _shown(target, error)
+    unseen: list[tuple[int, int]] = []
+    if shown is not None:
+        unseen = after_showing(target.unseen(), shown, target.doc.line_count)
+    event = EditRejected(
+        path=target.path,
+        writer=writer.name,
+        sha256=target.snap.sha256 if target.exists else None,
+        code=error.code.value,
+        message=error.message,
+        # a rejection must not cost its payload: long texts are journaled clipped
+        details=clip_text(error.details),
+        operations=clip_text(writer.operations),
+        shown_sha256=target.snap.sha256 if shown is not None else None,
+        unseen=unseen,
+    )
+    events: list[AnyEvent] = [*target.noticed, event]
+    blobs: dict[str, bytes] = {}
+    if target.exists and not target.ctx.journal.has_blob(target.snap.sha256):
+        blobs[target.snap.sha256] = target.snap.data
+    return Outcome(events=events, blobs=blobs, warnings=warnings, error=error)
+
+
+def _shown(target: Target, error: ToolError) -> Sequence[int] | None:
+    """The lines of the current content the error showed the agent, if it showed any."""
+    if not target.exists:
+        return None
+    state = error.details.get("latest_file_state")
+    if isinstance(state, dict) and state.get("content") is not None:
+        return range(1, target.doc.line_count + 1)
+    delta = error.details.get("delta")
+    if delta is not None:
+        return [row["line"] for row in delta["changed_lines"]]
+    return None
