@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
 from editjournal.daemon.runtime.gcsettings import settle_after_start_up
-from editjournal.daemon.runtime.limits import DEFAULT_FILE_LINES, Limits
 from editjournal.daemon.runtime.logs import BACKUPS, LEVELS, LogSettings, configure_logging
 from editjournal.daemon.runtime.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
 from editjournal.daemon.runtime.server import Server
+from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, Limits
 from editjournal.daemon.store.journal import JournalError
 from editjournal.daemon.watch.intake import WatchSettings
 from editjournal.schemas.units import UnitError, parse_size

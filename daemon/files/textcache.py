@@ -24,7 +24,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from editjournal.daemon.files.readcache import SnapshotCache
-from editjournal.daemon.runtime.limits import (
+from editjournal.daemon.settings.limits import (
     DEFAULT_CACHE_BYTES,
     DEFAULT_FILE_LINES,
     check_line_count,

@@ -35,8 +35,8 @@ from typing import BinaryIO, NamedTuple
 from editjournal.daemon.files import renames
 from editjournal.daemon.files.confined import DirHandle, Escape, Located, Resolver
 from editjournal.daemon.files.encoding import refusal, utf8_text
-from editjournal.daemon.landing.latewrites import LateWrites
-from editjournal.daemon.watch.ownwrites import OwnWrites
+from editjournal.daemon.files.latewrites import LateWrites
+from editjournal.daemon.files.ownwrites import OwnWrites
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
 
@@ -510,7 +510,7 @@ class Workspace:
 
     def append_bytes(self, path: str, data: bytes) -> None:
         """Append `data` to a file in place (`O_APPEND`), as the writer whose lines went
-        into a file the daemon had just displaced would have (daemon/landing/latewrites.py)."""
+        into a file the daemon had just displaced would have (daemon/files/latewrites.py)."""
         rel = self.relative(path)
         fd = self._open_confined(rel, os.O_WRONLY | os.O_APPEND | _O_NONBLOCK | _O_BINARY)
         try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.hunk_tools import HunkRefused, now_ms, owned_hunk
-from editjournal.daemon.runtime.config import load
+from editjournal.daemon.settings.config import load
 from editjournal.daemon.text.hunks import (
     Found,
     RegexLimit,

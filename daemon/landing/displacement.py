@@ -11,7 +11,7 @@ way to it. The journal must say so, in the order it happened:
 3. for the replies: a warning where the change was carried, `write_displaced`
    where it was not.
 
-And a late change to a file a write displaced (daemon/landing/latewrites.py) that is not an
+And a late change to a file a write displaced (daemon/files/latewrites.py) that is not an
 append: a `created` `outside_change` of the file it is kept in, beside its own.
 
 Pure decisions over a `Met`: no state, no journal, no file is touched here.
@@ -24,11 +24,11 @@ from collections.abc import Iterator
 import msgspec
 
 from editjournal.daemon.files.encoding import utf8_text
+from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.landing.exchange import MAX_LANDINGS, Observed
-from editjournal.daemon.landing.latewrites import Late
 from editjournal.daemon.landing.pendingwrites import ABSENT
 from editjournal.daemon.landing.writeround import Met
-from editjournal.daemon.runtime.limits import count_lines
+from editjournal.daemon.settings.limits import count_lines
 from editjournal.daemon.text.rebase import line_map
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded

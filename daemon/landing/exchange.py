@@ -9,8 +9,8 @@ Instead, one write lands like this (daemon/files/renames.py):
    planned against, that outside change is met here, before anything is swapped;
 2. otherwise exchange the temp file with the target: the displaced file stays
    readable; if it still holds what was planned against, it goes (held open a
-   moment for late writes, daemon/landing/latewrites.py): done — the common case, judged
-   by stat alone when it is the daemon's own last write (daemon/watch/ownwrites.py);
+   moment for late writes, daemon/files/latewrites.py): done — the common case, judged
+   by stat alone when it is the daemon's own last write (daemon/files/ownwrites.py);
 3. if an outside change slipped in between the look and the exchange, the
    displaced file is put back at once (a second exchange: the same inode);
 4. a change met is carried over: lines the outside writer only appended are
@@ -119,7 +119,7 @@ class _Attempt:
 
 @dataclass(frozen=True)
 class _Where:
-    """The workspace, the write's real path (the key of daemon/watch/ownwrites.py), limits."""
+    """The workspace, the write's real path (the key of daemon/files/ownwrites.py), limits."""
 
     workspace: Workspace
     key: str
@@ -130,7 +130,7 @@ class _Where:
         self, write: PreparedWrite, name: str | None, held: bytes | None, changed: bool = False
     ) -> None:
         """A displaced file that held `held` goes, held open for its grace check
-        (daemon/landing/latewrites.py): a write that reaches it later is not lost. `changed`: it
+        (daemon/files/latewrites.py): a write that reaches it later is not lost. `changed`: it
         holds more already, to be carried at once."""
         if name is None:
             return

@@ -36,7 +36,7 @@ from pathlib import Path
 from editjournal.daemon.files.workspace import FileSnapshot, PreparedWrite, Workspace
 from editjournal.daemon.landing.exchange import Landed, land
 from editjournal.daemon.landing.pendingwrites import ABSENT, DELETE, INSERT, removal_key
-from editjournal.daemon.runtime.limits import DEFAULT_FILE_LINES
+from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES
 from editjournal.daemon.store.journal import Statement
 from editjournal.schemas.errors import ToolError
 
@@ -168,7 +168,7 @@ class WriteRound:
         return failures
 
     def _note_own(self, key: str, write: PreparedWrite) -> None:
-        """So the watcher's report of this rename costs a stat (daemon/watch/ownwrites.py)."""
+        """So the watcher's report of this rename costs a stat (daemon/files/ownwrites.py)."""
         if write.temp is None:
             self._workspace.own_writes.forget(key)
         else:

@@ -18,7 +18,7 @@ import msgspec
 
 from editjournal.daemon.model.checkpointbook import CheckpointBook
 from editjournal.daemon.model.hunkbook import HunkBook
-from editjournal.daemon.store.idempotency import Answers
+from editjournal.daemon.model.idempotency import Answers
 from editjournal.schemas.events import (
     CHECKPOINT_EVENTS,
     HUNK_EVENTS,

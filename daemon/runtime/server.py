@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 import zmq
 
+from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers import (
@@ -51,7 +52,6 @@ from editjournal.daemon.landing.displacement import (
     late_event,
     outside_events,
 )
-from editjournal.daemon.landing.latewrites import Late
 from editjournal.daemon.landing.pendingwrites import recover
 from editjournal.daemon.landing.writeround import (
     CommitStats,
@@ -60,6 +60,7 @@ from editjournal.daemon.landing.writeround import (
     WriteRound,
     disk_full,
 )
+from editjournal.daemon.model.idempotency import answered
 from editjournal.daemon.model.state import State, fold
 from editjournal.daemon.runtime.applyorder import in_apply_order
 from editjournal.daemon.runtime.boundary import (
@@ -75,7 +76,6 @@ from editjournal.daemon.runtime.boundary import (
     was_crash,
 )
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
-from editjournal.daemon.runtime.limits import Limits, check_text_fields
 from editjournal.daemon.runtime.logs import EVENTS
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
@@ -86,7 +86,7 @@ from editjournal.daemon.runtime.runfiles import (
     socket_path,
     write_endpoint,
 )
-from editjournal.daemon.store.idempotency import answered
+from editjournal.daemon.settings.limits import Limits, check_text_fields
 from editjournal.daemon.store.journal import Journal, JournalError
 from editjournal.daemon.store.startup import load_state
 from editjournal.daemon.store.statesnap import Snapshotter
@@ -406,7 +406,7 @@ class Server:
         return carries
 
     def _carry_late(self, found: list[Late]) -> None:
-        """Bytes written into displaced files after they were judged (daemon/landing/latewrites.py).
+        """Bytes written into displaced files after they were judged (daemon/files/latewrites.py).
         Appended lines are appended to the file, as the writer's `O_APPEND` would have
         done (the watcher journals them like any outside change); any other late change
         is kept beside the file, journaled with its content, never merged blind."""

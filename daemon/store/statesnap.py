@@ -25,8 +25,8 @@ import msgspec
 
 from editjournal.daemon.model.checkpointbook import Checkpoint, CheckpointBook
 from editjournal.daemon.model.hunkbook import Hunk, HunkBook
+from editjournal.daemon.model.idempotency import Answers
 from editjournal.daemon.model.state import FileInfo, Snapshot, State
-from editjournal.daemon.store.idempotency import Answers
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import RequestAnswered
 

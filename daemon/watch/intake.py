@@ -24,7 +24,7 @@ import zmq
 
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.model.state import State
-from editjournal.daemon.runtime.limits import DEFAULT_FILE_LINES
+from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES
 from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer
 from editjournal.daemon.watch.kernelwatches import unwatched_dirs, watched_dirs
 from editjournal.daemon.watch.observer import ADDRESS, DECODER, Watcher, WatcherMessage

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from editjournal.daemon.files.workspace import Fingerprint, Workspace, is_utf8_name
 from editjournal.daemon.model.state import State
-from editjournal.daemon.runtime.limits import DEFAULT_FILE_LINES, count_lines
+from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, count_lines
 from editjournal.daemon.watch.ignore import Ignorer
 from editjournal.schemas.events import OutsideChangeRecorded
 

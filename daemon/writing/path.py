@@ -30,8 +30,8 @@ from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.files.workspace import FileSnapshot
 from editjournal.daemon.handlers import ABSENT, Context, Outcome, Write
 from editjournal.daemon.handlers.read import anchored
-from editjournal.daemon.runtime.config import write_access_denied
-from editjournal.daemon.runtime.limits import clip_text
+from editjournal.daemon.settings.config import write_access_denied
+from editjournal.daemon.settings.limits import clip_text
 from editjournal.daemon.text.anchors import Anchors, Change
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan

@@ -5,7 +5,7 @@ A real process adds one numbered line to a file every ~5 ms — in place
 — while an agent writes the same file through a real daemon with each writing
 tool. Every write lands by an exchange that keeps what it displaces
 (daemon/landing/exchange.py), and bytes that reach a displaced file a moment later are
-carried in (daemon/landing/latewrites.py). So once the writer stops, every line it wrote
+carried in (daemon/files/latewrites.py). So once the writer stops, every line it wrote
 is in the file (or, should one conflict with a late write, in a file kept beside
 it and in the journal): 0 lost. With in-place appends, no agent write that was
 acknowledged is lost either (an editor's save legitimately drops what it never

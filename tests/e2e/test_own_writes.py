@@ -1,4 +1,4 @@
-"""The watcher knows the daemon's own renames by stat (daemon/watch/ownwrites.py), and
+"""The watcher knows the daemon's own renames by stat (daemon/files/ownwrites.py), and
 still records every outside change made right after one, however alike it looks."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from editjournal.daemon.model.state import State, fold
 from editjournal.daemon.runtime.applyorder import in_apply_order
-from editjournal.daemon.runtime.config import DEFAULT, parse, write_access_denied
+from editjournal.daemon.settings.config import DEFAULT, parse, write_access_denied
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import HunkApplied, HunkDiscarded, HunkPrepared

@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from editjournal.daemon.watch.ownwrites import OwnWrites
+from editjournal.daemon.files.ownwrites import OwnWrites
 
 
 def _sha(data: bytes) -> str:

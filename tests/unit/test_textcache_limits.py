@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from editjournal.daemon.files.textcache import TextCache
-from editjournal.daemon.runtime.limits import clip_text, count_lines
+from editjournal.daemon.settings.limits import clip_text, count_lines
 from editjournal.daemon.text.lines import parse
 from editjournal.schemas.errors import ToolError
 
