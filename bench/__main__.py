@@ -1,4 +1,4 @@
-"""`python -m bench [--quick] [--out PATH] [--only GROUP ...] [--update-readme]`.
+"""`python -m bench [--quick] [--out PATH] [--only GROUP ...] [--update-docs]`.
 
 Measures every row of the performance table, each against a baseline measured in
 the same run with the contenders interleaved, prints the table (measure |
@@ -31,7 +31,7 @@ from bench.rows import Row, markdown
 from bench.sizes import FULL, QUICK, Sizes
 
 HERE = Path(__file__).resolve().parent
-README = HERE.parent / "README.md"
+PERFORMANCE_DOC = HERE.parent / "docs" / "performance.md"
 DEFAULT_OUT = HERE / "results" / "latest.json"
 Group = Callable[[Path, Sizes], Iterable[Row]]
 GROUPS: dict[str, Group] = {
@@ -82,11 +82,12 @@ def detection_table(found: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def update_readme(marker: str, table: str) -> None:
-    text = README.read_text()
+def update_docs(marker: str, table: str) -> None:
+    """Put a table between its markers in docs/performance.md."""
+    text = PERFORMANCE_DOC.read_text()
     block = f"<!-- {marker}:start -->\n{table}\n<!-- {marker}:end -->"
     pattern = rf"<!-- {marker}:start -->.*?<!-- {marker}:end -->"
-    README.write_text(re.sub(pattern, lambda _: block, text, flags=re.S))
+    PERFORMANCE_DOC.write_text(re.sub(pattern, lambda _: block, text, flags=re.S))
 
 
 def _commit(machine: dict[str, Any]) -> str:
@@ -111,7 +112,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("-n", type=int, help="samples per contender of the latency rows")
     parser.add_argument("--writes", type=int, help="writes of the detection-latency table")
     parser.add_argument(
-        "--update-readme", action="store_true", help="put the tables into README.md"
+        "--update-docs", action="store_true", help="put the tables into docs/performance.md"
     )
     return parser.parse_args(argv)
 
@@ -148,11 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     print(f"\nwritten to {args.out} ({report['elapsed_s']} s)", file=sys.stderr)
-    if args.update_readme:
+    if args.update_docs:
         if rows:
-            update_readme("bench", table)
+            update_docs("bench", table)
         if found is not None:
-            update_readme("detect", detection_table(found))
+            update_docs("detect", detection_table(found))
     return 0
 
 

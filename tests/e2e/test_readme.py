@@ -1,4 +1,5 @@
-"""The README's examples run, and every CLI command is documented: the docs cannot lie."""
+"""The README's examples run, and every CLI command and method is documented (in the
+README or a page of docs/ it links to): the docs cannot lie."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from editjournal.client.cli import cli
 from editjournal.client.connection import read_endpoint
 from tests.conftest import pid_alive, start, wait_until
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+
+
+def documentation() -> str:
+    """The README and every page of docs/ (the reference the README leads to)."""
+    pages = sorted((REPO / "docs").glob("*.md"))
+    return "\n".join(p.read_text() for p in [README, *pages])
 BIN = Path(sys.executable).parent
 
 
@@ -67,7 +75,7 @@ def test_python_example_runs(workspace: Path):
 
 
 def test_every_cli_command_is_documented():
-    text = README.read_text()
+    text = documentation()
     for name in cli.commands:
         assert re.search(rf"`editjournal {name}\b|/ `{name}\b", text), f"{name} not in README"
 
@@ -75,9 +83,19 @@ def test_every_cli_command_is_documented():
 def test_every_method_is_documented():
     from editjournal.schemas.tools import TOOL_PARAMS
 
-    text = README.read_text()
+    text = documentation()
     for method in TOOL_PARAMS:
         assert f"`{method}`" in text, f"{method} not in README"
+
+
+def test_every_docs_page_is_linked_from_the_readme_and_every_link_resolves():
+    text = README.read_text()
+    for page in (REPO / "docs").glob("*.md"):
+        assert f"](docs/{page.name}" in text, f"docs/{page.name} is not linked from README"
+    for source in [README, *(REPO / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(((?:docs/)?[\w-]+\.md)(?:#[\w-]*)?\)", source.read_text()):
+            base = REPO if source == README else source.parent
+            assert (base / target).exists() or (REPO / target).exists(), f"{source.name}: {target}"
 
 
 def test_quoting_of_examples_is_shell_safe():
