@@ -23,6 +23,8 @@ def documentation() -> str:
     """The README and every page of docs/ (the reference the README leads to)."""
     pages = sorted((REPO / "docs").glob("*.md"))
     return "\n".join(p.read_text() for p in [README, *pages])
+
+
 BIN = Path(sys.executable).parent
 
 
