@@ -48,7 +48,8 @@ class PingParams(Params):
 class PingResult(Result):
     pong: bool
     pid: int
-    version: str
+    version: str  # the daemon's package version
+    protocol: int = 0  # the wire protocol it speaks (schemas.wire); 0: a daemon too old to say
 
 
 class StatusParams(Params):
@@ -74,6 +75,7 @@ class StatusResult(Result):
     # commits, durable, events, largest, batches_with_writes, writes; and what start-up
     # recovery finished (rolled_forward, unfinished, temps_removed)
     group_commit: dict[str, Any] = {}
+    protocol: int = 0  # as in PingResult
 
 
 class LogParams(Params):

@@ -12,6 +12,13 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
+# The wire protocol's version: the envelopes here, and the methods with their params and
+# results in `schemas.tools`. It goes up when a change could break a client written for
+# the version before (a field removed, renamed or retyped, a method's meaning changed);
+# adding an optional field, a method or an error code keeps it. `ping` and `status`
+# report it (`protocol`); docs/protocol.md lists the versions.
+PROTOCOL_VERSION = 1
+
 
 class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
     """An error reply's payload: a catalogue code plus what to do about it."""

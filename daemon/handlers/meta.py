@@ -15,11 +15,15 @@ from editjournal.schemas.tools import (
     StatusParams,
     StatusResult,
 )
+from editjournal.schemas.wire import PROTOCOL_VERSION
 
 
 @handles("ping")
 def ping(ctx: Context, params: PingParams) -> Outcome:
-    return Outcome(PingResult(pong=True, pid=ctx.info.pid, version=ctx.info.version))
+    info = ctx.info
+    return Outcome(
+        PingResult(pong=True, pid=info.pid, version=info.version, protocol=PROTOCOL_VERSION)
+    )
 
 
 @handles("status")
@@ -29,6 +33,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             workspace=str(ctx.workspace.root),
             pid=os.getpid(),
             version=ctx.info.version,
+            protocol=PROTOCOL_VERSION,
             uptime_s=round(time.monotonic() - ctx.info.started_monotonic, 3),
             event_count=ctx.state.event_count,
             last_seq=ctx.state.last_seq,

@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 import zmq
 
+from editjournal import __version__
 from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
@@ -98,7 +99,7 @@ from editjournal.schemas.events import DaemonStarted, DaemonStopped, Record
 from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
 from editjournal.schemas.wire import Error, Request, Response
 
-VERSION = "0.1.0"
+VERSION = __version__  # one source: the package's metadata (pyproject.toml)
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
 MAX_BATCH = 256
 POLL_MS = 100

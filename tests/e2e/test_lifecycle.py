@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import editjournal
 from editjournal.client import Client, DaemonUnavailable, RequestTimeout
 from editjournal.client.connection import live_endpoint, read_endpoint
 from editjournal.daemon.model.state import fold
 from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, STATE_DIR_NAME
+from editjournal.schemas.wire import PROTOCOL_VERSION
 from tests.conftest import RunningDaemon, pid_alive, spawn, start, wait_until
 
 
@@ -20,7 +22,9 @@ def test_ping_and_status_describe_the_running_daemon(daemon: RunningDaemon, clie
     client.read_file("a.txt")
     pong = client.ping()
     assert pong.pong and pong.pid == daemon.proc.pid
+    assert (pong.version, pong.protocol) == (editjournal.__version__, PROTOCOL_VERSION)
     status = client.status()
+    assert (status.version, status.protocol) == (editjournal.__version__, PROTOCOL_VERSION)
     assert status.workspace == str(daemon.root.resolve())
     assert status.pid == daemon.proc.pid
     assert status.event_count == 2  # daemon_started + file_read
