@@ -1,7 +1,8 @@
 """The lifecycle commands: `serve`, `start`, `stop`, `list`.
 
-`serve` and `start` take the same daemon options from one table
-(`DAEMON_OPTIONS`), turned into the daemon's argv by `daemon_argv`, so an
+`serve` and `start` take the daemon's options from the one table the daemon's
+own parser is built from (`schemas.daemonoptions.DAEMON_OPTIONS`), turned into
+its argv by `daemon_argv`, so an
 option a limit error tells the user to raise (`--max-file-size`) works with
 both. Every command checks the workspace exists before anything else: a typo
 creates nothing and leaves no daemon behind. `serve` replaces this process by
@@ -15,7 +16,6 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,6 +43,7 @@ from editjournal.client.connection import (
 from editjournal.client.errors import RequestError
 from editjournal.client.render import daemon_rows, emit
 from editjournal.client.trust import Untrusted, is_our_daemon
+from editjournal.schemas.daemonoptions import DAEMON_OPTIONS, DaemonOption
 from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.units import UnitError, parse_size
@@ -68,68 +69,22 @@ class SizeType(click.ParamType):
 SECONDS = click.FloatRange(min=0, min_open=True)
 
 
-@dataclass(frozen=True)
-class DaemonOption:
-    """One option of the daemon, as `serve` and `start` take it."""
-
-    flag: str
-    help: str
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.flag.removeprefix("--").replace("-", "_")
-
-    def argv(self, value: Any) -> list[str]:
-        if self.kwargs.get("is_flag"):
-            return [self.flag] if value else []
-        values = value if self.kwargs.get("multiple") else [] if value is None else [value]
-        return [arg for v in values for arg in (self.flag, str(v))]
-
-
-DAEMON_OPTIONS = (
-    DaemonOption(
-        "--max-file-size",
-        "Largest file served: bytes or with a unit, e.g. 16MiB (default 8 MiB).",
-        {"type": SizeType(), "metavar": "SIZE"},
-    ),
-    DaemonOption(
-        "--max-file-lines",
-        "Most lines a file served may have (default 200000).",
-        {"type": click.IntRange(min=1), "metavar": "N"},
-    ),
-    DaemonOption("--no-watch", "Do not watch for outside changes.", {"is_flag": True}),
-    DaemonOption(
-        "--ignore",
-        "A gitignore-style pattern the watcher ignores (repeatable).",
-        {"multiple": True, "metavar": "PATTERN"},
-    ),
-    DaemonOption(
-        "--poll-interval",
-        "Rescan interval while the kernel refuses to watch (default 2).",
-        {"type": SECONDS, "metavar": "SECONDS"},
-    ),
-    DaemonOption(
-        "--watch-retry",
-        "How often to try watching again after a refusal (default 30).",
-        {"type": SECONDS, "metavar": "SECONDS"},
-    ),
-    DaemonOption(
-        "--log-level",
-        "What daemon.log keeps; debug adds a line per event (default info).",
-        {"type": click.Choice(["debug", "info", "warning"])},
-    ),
-    DaemonOption(
-        "--log-max-bytes",
-        "daemon.log rotates past this size, keeping 3 old files; 0 never (default 10MiB).",
-        {"type": SizeType(), "metavar": "SIZE"},
-    ),
-)
+def _click_terms(option: DaemonOption) -> dict[str, Any]:
+    """One row of the daemon's options table (`schemas.daemonoptions`) in click's terms.
+    No default: an option not given is not passed, and the daemon's own applies."""
+    if option.kind == "flag":
+        return {"is_flag": True}
+    if option.kind == "pattern":
+        return {"multiple": True, "metavar": option.metavar}
+    if option.kind == "choice":
+        return {"type": click.Choice(list(option.choices))}
+    types = {"size": SizeType(), "count": click.IntRange(min=1), "seconds": SECONDS}
+    return {"type": types[option.kind], "metavar": option.metavar}
 
 
 def daemon_options(f: F) -> F:
     for option in reversed(DAEMON_OPTIONS):
-        f = click.option(option.flag, help=option.help, **option.kwargs)(f)
+        f = click.option(option.flag, help=option.full_help, **_click_terms(option))(f)
     return f
 
 

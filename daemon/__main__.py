@@ -19,15 +19,17 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
-from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.runtime.gcsettings import settle_after_start_up
-from editjournal.daemon.runtime.logs import BACKUPS, LEVELS, LogSettings, configure_logging
+from editjournal.daemon.runtime.logs import LogSettings, configure_logging
 from editjournal.daemon.runtime.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
 from editjournal.daemon.runtime.server import Server
-from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, Limits
+from editjournal.daemon.settings.limits import Limits
 from editjournal.daemon.store.journal import JournalError
 from editjournal.daemon.watch.intake import WatchSettings
+from editjournal.schemas.daemonoptions import DAEMON_OPTIONS, DaemonOption
 from editjournal.schemas.units import UnitError, parse_size
 
 EXIT_FAILED, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 1, 3, 130
@@ -36,20 +38,8 @@ EXIT_FAILED, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 1, 3, 130
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m editjournal.daemon", description=__doc__)
     parser.add_argument("--workspace", default=os.environ.get("EDITJOURNAL_WORKSPACE", "."))
-    parser.add_argument(
-        "--max-file-size",
-        type=_size,
-        default=DEFAULT_MAX_FILE_SIZE,
-        metavar="SIZE",
-        help="largest file served: bytes or e.g. 16MiB (default 8 MiB)",
-    )
-    parser.add_argument(
-        "--max-file-lines",
-        type=_positive,
-        default=DEFAULT_FILE_LINES,
-        metavar="N",
-        help="most lines a file served may have (default %(default)s)",
-    )
+    for option in DAEMON_OPTIONS:  # the table `editjournal serve` / `start` are built from
+        parser.add_argument(option.flag, **_argparse_terms(option))
     # tests only: a request of this method ends the loop as a crash would
     parser.add_argument("--crash-on-method", metavar="METHOD", help=argparse.SUPPRESS)
     # tests only: a request of this method fails (an exception) once its writes are prepared
@@ -57,45 +47,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     # tests only: SIGKILL itself between a write's commit and its rename (crash recovery)
     parser.add_argument("--kill-after-commit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
-    parser.add_argument(
-        "--log-level",
-        choices=sorted(LEVELS),
-        default=LogSettings.level,
-        help="what daemon.log keeps of the daemon's own lines; debug adds one per event"
-        " (default %(default)s; libraries log their warnings and errors only)",
-    )
-    parser.add_argument(
-        "--log-max-bytes",
-        type=_size,
-        default=LogSettings.max_bytes,
-        metavar="SIZE",
-        help=f"daemon.log rotates past this size, keeping {BACKUPS} old files; 0 never"
-        " rotates (default 10MiB)",
-    )
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
-    parser.add_argument("--no-watch", action="store_true", help="do not watch for outside changes")
-    parser.add_argument(
-        "--ignore",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="gitignore-style pattern the watcher ignores (repeatable)",
-    )
-    parser.add_argument(
-        "--poll-interval",
-        type=float,
-        default=WatchSettings.poll_s,
-        metavar="SECONDS",
-        help="rescan interval while the kernel refuses to watch (default %(default)s)",
-    )
-    parser.add_argument(
-        "--watch-retry",
-        type=float,
-        default=WatchSettings.retry_s,
-        metavar="SECONDS",
-        help="how often to try watching again after a refusal (default %(default)s)",
-    )
     return parser.parse_args(argv)
+
+
+def _argparse_terms(option: DaemonOption) -> dict[str, Any]:
+    """One row of the options table in argparse's terms."""
+    terms: dict[str, Any] = {"help": option.full_help, "metavar": option.metavar}
+    if option.kind == "flag":
+        return {"action": "store_true", "help": option.full_help}
+    if option.kind == "pattern":
+        return {**terms, "action": "append", "default": []}
+    if option.kind == "choice":
+        return {"choices": option.choices, "default": option.default, "help": option.full_help}
+    types = {"size": _size, "count": _positive, "seconds": _seconds}
+    return {**terms, "type": types[option.kind], "default": option.default}
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def _positive(text: str) -> int:
