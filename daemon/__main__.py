@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.runtime.faults import Faults
 from editjournal.daemon.runtime.gcsettings import settle_after_start_up
 from editjournal.daemon.runtime.logs import LogSettings, configure_logging
 from editjournal.daemon.runtime.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
@@ -119,9 +120,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
             workspace,
             watch=None if args.no_watch else watch_settings(args),
             limits=Limits.for_file_size(args.max_file_size, file_lines=args.max_file_lines),
-            crash_method=args.crash_on_method,
-            fail_method=args.fail_after_prepare,
-            kill_after_commit=args.kill_after_commit,
+            faults=Faults(args.crash_on_method, args.fail_after_prepare, args.kill_after_commit),
         )
     except (AlreadyServed, JournalError, NotPrivate) as e:
         print(f"editjournal: {e}", file=sys.stderr)

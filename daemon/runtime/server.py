@@ -66,8 +66,6 @@ from editjournal.daemon.model.state import State, fold
 from editjournal.daemon.runtime.applyorder import in_apply_order
 from editjournal.daemon.runtime.boundary import (
     DECODE_ERRORS,
-    InjectedCrash,
-    InjectedFailure,
     check_frame,
     crash_reason,
     decode_failure,
@@ -76,6 +74,7 @@ from editjournal.daemon.runtime.boundary import (
     loose_id,
     was_crash,
 )
+from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
 from editjournal.daemon.runtime.logs import EVENTS
 from editjournal.daemon.runtime.publisher import Publisher
@@ -130,20 +129,13 @@ class Server:
         workspace: Workspace,
         watch: WatchSettings | None = None,
         limits: Limits | None = None,
-        crash_method: str | None = None,
-        kill_after_commit: bool = False,
-        fail_method: str | None = None,
+        faults: Faults = NO_FAULTS,
     ) -> None:
         """`watch=None`: outside changes are noticed only when a file is accessed.
-        `crash_method` (tests only): a request of that method ends the loop as a crash.
-        `fail_method` (tests only): a request of that method raises once its writes are
-        prepared (the request boundary must answer it and remove their temp files).
-        `kill_after_commit` (tests only): SIGKILL itself after the first commit of a batch
-        that writes files, before the renames (the crash that recovery must finish)."""
+        `faults`: what the crash tests inject (`runtime.faults`); none otherwise."""
         self.workspace = workspace
         self.limits = limits or Limits.for_file_size(workspace.max_file_size)
-        self._crash_method = crash_method
-        self._fail_method = fail_method
+        self.faults = faults
         # writes prepared by the request being handled, not yet in the round: the
         # boundary removes their temp files if the request fails before it hands them on
         self._unrounded: list[Prepared] = []
@@ -156,7 +148,6 @@ class Server:
         self._round = WriteRound(workspace)
         self._batch = _Batch()
         self.commits = CommitStats()
-        self._kill_after_commit = kill_after_commit
         self.snapshots = Snapshotter()
         self.state: State = load_state(self.journal, self.snapshots)  # checked, or refused
         self.handlers: dict[str, Handler] = registry()
@@ -368,8 +359,7 @@ class Server:
                 self._rebuild_state()
             replies = [(route, _unrecorded(response, e)) for route, response in replies]
         else:
-            if self._kill_after_commit and self._round:
-                os.kill(os.getpid(), signal.SIGKILL)  # tests only: the crash recovery finishes
+            self.faults.on_commit(len(self._round))
             self.commits.batches_with_writes += bool(self._round)
             self.commits.writes += len(self._round)
             failures = self._round.publish(self.limits.file_lines)
@@ -480,8 +470,7 @@ class Server:
     def _dispatch(self, payload: bytes) -> tuple[Response, list[Prepared], str | None]:
         try:
             request = self._decode(payload)
-            if request.method == self._crash_method:
-                raise InjectedCrash(f"crash requested by {request.agent}")
+            self.faults.on_request(request.method, request.agent)
             handler, params = self._route(request)
             replay = self.state.answers.replay(request)  # a retry of a keyed request
         except ToolError as e:
@@ -490,8 +479,8 @@ class Server:
             return replay, [], request.agent
         outcome, prepared = self._decide(handler, request, params)
         records = self._record(request.agent, outcome)
-        if prepared and request.method == self._fail_method:
-            raise InjectedFailure(f"failure requested by {request.agent} after staging")
+        if prepared:
+            self.faults.on_prepared(request.method, request.agent)
         seq = records[-1].seq if records else None
         if outcome.error is not None:
             error = outcome.error.to_wire()

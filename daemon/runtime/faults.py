@@ -1,0 +1,41 @@
+"""Faults the tests inject into a real daemon, in one object (never in production use).
+
+The daemon takes them from hidden options (`--crash-on-method`, `--fail-after-prepare`,
+`--kill-after-commit`): the crash tests need a real process failing at exactly the
+point they exercise. A daemon started without them carries `NO_FAULTS`, and every
+check below is a comparison against None or False.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+
+from editjournal.daemon.runtime.boundary import InjectedCrash, InjectedFailure
+
+
+@dataclass(frozen=True)
+class Faults:
+    crash_on: str | None = None  # a request of this method ends the loop as a crash would
+    fail_after_prepare: str | None = None  # ...raises once its writes are prepared
+    kill_after_commit: bool = False  # SIGKILL after a batch's commit, before its renames
+
+    def on_request(self, method: str, agent: str) -> None:
+        if method == self.crash_on:
+            raise InjectedCrash(f"crash requested by {agent}")
+
+    def on_prepared(self, method: str, agent: str) -> None:
+        """The request's writes are prepared and its events staged (the boundary must
+        answer the failure and remove their temp files)."""
+        if method == self.fail_after_prepare:
+            raise InjectedFailure(f"failure requested by {agent} after staging")
+
+    def on_commit(self, writes: int) -> None:
+        """The batch's events are durable, its files not yet renamed into place (the
+        crash start-up recovery must finish)."""
+        if self.kill_after_commit and writes:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+NO_FAULTS = Faults()
