@@ -15,12 +15,12 @@ Read-only throughout: the journal is opened `mode=ro`, files are only read.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from editjournal.daemon.audit.timeline import Version, files_at
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.model.state import State
 from editjournal.daemon.store.chainanchor import ANCHOR_FILE, Anchor, copy_path, load_key
 from editjournal.daemon.store.journal import Journal, JournalCorrupt
@@ -120,20 +120,19 @@ def _snapshot(journal: Journal) -> tuple[int, str] | None:
 def workspace_problems(journal: Journal, root: Path) -> list[Problem]:
     """Each known file whose content on disk is not the one the journal last recorded."""
     problems = []
+    workspace = Workspace(root)  # confined reads: a link out of the workspace is no file of it
     for path, version in files_at(journal).items():
-        found = _disk_sha(root, path)
+        found = _disk_sha(workspace, path)
         if found != version.sha256:
             problems.append(_difference(path, version, found))
     return problems
 
 
-def _disk_sha(root: Path, rel: str) -> str | None:
-    try:
-        return hashlib.sha256((root / rel).read_bytes()).hexdigest()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as e:  # a directory now, unreadable: differs, and says how
-        return f"unreadable ({e.strerror})"
+def _disk_sha(workspace: Workspace, rel: str) -> str | None:
+    """The SHA-256 of the regular file at `rel`, read through the file-access layer
+    (never through a link that leaves the workspace); None when there is none."""
+    found = workspace.fingerprint(rel)
+    return found.sha256 if found is not None else None
 
 
 def _difference(path: str, version: Version, found: str | None) -> Problem:

@@ -110,6 +110,21 @@ def test_verify_names_the_file_that_differs_from_the_journal(run: Run, tmp_path:
     )
 
 
+def test_verify_never_reads_through_a_link_out_of_the_workspace(run: Run, tmp_path: Path):
+    """A journaled file replaced by a link to a copy of its content outside the
+    workspace is not that file: verify says it is missing, it does not read the copy."""
+    copy = copy_journal(run, tmp_path / "journal.db")
+    workspace = tmp_path / "ws"
+    shutil.copytree(run.root, workspace, ignore=shutil.ignore_patterns(".editjournal"))
+    outside = tmp_path / "outside.py"
+    outside.write_bytes((workspace / APP).read_bytes())
+    (workspace / APP).unlink()
+    (workspace / APP).symlink_to(outside)
+    out = cli(workspace, "verify", "--journal", str(copy))
+    assert out.returncode == 1, out.stdout
+    assert f"{APP}: " in out.stdout and "is missing" in out.stdout
+
+
 def test_export_round_trips_every_event_in_order(run: Run):
     out = cli(run.root, "export", "--jsonl", "--blobs")
     assert out.returncode == 0, out.stderr
