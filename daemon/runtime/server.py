@@ -1,13 +1,14 @@
-"""The daemon's loop: receive, decode, dispatch, commit, write, reply.
+"""The daemon's loop: receive, decode, dispatch; the lifecycle around it.
 
 One thread — the one that calls `Server.serve_forever` — owns the state and
-the journal; nothing else writes either. Requests that arrive together are
-handled one after another and committed together (group commit). A reply is
-only sent after the events it reports are committed, so "applied" always
-means durable. Writes are group-committed too (daemon/landing/writeround.py): a
-write's temp file is prepared when it is planned and served to the rest of the
-batch, and at the batch's end all temp files are fsynced, the events committed,
-the files renamed; a crash in between is finished at the next start
+the journal; nothing else writes either. Each turn takes the outside changes
+first (`daemon.runtime.watchtick`), then the requests waiting, handled one
+after another and made durable together by the group commit
+(`daemon.runtime.groupcommit`, which owns the state and the write round): a
+reply is only sent after the events it reports are committed, so "applied"
+always means durable. A write's temp file is prepared when it is planned and
+served to the rest of the batch (daemon/landing/writeround.py); a crash
+between commit and rename is finished at the next start
 (daemon/landing/pendingwrites.py).
 
 Any bad input gets an error reply — undecodable frames, unknown methods,
@@ -17,14 +18,12 @@ mistyped params — never a crash and never a silent drop.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import os
 import signal
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -32,7 +31,6 @@ import msgspec
 import zmq
 
 from editjournal import __version__
-from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers import (
@@ -42,41 +40,27 @@ from editjournal.daemon.handlers import (
     Handler,
     Outcome,
     Write,
-    linked,
     registry,
-)
-from editjournal.daemon.landing.displacement import (
-    Carries,
-    carry_event,
-    kept_path,
-    late_appended,
-    late_event,
-    outside_events,
 )
 from editjournal.daemon.landing.pendingwrites import recover
 from editjournal.daemon.landing.writeround import (
-    CommitStats,
-    Met,
     Prepared,
-    WriteRound,
-    disk_full,
 )
 from editjournal.daemon.model.idempotency import answered
-from editjournal.daemon.model.state import State, fold
+from editjournal.daemon.model.state import State
 from editjournal.daemon.runtime.applyorder import in_apply_order
 from editjournal.daemon.runtime.boundary import (
     DECODE_ERRORS,
     check_frame,
     crash_reason,
     decode_failure,
-    encode_reply,
     failure_reply,
     loose_id,
     was_crash,
 )
 from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
-from editjournal.daemon.runtime.logs import EVENTS
+from editjournal.daemon.runtime.groupcommit import Batch, GroupCommit, error_response
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
     acquire_lock,
@@ -86,17 +70,17 @@ from editjournal.daemon.runtime.runfiles import (
     socket_path,
     write_endpoint,
 )
+from editjournal.daemon.runtime.watchtick import watch_tick
 from editjournal.daemon.settings.limits import Limits, check_text_fields
-from editjournal.daemon.store.journal import Journal, JournalError
+from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.store.startup import load_state
 from editjournal.daemon.store.statesnap import Snapshotter
 from editjournal.daemon.watch.intake import Watching, WatchSettings
-from editjournal.daemon.watch.outside import Observation
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import DaemonStarted, DaemonStopped, Record
+from editjournal.schemas.events import DaemonStarted, DaemonStopped
 from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
-from editjournal.schemas.wire import Error, Request, Response
+from editjournal.schemas.wire import Request, Response
 
 VERSION = __version__  # one source: the package's metadata (pyproject.toml)
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
@@ -105,20 +89,7 @@ POLL_MS = 100
 MAX_AGENT_LEN = 200
 
 log = logging.getLogger("editjournal")
-events_log = logging.getLogger(EVENTS)
-# events whose loss in a power cut takes back nothing a reply promised was changed: a
-# batch of only these is committed with synchronous=NORMAL (it still survives kill -9)
-_OBSERVATIONS = frozenset({"file_read", "edit_rejected", "outside_change", "hunk_rejected"})
 _REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
-
-
-@dataclass
-class _Batch:
-    """Replies waiting for their events to be committed."""
-
-    replies: list[tuple[list[bytes], Response]] = field(default_factory=list)
-    durable: bool = False  # a request changed something: commit with synchronous=FULL
-    bytes: int = 0  # of the requests and replies: a large batch gives memory back after
 
 
 class Server:
@@ -145,11 +116,11 @@ class Server:
         # before the state and the start-up scan: finish writes a crash left half done
         unclean = _unclean_previous_run(self.journal) is not None
         self.recovered = recover(workspace, self.journal, unclean)
-        self._round = WriteRound(workspace)
-        self._batch = _Batch()
-        self.commits = CommitStats()
-        self.snapshots = Snapshotter()
-        self.state: State = load_state(self.journal, self.snapshots)  # checked, or refused
+        snapshots = Snapshotter()
+        state = load_state(self.journal, snapshots)  # checked, or refused
+        self.group = GroupCommit(
+            self.journal, state, workspace, self.limits, faults, self._send, snapshots
+        )
         self.handlers: dict[str, Handler] = registry()
         self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
         self.sock_path = socket_path(self.state_dir)
@@ -171,7 +142,6 @@ class Server:
         self.router.setsockopt(zmq.LINGER, 1000)
         # over twice the frame limit libzmq drops the frame unread (and the connection)
         self.router.setsockopt(zmq.MAXMSGSIZE, 2 * self.limits.frame_bytes)
-        self.publisher: Publisher | None = None
         self.watching: Watching | None = None
         self._watch = watch
         self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
@@ -184,14 +154,14 @@ class Server:
         for stale in (self.sock_path, self.events_path):  # we hold the lock: nobody serves them
             stale.unlink(missing_ok=True)
         self.router.bind(self.address)
-        self.publisher = Publisher(self._zmq, self.info.events_socket)
-        self._record_now(None, self._started_event())
+        self.group.publisher = Publisher(self._zmq, self.info.events_socket)
+        self.group.record_now(None, self._started_event())
         if self._watch is not None:
             lines = self.limits.file_lines
             self.watching = Watching(self.workspace, self._zmq, self._watch, lines)
             self.watching.start()  # first, so nothing slips between the check and the watch
-            self.watching.at_startup(self.state, self._record_outside)
-            self._commit()
+            self.watching.at_startup(self.state, self.group.record_outside)
+            self.group.commit()
         write_endpoint(
             self.state_dir,
             make_endpoint(self.workspace.root, self.address, self.info.events_socket, VERSION),
@@ -221,8 +191,16 @@ class Server:
             previous_last_seen_ms=last_seen,
         )
 
+    @property
+    def state(self) -> State:
+        """The folded journal: the group commit's, which rebuilds it when it must."""
+        return self.group.state
+
+    def _send(self, route: list[bytes], reply: bytes) -> None:
+        self.router.send_multipart([*route, reply])
+
     def _commit_stats(self) -> dict[str, Any]:
-        return {**self.commits.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        return {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
 
     def _watch_health(self) -> dict[str, Any]:
         if self.watching is None:
@@ -250,11 +228,11 @@ class Server:
         if self.watching is not None:
             self.watching.stop()
         if self._stopping is not None and not was_crash(self._stopping):
-            self._carry_late(self.workspace.late_writes.close())
-        self._record_stop(reason)
-        self.snapshots.save(self.journal, self.state)  # the next start folds nothing
-        if self.publisher is not None:
-            self.publisher.close()
+            self.group.carry_late(self.workspace.late_writes.close())
+        self.group.record_stop(self.info.pid, reason)
+        self.group.snapshots.save(self.journal, self.state)  # the next start folds nothing
+        if self.group.publisher is not None:
+            self.group.publisher.close()
         self._zmq.term()
         remove_run_files(self.state_dir, self.workspace.root, self.sock_path, self.events_path)
         self.journal.close()
@@ -272,17 +250,17 @@ class Server:
             busy = self.watching is not None and self.watching.busy
             ready = dict(poller.poll(0 if busy else POLL_MS))
             if self.watching is not None:
-                self._watch_tick(self.watching, ready)
+                watch_tick(self.watching, ready, self.group)
             if len(self.workspace.late_writes):
-                self._carry_late(self.workspace.late_writes.due())
+                self.group.carry_late(self.workspace.late_writes.due())
             if self.router not in ready:
                 continue
-            batch = self._batch = _Batch()
+            batch = self.group.batch = Batch()
             for frames in in_apply_order(self._waiting(), self.state.hunks):
                 batch.bytes += len(frames[-1])
                 if self._handle_frames(frames, batch):
-                    self._flush(batch)  # empties the batch, which goes on
-            self._flush(batch)
+                    self.group.flush(batch)  # empties the batch, which goes on
+            self.group.flush(batch)
             if batch.bytes >= LARGE_BYTES:
                 give_back_memory()
 
@@ -297,158 +275,14 @@ class Server:
                 break
         return received
 
-    def _watch_tick(self, watching: Watching, ready: dict[Any, int]) -> None:
-        """Outside changes first, so requests in the same turn see them."""
-        if watching.socket in ready or watching.busy:
-            watching.drain(self.state, self._record_outside)
-        watching.check(self.state, self._record_outside)
-        try:  # observations only: a power loss may drop them, the next start-up scan redoes them
-            self._commit(durable=False)
-        except JournalError:
-            watching.rescan_later("outside changes could not be journaled")
-
-    def _record_outside(self, observation: Observation) -> None:
-        """Stage and apply at once: the next path is compared with the state this left."""
-        for event in observation.events:
-            self.state.apply(self.journal.stage(None, event, observation.blobs))
-
-    def _commit(self, durable: bool = True) -> None:
-        """Make staged events durable, then tell the terminal, the log and subscribers.
-
-        The write round's pending-writes rows go in the same transaction (and the rows
-        of writes it has since published go away). `durable` False: synchronous=NORMAL,
-        for batches that only observed (see `_OBSERVATIONS` and README "Guarantees").
-
-        When the journal refuses (another process holds a write lock past the busy
-        timeout, the disk is full, ...), the staged events are dropped, the state is
-        folded again from what the journal really holds, and JournalError is raised
-        for the caller to answer with `journal_unavailable`: nothing is half-recorded,
-        and the daemon keeps serving.
-        """
-        try:
-            records = self.journal.commit(durable, also=self._round.statements())
-        except JournalError as e:
-            log.error("%s; the state is rebuilt from the journal", e)
-            self._rebuild_state()
-            raise
-        self._round.committed()
-        self.commits.count(len(records), durable)
-        if events_log.isEnabledFor(logging.DEBUG):  # no summary() built for nothing
-            for record in records:
-                events_log.debug(
-                    "%d %s %s", record.seq, record.agent or "-", record.event.summary()
-                )
-        if self.publisher is not None:
-            self.publisher.publish(records)
-        self.snapshots.after_commit(self.journal, self.state)
-
-    def _flush(self, batch: _Batch) -> None:
-        """End the batch (group commit): fsync its temp files, commit every event once,
-        rename, fsync each directory once, then reply — a reply never outruns its
-        commit, and an acknowledged write is on disk. The batch is emptied in place."""
-        replies, durable = batch.replies, batch.durable or bool(self._round)
-        batch.replies, batch.durable = [], False
-        try:
-            self._round.sync()  # before the commit names them: a commit never outruns its data
-            self._commit(durable)
-        except (JournalError, ToolError) as e:
-            self._round.discard()
-            if isinstance(e, ToolError):  # a temp file could not be made durable
-                log.error("a batch's writes could not be synced: %s", e)
-                self.journal.discard_staged()
-                self._rebuild_state()
-            replies = [(route, _unrecorded(response, e)) for route, response in replies]
-        else:
-            self.faults.on_commit(len(self._round))
-            self.commits.batches_with_writes += bool(self._round)
-            self.commits.writes += len(self._round)
-            failures = self._round.publish(self.limits.file_lines)
-            carried = self._journal_met(self._round.take_met())
-            replies = [
-                (route, _unwritten(response, failures[i]) if i in failures else response)
-                for i, (route, response) in enumerate(replies)
-            ]
-            replies = carried.amend(replies)
-        for route, response in replies:
-            reply = encode_reply(response)
-            batch.bytes += len(reply)
-            self.router.send_multipart([*route, reply])
-
-    def _journal_met(self, met: list[Met]) -> Carries:
-        """Journal what the round's writes met as they landed: the outside contents, each
-        stored, then the carry or the refusal (daemon/landing/displacement.py). Committed before
-        any reply goes: a reply never outruns what the journal says of its write."""
-        carries = Carries()
-        if not met:
-            return carries
-        for found in met:
-            outside_seq = 0
-            for event, blobs in outside_events(found):
-                outside_seq = self._stage(None, event, blobs)
-            carry = carry_event(found)
-            if carry is not None:
-                carries.carried(found, outside_seq, self._stage(found.agent, *carry))
-            elif found.landed.refused:
-                carries.refused(found, outside_seq)
-        try:
-            self._commit(durable=True)
-        except JournalError:  # the contents are on disk: the watcher journals them later
-            log.error("outside changes met by writes could not be journaled")
-        return carries
-
-    def _carry_late(self, found: list[Late]) -> None:
-        """Bytes written into displaced files after they were judged (daemon/files/latewrites.py).
-        Appended lines are appended to the file, as the writer's `O_APPEND` would have
-        done (the watcher journals them like any outside change); any other late change
-        is kept beside the file, journaled with its content, never merged blind."""
-        for late in found:
-            appended = late_appended(late)
-            if appended is not None:
-                try:
-                    self.workspace.append_bytes(late.key, appended)
-                    log.info("%s: lines written late into a displaced file appended", late.key)
-                    continue
-                except ToolError as e:
-                    log.error("%s: lines written late could not be appended: %s", late.key, e)
-            self._keep_beside(late)
-        if self._round:
-            self._flush(_Batch())
-
-    def _keep_beside(self, late: Late) -> None:
-        path = kept_path(late)
-        sha = hashlib.sha256(late.data).hexdigest()
-        try:
-            ready = self.workspace.prepare_write(path, late.data, durable=False, sha256=sha)
-        except ToolError as e:
-            log.error("%s: bytes written late could not be kept: %s", late.key, e)
-            return
-        log.warning("%s: a late change to a displaced file is kept as %s", late.key, path)
-        seq = self._stage(None, late_event(path, late.data, sha, late.seq), {sha: late.data})
-        self._round.add([Prepared(ready, ABSENT, None)], seq, [], None)
-
-    def _stage(self, agent: str | None, event: Any, blobs: dict[str, bytes]) -> int:
-        record = self.journal.stage(agent, event, blobs)
-        self.state.apply(record)
-        return record.seq
-
-    def _unstage_after(self, seq: int) -> None:
-        """Forget what a failed request staged: its writes were discarded, so its events
-        must not be committed with the batch (no phantom `edit_applied`)."""
-        if self.journal.last_seq > seq:
-            self.journal.drop_staged_after(seq)
-            self._rebuild_state()
-
-    def _rebuild_state(self) -> None:
-        """The state as the journal really holds it, after staged events were dropped."""
-        self.state = fold(self.journal.records())
-
-    def _handle_frames(self, frames: list[bytes], batch: _Batch) -> bool:
+    def _handle_frames(self, frames: list[bytes], batch: Batch) -> bool:
         """Handle one request into the batch; True when the batch must end after it.
 
         A write is prepared (temp file written, not yet synced) before its event is
         staged; the write round then serves its content to the rest of the batch, and
-        `_flush` makes it durable with the batch. A failed write journals nothing. A
-        removal ends the batch: the round's overlay holds contents, not absences.
+        the group commit's `flush` makes it durable with the batch. A failed write
+        journals nothing. A removal ends the batch: the round's overlay holds contents,
+        not absences.
         """
         route, payload = frames[:-1], frames[-1]
         staged_before = self.journal.last_seq
@@ -458,14 +292,14 @@ class Server:
             for item in self._unrounded:
                 item.write.discard()
             self._unrounded.clear()
-            self._unstage_after(staged_before)
+            self.group.unstage_after(staged_before)
             batch.replies.append((route, failure_reply(payload, e, "handling the request")))
             return False
         self._unrounded.clear()
         if prepared:
-            self._round.add(prepared, response.seq or 0, [len(batch.replies)], agent)
+            self.group.round.add(prepared, response.seq or 0, [len(batch.replies)], agent)
         batch.replies.append((route, response))
-        return self._round.removes
+        return self.group.round.removes
 
     def _dispatch(self, payload: bytes) -> tuple[Response, list[Prepared], str | None]:
         try:
@@ -474,11 +308,11 @@ class Server:
             handler, params = self._route(request)
             replay = self.state.answers.replay(request)  # a retry of a keyed request
         except ToolError as e:
-            return _error_response(loose_id(payload), e.to_wire()), [], None
+            return error_response(loose_id(payload), e.to_wire()), [], None
         if replay is not None:
             return replay, [], request.agent
         outcome, prepared = self._decide(handler, request, params)
-        records = self._record(request.agent, outcome)
+        records = self.group.record(request.agent, outcome)
         if prepared:
             self.faults.on_prepared(request.method, request.agent)
         seq = records[-1].seq if records else None
@@ -494,7 +328,7 @@ class Server:
         )
         remembered = answered(request, response, records)
         if remembered is not None:  # staged with the request's events: one transaction
-            self.state.apply(self.journal.stage(request.agent, remembered))
+            self.group.stage(request.agent, remembered)
         return response, prepared, request.agent
 
     def _decide(
@@ -510,8 +344,8 @@ class Server:
             outcome = self._run(handler, request, params)
             if not outcome.writes or outcome.error is not None:
                 return outcome, []
-            if self._round and any(w.data is None for w in outcome.writes):
-                self._flush(self._batch)  # a removal goes alone (see _handle_frames)
+            if self.group.round and any(w.data is None for w in outcome.writes):
+                self.group.flush(self.group.batch)  # a removal goes alone (_handle_frames)
                 outcome = self._run(handler, request, params)  # on what is now on disk
                 if not outcome.writes or outcome.error is not None:
                     return outcome, []
@@ -615,39 +449,6 @@ class Server:
                 )
             )
 
-    def _record(self, agent: str, outcome: Outcome) -> list[Record]:
-        """Stage the outcome's events and fold them into state, in one order."""
-        records: list[Record] = []
-        if any(event.kind not in _OBSERVATIONS for event in outcome.events):
-            self._batch.durable = True
-        for i, event in enumerate(outcome.events):
-            who = agent if event.caused_by_agent else None
-            links = [link for link in outcome.links if link.source == i]
-            if links:
-                event = linked(event, links, [r.seq for r in records])
-            record = self.journal.stage(who, event, outcome.blobs)
-            self.state.apply(record)
-            records.append(record)
-        return records
-
-    def _record_now(self, agent: str | None, event: Any) -> Record:
-        record = self.journal.stage(agent, event)
-        self.state.apply(record)
-        self._commit()
-        return record
-
-    def _record_stop(self, reason: str) -> None:
-        """`daemon_stopped`, if the journal takes it: a stop must not fail on it.
-        A batch the loop never flushed (it crashed) is dropped first: its writes never
-        reached the disk and its requests got no reply, so the journal must not say them."""
-        if self._round:
-            self._round.discard()
-            self.journal.discard_staged()
-        try:
-            self._record_now(None, DaemonStopped(pid=self.info.pid, reason=reason))
-        except JournalError:
-            log.error("daemon_stopped could not be journaled")
-
 
 def _unclean_previous_run(journal: Journal) -> tuple[int | None, int] | None:
     """(pid, ts of its last event) of the previous run when its last event is not
@@ -662,33 +463,3 @@ def _unclean_previous_run(journal: Journal) -> tuple[int | None, int] | None:
     found = list(journal.records(kind="daemon_started", newest_first=True, limit=1))
     started = found[0].event if found else None
     return (started.pid if isinstance(started, DaemonStarted) else None), last[0].ts
-
-
-def _unwritten(response: Response, cause: ToolError) -> Response:
-    """The reply to a write journaled (committed) whose rename then failed."""
-    error = ToolError(
-        ErrorCode.INTERNAL_ERROR,
-        f"the change was journaled (seq {response.seq}) but not written: {cause.message}",
-        {"seq": response.seq, **cause.details},
-    )
-    return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
-
-
-def _error_response(rid: int | str | None, error: Error) -> Response:
-    return Response(id=rid, ok=False, error=error)
-
-
-def _unrecorded(response: Response, cause: JournalError | ToolError) -> Response:
-    """The reply to a request whose batch could not be made durable: nothing recorded.
-    A full disk (the journal's or a temp file's) is `disk_full`, the rest
-    `journal_unavailable`."""
-    details = {"seq": response.seq} if response.seq is not None else {}
-    if isinstance(cause, ToolError):
-        code, message = cause.code, cause.message
-        details = {**cause.details, **details}
-    elif disk_full(cause):
-        code, message = ErrorCode.DISK_FULL, f"the disk holding the journal is full: {cause}"
-    else:
-        code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)
-    message = f"the journal could not record this request, so nothing was changed: {message}"
-    return _error_response(response.id, ToolError(code, message, details).to_wire())

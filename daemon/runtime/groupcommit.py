@@ -1,0 +1,292 @@
+"""Group commit: the durable side of the daemon's loop.
+
+Requests that arrive together are staged one after another (their events folded
+into the state at once, so the next request sees them) and made durable together:
+at the batch's end the write round's temp files are fsynced, every event is
+committed once, the files are renamed, and only then do the replies go — a reply
+never outruns its commit, and an acknowledged write is on disk. What a write met
+as it landed is journaled before any reply (`daemon.landing.displacement`). When
+the journal refuses, the staged events are dropped and the state is folded again
+from what the journal really holds: nothing is half-recorded.
+
+It owns the state, the journal's staging and the write round; the server's loop
+decides what to stage and when a batch ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from editjournal.daemon.files.latewrites import Late
+from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.handlers import ABSENT, Outcome, linked
+from editjournal.daemon.landing.displacement import (
+    Carries,
+    carry_event,
+    kept_path,
+    late_appended,
+    late_event,
+    outside_events,
+)
+from editjournal.daemon.landing.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
+from editjournal.daemon.model.state import State, fold
+from editjournal.daemon.runtime.boundary import encode_reply
+from editjournal.daemon.runtime.faults import Faults
+from editjournal.daemon.runtime.logs import EVENTS
+from editjournal.daemon.runtime.publisher import Publisher
+from editjournal.daemon.settings.limits import Limits
+from editjournal.daemon.store.journal import Journal, JournalError
+from editjournal.daemon.store.statesnap import Snapshotter
+from editjournal.daemon.watch.outside import Observation
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent, DaemonStopped, Record
+from editjournal.schemas.wire import Error, Response
+
+log = logging.getLogger("editjournal")
+events_log = logging.getLogger(EVENTS)
+# events whose loss in a power cut takes back nothing a reply promised was changed: a
+# batch of only these is committed with synchronous=NORMAL (it still survives kill -9)
+OBSERVATIONS = frozenset({"file_read", "edit_rejected", "outside_change", "hunk_rejected"})
+Send = Callable[[list[bytes], bytes], None]  # a reply's route and encoded frame
+
+
+@dataclass
+class Batch:
+    """Replies waiting for their events to be committed."""
+
+    replies: list[tuple[list[bytes], Response]] = field(default_factory=list)
+    durable: bool = False  # a request changed something: commit with synchronous=FULL
+    bytes: int = 0  # of the requests and replies: a large batch gives memory back after
+
+
+class GroupCommit:
+    """The state, the journal's staged events and the write round, made durable together."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        state: State,
+        workspace: Workspace,
+        limits: Limits,
+        faults: Faults,
+        send: Send,
+        snapshots: Snapshotter,
+    ) -> None:
+        self.journal = journal
+        self.state = state
+        self.workspace = workspace
+        self.limits = limits
+        self.faults = faults
+        self.send = send
+        self.round = WriteRound(workspace)
+        self.batch = Batch()
+        self.stats = CommitStats()
+        self.snapshots = snapshots  # the state's snapshots, taken after commits
+        self.publisher: Publisher | None = None  # once the server has bound its sockets
+
+    # --- staging -----------------------------------------------------------------------
+
+    def stage(self, agent: str | None, event: Any, blobs: dict[str, bytes] | None = None) -> int:
+        record = self.journal.stage(agent, event, blobs or {})
+        self.state.apply(record)
+        return record.seq
+
+    def record(self, agent: str, outcome: Outcome) -> list[Record]:
+        """Stage the outcome's events and fold them into state, in one order; an event
+        naming a sibling (`Outcome.links`) gets the sibling's seq as it is staged."""
+        records: list[Record] = []
+        if any(event.kind not in OBSERVATIONS for event in outcome.events):
+            self.batch.durable = True
+        for i, event in enumerate(outcome.events):
+            who = agent if event.caused_by_agent else None
+            links = [link for link in outcome.links if link.source == i]
+            if links:
+                event = linked(event, links, [r.seq for r in records])
+            record = self.journal.stage(who, event, outcome.blobs)
+            self.state.apply(record)
+            records.append(record)
+        return records
+
+    def record_now(self, agent: str | None, event: AnyEvent) -> None:
+        self.stage(agent, event)
+        self.commit()
+
+    def record_outside(self, observation: Observation) -> None:
+        """Stage and apply at once: the next path is compared with the state this left."""
+        for event in observation.events:
+            self.stage(None, event, observation.blobs)
+
+    def record_stop(self, pid: int, reason: str) -> None:
+        """`daemon_stopped`, if the journal takes it: a stop must not fail on it.
+        A batch the loop never flushed (it crashed) is dropped first: its writes never
+        reached the disk and its requests got no reply, so the journal must not say them."""
+        if self.round:
+            self.round.discard()
+            self.journal.discard_staged()
+        try:
+            self.record_now(None, DaemonStopped(pid=pid, reason=reason))
+        except JournalError:
+            log.error("daemon_stopped could not be journaled")
+
+    def unstage_after(self, seq: int) -> None:
+        """Forget what a failed request staged: its writes were discarded, so its events
+        must not be committed with the batch (no phantom `edit_applied`)."""
+        if self.journal.last_seq > seq:
+            self.journal.drop_staged_after(seq)
+            self.rebuild_state()
+
+    def rebuild_state(self) -> None:
+        """The state as the journal really holds it, after staged events were dropped."""
+        self.state = fold(self.journal.records())
+
+    # --- committing ----------------------------------------------------------------------
+
+    def commit(self, durable: bool = True) -> None:
+        """Make staged events durable, then tell the terminal, the log and subscribers.
+
+        The write round's pending-writes rows go in the same transaction (and the rows
+        of writes it has since published go away). `durable` False: synchronous=NORMAL,
+        for batches that only observed (see `OBSERVATIONS` and docs/guarantees.md).
+
+        When the journal refuses (another process holds a write lock past the busy
+        timeout, the disk is full, ...), the staged events are dropped, the state is
+        folded again from what the journal really holds, and JournalError is raised
+        for the caller to answer with `journal_unavailable`: nothing is half-recorded,
+        and the daemon keeps serving.
+        """
+        try:
+            records = self.journal.commit(durable, also=self.round.statements())
+        except JournalError as e:
+            log.error("%s; the state is rebuilt from the journal", e)
+            self.rebuild_state()
+            raise
+        self.round.committed()
+        self.stats.count(len(records), durable)
+        if events_log.isEnabledFor(logging.DEBUG):  # no summary() built for nothing
+            for record in records:
+                events_log.debug(
+                    "%d %s %s", record.seq, record.agent or "-", record.event.summary()
+                )
+        if self.publisher is not None:
+            self.publisher.publish(records)
+        self.snapshots.after_commit(self.journal, self.state)
+
+    def flush(self, batch: Batch) -> None:
+        """End the batch: fsync its temp files, commit every event once, rename, fsync
+        each directory once, then reply. The batch is emptied in place."""
+        replies, durable = batch.replies, batch.durable or bool(self.round)
+        batch.replies, batch.durable = [], False
+        try:
+            self.round.sync()  # before the commit names them: a commit never outruns its data
+            self.commit(durable)
+        except (JournalError, ToolError) as e:
+            self.round.discard()
+            if isinstance(e, ToolError):  # a temp file could not be made durable
+                log.error("a batch's writes could not be synced: %s", e)
+                self.journal.discard_staged()
+                self.rebuild_state()
+            replies = [(route, _unrecorded(response, e)) for route, response in replies]
+        else:
+            self.faults.on_commit(len(self.round))
+            self.stats.batches_with_writes += bool(self.round)
+            self.stats.writes += len(self.round)
+            failures = self.round.publish(self.limits.file_lines)
+            carried = self._journal_met(self.round.take_met())
+            replies = [
+                (route, _unwritten(response, failures[i]) if i in failures else response)
+                for i, (route, response) in enumerate(replies)
+            ]
+            replies = carried.amend(replies)
+        for route, response in replies:
+            reply = encode_reply(response)
+            batch.bytes += len(reply)
+            self.send(route, reply)
+
+    def _journal_met(self, met: list[Met]) -> Carries:
+        """Journal what the round's writes met as they landed: the outside contents, each
+        stored, then the carry or the refusal (daemon/landing/displacement.py). Committed
+        before any reply goes: a reply never outruns what the journal says of its write."""
+        carries = Carries()
+        if not met:
+            return carries
+        for found in met:
+            outside_seq = 0
+            for event, blobs in outside_events(found):
+                outside_seq = self.stage(None, event, blobs)
+            carry = carry_event(found)
+            if carry is not None:
+                carries.carried(found, outside_seq, self.stage(found.agent, *carry))
+            elif found.landed.refused:
+                carries.refused(found, outside_seq)
+        try:
+            self.commit(durable=True)
+        except JournalError:  # the contents are on disk: the watcher journals them later
+            log.error("outside changes met by writes could not be journaled")
+        return carries
+
+    # --- bytes written into displaced files ------------------------------------------------
+
+    def carry_late(self, found: list[Late]) -> None:
+        """Bytes written into displaced files after they were judged
+        (daemon/files/latewrites.py). Appended lines are appended to the file, as the
+        writer's `O_APPEND` would have done (the watcher journals them like any outside
+        change); any other late change is kept beside the file, journaled with its
+        content, never merged blind."""
+        for late in found:
+            appended = late_appended(late)
+            if appended is not None:
+                try:
+                    self.workspace.append_bytes(late.key, appended)
+                    log.info("%s: lines written late into a displaced file appended", late.key)
+                    continue
+                except ToolError as e:
+                    log.error("%s: lines written late could not be appended: %s", late.key, e)
+            self._keep_beside(late)
+        if self.round:
+            self.flush(Batch())
+
+    def _keep_beside(self, late: Late) -> None:
+        path = kept_path(late)
+        sha = hashlib.sha256(late.data).hexdigest()
+        try:
+            ready = self.workspace.prepare_write(path, late.data, durable=False, sha256=sha)
+        except ToolError as e:
+            log.error("%s: bytes written late could not be kept: %s", late.key, e)
+            return
+        log.warning("%s: a late change to a displaced file is kept as %s", late.key, path)
+        seq = self.stage(None, late_event(path, late.data, sha, late.seq), {sha: late.data})
+        self.round.add([Prepared(ready, ABSENT, None)], seq, [], None)
+
+
+def error_response(rid: int | str | None, error: Error) -> Response:
+    return Response(id=rid, ok=False, error=error)
+
+
+def _unwritten(response: Response, cause: ToolError) -> Response:
+    """The reply to a write journaled (committed) whose rename then failed."""
+    error = ToolError(
+        ErrorCode.INTERNAL_ERROR,
+        f"the change was journaled (seq {response.seq}) but not written: {cause.message}",
+        {"seq": response.seq, **cause.details},
+    )
+    return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
+
+
+def _unrecorded(response: Response, cause: JournalError | ToolError) -> Response:
+    """The reply to a request whose batch could not be made durable: nothing recorded.
+    A full disk (the journal's or a temp file's) is `disk_full`, the rest
+    `journal_unavailable`."""
+    details = {"seq": response.seq} if response.seq is not None else {}
+    if isinstance(cause, ToolError):
+        code, message = cause.code, cause.message
+        details = {**cause.details, **details}
+    elif disk_full(cause):
+        code, message = ErrorCode.DISK_FULL, f"the disk holding the journal is full: {cause}"
+    else:
+        code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)
+    message = f"the journal could not record this request, so nothing was changed: {message}"
+    return error_response(response.id, ToolError(code, message, details).to_wire())
