@@ -30,9 +30,23 @@ from editjournal.client.connection import (
     workspace_root,
 )
 from editjournal.client.errors import (
+    AnchorProblem,
+    ApplyRejected,
+    BadRequest,
+    ChangeRefused,
+    CheckpointProblem,
+    DaemonProblem,
     DaemonUnavailable,
+    FileRefused,
+    HunkProblem,
+    JournalProblem,
+    NoMatch,
     RequestError,
     RequestTimeout,
+    StaleAnchor,
+    StaleWrite,
+    StateMismatch,
+    UndoConflict,
     WorkspaceNotFound,
 )
 from editjournal.client.recovery import (
@@ -77,11 +91,25 @@ from editjournal.schemas.tools import (
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
 __all__ = [
+    "AnchorProblem",
+    "ApplyRejected",
+    "BadRequest",
+    "ChangeRefused",
+    "CheckpointProblem",
     "Client",
+    "DaemonProblem",
     "DaemonUnavailable",
+    "FileRefused",
+    "HunkProblem",
+    "JournalProblem",
+    "NoMatch",
     "RequestError",
     "RequestTimeout",
+    "StaleAnchor",
+    "StaleWrite",
+    "StateMismatch",
     "Subscription",
+    "UndoConflict",
     "WorkspaceNotFound",
 ]
 

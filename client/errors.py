@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from editjournal.schemas.errors import CATALOGUE, EditJournalError, ErrorCode
 from editjournal.schemas.wire import Error
@@ -32,9 +32,14 @@ class RequestError(EditJournalError):
         self.suggested_action = suggested_action
         self.seq = seq
 
+    codes: ClassVar[frozenset[str]] = frozenset()  # the codes raised as this class
+
     @classmethod
     def from_wire(cls, error: Error, seq: int | None = None) -> RequestError:
-        return cls(error.code, error.message, error.details, error.suggested_action, seq)
+        """The error reply as the exception of its code's family (a code this client does
+        not know — a newer daemon's — is a plain RequestError)."""
+        raised = _BY_CODE.get(error.code, cls)
+        return raised(error.code, error.message, error.details, error.suggested_action, seq)
 
     @classmethod
     def local(cls: type[E], code: ErrorCode, message: str, **details: Any) -> E:
@@ -42,13 +47,139 @@ class RequestError(EditJournalError):
         return cls(code.value, message, details, CATALOGUE[code].suggested_action)
 
 
-class DaemonUnavailable(RequestError):
+class BadRequest(RequestError):
+    """The request itself was wrong: undecodable, unknown method, a mistyped or too
+    large param, an idempotency key reused for another request. Fix it, not the file."""
+
+    codes = frozenset({"bad_request", "unknown_method", "invalid_params", "request_too_large",
+                       "idempotency_key_reused"})  # fmt: skip
+
+
+class FileRefused(RequestError):
+    """The file cannot be served or written as asked: outside the workspace, missing, a
+    directory, not text, too large, not writable, protected."""
+
+    codes = frozenset({
+        "path_outside_workspace", "file_not_found", "is_a_directory", "binary_file",
+        "not_utf8", "file_too_large", "file_too_many_lines", "permission_denied",
+        "path_protected", "hard_linked", "read_only_file", "write_access_denied",
+        "read_budget_exceeded",
+    })  # fmt: skip
+
+
+class StaleWrite(RequestError):
+    """The file changed under the write: lines it relies on were changed by someone
+    else since the version it was planned on. `details.conflicts` names who,
+    `details.delta` has the change with fresh anchors: retry from it."""
+
+    codes = frozenset({"write_displaced", "file_changing"})
+
+
+class StaleAnchor(StaleWrite):
+    """`anchor_stale`: an anchor (or `old_string`, or section) relies on changed lines."""
+
+    codes = frozenset({"anchor_stale"})
+
+
+class StateMismatch(StaleWrite):
+    """`state_mismatch`: a `safe_patch` base that is not the file's content now."""
+
+    codes = frozenset({"state_mismatch"})
+
+
+class ApplyRejected(StaleWrite):
+    """`apply_rejected`: a prepared hunk's lines changed since it was prepared."""
+
+    codes = frozenset({"apply_rejected"})
+
+
+class UndoConflict(StaleWrite):
+    """`undo_conflict`: the lines the undone write wrote changed since."""
+
+    codes = frozenset({"undo_conflict"})
+
+
+class AnchorProblem(RequestError):
+    """An anchor or range that names no single line as asked: ambiguous, low-entropy,
+    reversed, overlapping, out of range."""
+
+    codes = frozenset({
+        "anchor_ambiguous", "anchor_context_ambiguous", "anchor_low_entropy",
+        "invalid_range_order", "overlapping_operations", "invalid_range",
+    })  # fmt: skip
+
+
+class NoMatch(RequestError):
+    """Text to find was not found exactly once: `no_match`, `multiple_matches`, a
+    section missing or ambiguous, a regex that ran out of time."""
+
+    codes = frozenset({"no_match", "multiple_matches", "regex_timeout", "section_not_found",
+                       "section_ambiguous"})  # fmt: skip
+
+
+class ChangeRefused(RequestError):
+    """The change itself was refused: an invalid or failing diff, a safety check, content
+    that looks like a diff where text was expected."""
+
+    codes = frozenset({"invalid_diff", "patch_failed", "safety_check_failed",
+                       "content_looks_like_diff"})  # fmt: skip
+
+
+class HunkProblem(RequestError):
+    """A prepared hunk that cannot be applied as asked: unknown, expired, another agent's,
+    applied already, or of another kind."""
+
+    codes = frozenset({"hunk_not_found", "hunk_expired", "wrong_owner", "hunk_already_applied",
+                       "hunk_kind_mismatch"})  # fmt: skip
+
+
+class CheckpointProblem(RequestError):
+    """A checkpoint or undo that cannot be done as asked."""
+
+    codes = frozenset({"checkpoint_not_found", "checkpoint_exists", "nothing_to_undo"})
+
+
+class JournalProblem(RequestError):
+    """The journal cannot answer or record: corrupt, unavailable, disk full, an event or
+    version it does not have, a config it cannot read."""
+
+    codes = frozenset({
+        "journal_corrupt", "journal_unavailable", "disk_full", "unknown_seq",
+        "file_not_in_journal", "version_not_stored", "config_invalid",
+    })  # fmt: skip
+
+
+class DaemonProblem(RequestError):
+    """The daemon, not the request: an internal error, a daemon that cannot be reached,
+    started or trusted."""
+
+    codes = frozenset({"internal_error", "daemon_already_running", "directory_not_private",
+                       "untrusted_run_file"})  # fmt: skip
+
+
+class DaemonUnavailable(DaemonProblem):
     """No daemon serves the workspace and none could be started."""
+
+    codes = frozenset({"daemon_unavailable"})
 
 
 class WorkspaceNotFound(DaemonUnavailable):
     """The workspace directory does not exist: no daemon can serve it, none was started."""
 
+    codes = frozenset({"workspace_not_found"})
 
-class RequestTimeout(RequestError):
+
+class RequestTimeout(DaemonProblem):
     """The daemon did not answer within the client's timeout."""
+
+    codes = frozenset({"timeout"})
+
+
+def _families(cls: type[RequestError]) -> list[type[RequestError]]:
+    return [cls, *(c for sub in cls.__subclasses__() for c in _families(sub))]
+
+
+# every code of the catalogue raised as exactly one class (tests/unit/test_client_errors.py)
+_BY_CODE: dict[str, type[RequestError]] = {
+    code: cls for cls in _families(RequestError) for code in cls.codes
+}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from editjournal.client import Client, RequestError
+from editjournal.client import Client, RequestError, StaleAnchor
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of
 from tests.patch_support import sha, unified
@@ -66,6 +66,7 @@ def test_edit_file_whose_own_lines_changed_is_refused_with_who_and_a_small_delta
     old = "def step_6(state):\n    return state + 6\n"
     error = _refused(lambda: a.edit_file("steps.py", old, "def step_6(state):\n    return 0\n"))
     assert error.code == "anchor_stale" and target.read_bytes() == after_b
+    assert isinstance(error, StaleAnchor)  # the client raises the family's class
     [conflict] = error.details["conflicts"]
     assert (conflict["seq"], conflict["agent"], conflict["lines"]) == (seq, "agent-b", [17])
     fresh = error.details["delta"]["changed_lines"]
