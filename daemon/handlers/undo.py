@@ -5,7 +5,7 @@ caller's by default), or the one at `seq` (a `checkpoint_restored` seq names its
 write to that file). Its before and after contents are blobs in the journal and
 its `line_changes` say which lines it replaced. Those lines are carried from the
 write's result to the current content through the same line map as stale anchors
-(`daemon.handlers.history.base_at`, `daemon.text.rebase`); when every one is
+(`daemon.writing.history.base_at`, `daemon.text.rebase`); when every one is
 untouched since, the revert is planned where they are now (`daemon.text.revert`)
 and written through the shared writing path with writer `undo`. Otherwise it is
 refused `undo_conflict`, naming the later events that changed them. An undo is an

@@ -75,9 +75,9 @@ class State:
 
     files: dict[str, FileInfo] = field(default_factory=dict)
     snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
-    hunks: HunkBook = field(default_factory=HunkBook)  # prepared hunks (daemon.hunkbook)
+    hunks: HunkBook = field(default_factory=HunkBook)  # prepared hunks (daemon.model.hunkbook)
     checkpoints: CheckpointBook = field(default_factory=CheckpointBook)
-    answers: Answers = field(default_factory=Answers)  # keyed replies (daemon.idempotency)
+    answers: Answers = field(default_factory=Answers)  # keyed replies (daemon.model.idempotency)
     last_seq: int = 0
     event_count: int = 0
 

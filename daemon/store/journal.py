@@ -3,9 +3,9 @@
 What it holds: `events` (seq, ts, agent, kind, path, body, prev_hash, hash),
 `blobs` (file contents addressed by their SHA-256, stored once, as line deltas
 on the file's previous version: daemon.blobstore), and the last state snapshot
-(daemon.statesnap); the schema and its upgrades are daemon.journal_schema. After
+(daemon.store.statesnap); the schema and its upgrades are daemon.store.schema. After
 each durable commit the chain's tip is appended to `chain-anchor` beside the
-database (daemon.anchor), so a cut tail or a recomputed chain is found too
+database (daemon.store.chainanchor), so a cut tail or a recomputed chain is found too
 (`anchor_problem()`). What it must never do: change or delete a committed event, or hand out
 a blob's bytes without checking them against its address. Triggers
 refuse UPDATE and DELETE, and an INSERT whose seq is not exactly last + 1

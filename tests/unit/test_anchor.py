@@ -1,4 +1,4 @@
-"""Tests for the chain anchor (daemon.anchor) on real files and a real journal: the
+"""Tests for the chain anchor (daemon.store.chainanchor) on real files and a real journal: the
 tip is appended per commit, truncation and recomputed chains are found (naming the
 first anchored seq that changed), and with a key a forged anchor is found too."""
 

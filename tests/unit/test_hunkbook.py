@@ -1,5 +1,5 @@
-"""Prepared hunks in the fold (daemon.hunkbook), the config they obey (daemon.config),
-and the order of applies that arrive together (daemon.apply_order)."""
+"""Prepared hunks in the fold (daemon.model.hunkbook), the config they obey (daemon.settings.config),
+and the order of applies that arrive together (daemon.runtime.applyorder)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for daemon.journal: gap-free seqs, the hash chain, append-only guards, blobs."""
+"""Tests for daemon.store.journal: gap-free seqs, the hash chain, append-only guards, blobs."""
 
 from __future__ import annotations
 

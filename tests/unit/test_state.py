@@ -1,4 +1,4 @@
-"""Tests for daemon.state: the fold of the journal equals the live projection."""
+"""Tests for daemon.model.state: the fold of the journal equals the live projection."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Tests for state snapshots (daemon.statesnap) and the checked start-up fold
-(daemon.startup) on a real journal: a snapshot plus the tail equals the full fold;
+"""Tests for state snapshots (daemon.store.statesnap) and the checked start-up fold
+(daemon.store.startup) on a real journal: a snapshot plus the tail equals the full fold;
 a snapshot that does not match its journal is ignored, never trusted."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Unseen lines as ranges (daemon.text.ranges, daemon.handlers.seen) equal the former
+"""Unseen lines as ranges (daemon.text.ranges, daemon.writing.seen) equal the former
 sets of line numbers on random inputs: same lines moved, dropped and added, for
 every change a writer records and every line map a diff makes."""
 
