@@ -1,5 +1,6 @@
-"""Prepared hunks in the fold (daemon.model.hunkbook), the config they obey (daemon.settings.config),
-and the order of applies that arrive together (daemon.runtime.applyorder)."""
+"""Prepared hunks in the fold (daemon.model.hunkbook), the config they obey
+(daemon.settings.config), and the order of applies that arrive together
+(daemon.runtime.applyorder)."""
 
 from __future__ import annotations
 
