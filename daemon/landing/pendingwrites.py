@@ -22,22 +22,17 @@ only what is left to do. This module must not touch anything else in the journal
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import hashlib
 import logging
-import os
-import stat
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import NamedTuple
 
-from editjournal.daemon.files.workspace import STATE_DIR_NAME, TEMP_PREFIX, Workspace
+from editjournal.daemon.files import held
+from editjournal.daemon.files.held import ABSENT, NOT_REGULAR
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.store.journal import Journal
 
-ABSENT = "absent"  # the sha256 column of a removal: the file must not exist
 REMOVAL = "removal:"  # the temp column of a removal (it has no temp file)
-NOT_REGULAR = "not-regular"  # what `_content_sha` says of a link, a directory, a FIFO
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_writes ("
     " temp TEXT PRIMARY KEY, seq INTEGER NOT NULL, path TEXT NOT NULL,"
@@ -48,10 +43,6 @@ INSERT = (
     " VALUES (?, ?, ?, ?, ?)"
 )
 DELETE = "DELETE FROM pending_writes WHERE temp = ?"
-_SKIPPED_DIRS = frozenset({".git", STATE_DIR_NAME})
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_CHUNK = 1024 * 1024
-
 log = logging.getLogger("editjournal")
 
 
@@ -96,7 +87,7 @@ def recover(workspace: Workspace, journal: Journal, unclean: bool) -> Recovered:
         with journal.db.conn:
             journal.db.conn.execute("DELETE FROM pending_writes")
     if unclean or rows:
-        done.temps_removed = remove_temps(workspace.root)
+        done.temps_removed = held.remove_temps(workspace.root)
     return done
 
 
@@ -127,7 +118,7 @@ def _finish(workspace: Workspace, row: _Row, done: Recovered) -> None:
 def _current_sha(workspace: Workspace, directory: int, name: str, row: _Row) -> str:
     """What the target holds now. A removal may be of a link (removed like `rm` does),
     whose content the batch judged through the link: read it the confined way."""
-    current = _content_sha(directory, name)
+    current = held.content_sha(directory, name)
     if current == NOT_REGULAR and row.sha256 == ABSENT:
         found = workspace.fingerprint(row.path)
         return found.sha256 if found is not None else NOT_REGULAR
@@ -148,16 +139,15 @@ def _finish_in(directory: int, name: str, current: str, row: _Row, done: Recover
         )
         return
     if row.sha256 == ABSENT:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name, dir_fd=directory)
+        held.remove(directory, name)
+        held.sync(directory)
     else:
         temp = PurePosixPath(row.temp).name
-        if _content_sha(directory, temp) != row.sha256:
+        if held.content_sha(directory, temp) != row.sha256:
             done.unfinished.append(row.path)
             log.error("recovery: %s (seq %d): its temp file is gone or damaged", row.path, row.seq)
             return
-        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
-    os.fsync(directory)
+        held.replace(directory, temp, name)
     done.rolled_forward.append(row.path)
     log.info("recovery: finished the write of %s (seq %d)", row.path, row.seq)
 
@@ -170,12 +160,12 @@ def _keep_displaced(directory: int, name: str, row: _Row) -> None:
     if row.sha256 == ABSENT:
         return
     temp = PurePosixPath(row.temp).name
-    held = _content_sha(directory, temp)
-    if held in (ABSENT, NOT_REGULAR, row.before_sha256, row.sha256):
+    found = held.content_sha(directory, temp)
+    if found in (ABSENT, NOT_REGULAR, row.before_sha256, row.sha256):
         return  # nothing there, or nothing of anyone else's: the temp cleanup removes it
     kept = f"{name}.editjournal-displaced-{row.seq}"
     try:
-        os.rename(temp, kept, src_dir_fd=directory, dst_dir_fd=directory)
+        held.rename(directory, temp, kept)
     except OSError as e:
         log.error("recovery: could not keep the file displaced by seq %d: %s", row.seq, e)
         return
@@ -192,42 +182,3 @@ def _beside(row: _Row) -> bool:
     if row.sha256 == ABSENT:
         return True
     return PurePosixPath(row.temp).parent == PurePosixPath(row.path).parent
-
-
-def _content_sha(directory: int, name: str) -> str:
-    """SHA-256 of the bytes of regular file `name` in `directory`, never through a link;
-    ABSENT when there is none, NOT_REGULAR for a link or anything else."""
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=directory)
-    except (FileNotFoundError, NotADirectoryError):
-        return ABSENT
-    except OSError as e:
-        if e.errno in (errno.ELOOP, errno.EMLINK):  # a link: never read through it
-            return NOT_REGULAR
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return NOT_REGULAR
-        digest = hashlib.sha256()
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def remove_temps(root: Path) -> int:
-    """Remove every `.editjournal-tmp-*` file in the workspace (not in .git/ or our state).
-    Each relative to its held directory, never following a link (`os.fwalk`)."""
-    removed = 0
-    for _, subdirs, files, directory in os.fwalk(root):
-        subdirs[:] = [d for d in subdirs if d not in _SKIPPED_DIRS]
-        for name in files:
-            if name.startswith(TEMP_PREFIX):
-                try:
-                    os.unlink(name, dir_fd=directory)
-                except OSError as e:
-                    log.warning("could not remove leftover temp file %s: %s", name, e)
-                    continue
-                removed += 1
-    if removed:
-        log.info("removed %d leftover temp file(s) of a crashed run", removed)
-    return removed
