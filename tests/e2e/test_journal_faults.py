@@ -112,5 +112,14 @@ def test_an_edit_racing_a_busy_appender_lands_or_is_stale_never_blind_and_loses_
         return lines[0] == f"h = {landed}" and set(lines) >= {f"person {n}" for n in range(written)}
 
     wait_until(settled, 15, "the header and every appended line in the file")
-    status = client.status()
-    assert status.state_digest == fold(daemon.journal().records()).digest()
+
+    def caught_up() -> tuple[str, str] | None:
+        """The live digest and the fold's, once no outside change is still coming in
+        (the watcher journals the last appends, and the stop file, a moment later)."""
+        status, folded = client.status(), fold(daemon.journal().records())
+        return (
+            (status.state_digest, folded.digest()) if status.last_seq == folded.last_seq else None
+        )
+
+    live, folded = wait_until(caught_up, 15, "the journal to take in the last outside changes")
+    assert live == folded
