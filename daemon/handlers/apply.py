@@ -29,7 +29,8 @@ from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.hunks import content_lines, looks_like_diff, unified
 from editjournal.daemon.text.replace import normalized
 from editjournal.daemon.writing.history import base_at
-from editjournal.daemon.writing.path import Planned, Stale, Target, Written, open_target, write
+from editjournal.daemon.writing.path import Planned, Stale, Written, write
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import HunkApplied
 from editjournal.schemas.tools import (

@@ -38,15 +38,7 @@ from editjournal.daemon.text.replace import (
 )
 from editjournal.daemon.text.sections import find_section, plan_section
 from editjournal.daemon.writing.history import Base, changes_since
-from editjournal.daemon.writing.path import (
-    ANCHOR_STALE,
-    Planned,
-    Stale,
-    Target,
-    Written,
-    open_target,
-    write,
-)
+from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import (
     brought_by,
     delta,
@@ -54,6 +46,7 @@ from editjournal.daemon.writing.stale import (
     shown_lines,
     unseen_refusal,
 )
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (
     AppendToFileParams,

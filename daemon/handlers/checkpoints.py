@@ -24,18 +24,9 @@ from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.revert import diff_plan
 from editjournal.daemon.writing.history import changes_since, document
-from editjournal.daemon.writing.path import (
-    ANCHOR_STALE,
-    EMPTY_SHA256,
-    Planned,
-    Stale,
-    Target,
-    Writer,
-    Written,
-    open_target,
-    write_all,
-)
+from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write_all
 from editjournal.daemon.writing.stale import named
+from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import (
     AnyEvent,

@@ -19,21 +19,14 @@ import msgspec
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.text.edit import plan_edit
-from editjournal.daemon.writing.path import (
-    ANCHOR_STALE,
-    Planned,
-    Stale,
-    Target,
-    Written,
-    open_target,
-    write,
-)
+from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import (
     explain_from,
     given_bases,
     unseen_conflict,
     with_delta,
 )
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import EditParams, EditResult
 

@@ -35,15 +35,9 @@ from editjournal.daemon.text.patch import (
 )
 from editjournal.daemon.text.rebase import map_plan
 from editjournal.daemon.writing.history import Base, base_at
-from editjournal.daemon.writing.path import (
-    Planned,
-    Stale,
-    Target,
-    Written,
-    open_target,
-    write,
-)
+from editjournal.daemon.writing.path import Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import delta, stale_error
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (
     HunkPlacement,

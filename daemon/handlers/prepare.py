@@ -36,7 +36,7 @@ from editjournal.daemon.text.hunks import (
     unified,
 )
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.writing.path import Target, open_target
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, HunkPrepared, HunkRejected
 from editjournal.schemas.tools import (

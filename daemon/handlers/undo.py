@@ -25,8 +25,9 @@ from editjournal.daemon.text.edit import apply_plan
 from editjournal.daemon.text.rebase import BrokenSpan
 from editjournal.daemon.text.revert import Revert, refined, revert_plan
 from editjournal.daemon.writing.history import base_at, document
-from editjournal.daemon.writing.path import Planned, Stale, Target, Written, open_target, write
+from editjournal.daemon.writing.path import Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import shown_lines, stale_error
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import CheckpointRestored, EditApplied, Record
 from editjournal.schemas.tools import UndoParams, UndoResult

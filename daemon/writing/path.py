@@ -23,12 +23,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any, Protocol
 
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.files.workspace import FileSnapshot
-from editjournal.daemon.handlers import ABSENT, Context, Outcome, Write
+from editjournal.daemon.handlers import ABSENT, Outcome, Write
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.settings.limits import clip_text
@@ -41,72 +39,24 @@ from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalize
 from editjournal.daemon.text.rebase import BrokenSpan, LineMap, map_plan
 from editjournal.daemon.text.replace import narrowed_splice
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
-from editjournal.daemon.watch.onaccess import outside_change
 from editjournal.daemon.writing.history import Base
-from editjournal.daemon.writing.seen import after_own_write, after_showing, unseen_now
+from editjournal.daemon.writing.seen import after_own_write, after_showing
 from editjournal.daemon.writing.stale import (
-    agent_base,
     conflicts_of,
     named,
     shown_lines,
     stale_error,
 )
+from editjournal.daemon.writing.target import Target
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected, OutsideChangeRecorded
+from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected
 from editjournal.schemas.tools import AnchoredLine, AutoCorrection, EditDetails
-
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 _NEWLINE_ADDED = (
     "final_newline_added",
     "The last line is now empty, which a file without a final newline cannot hold:"
     " the file now ends with a newline.",
 )
-
-
-@dataclass(frozen=True)
-class Target:
-    """The file as this request found it: what a planner plans against."""
-
-    ctx: Context
-    snap: FileSnapshot
-    parsed: Parsed
-    noticed: list[AnyEvent]  # an outside change noticed on the way (recorded first)
-    exists: bool = True  # False: no such file; `snap` is then the empty content
-
-    @property
-    def doc(self) -> Document:
-        return self.parsed.doc
-
-    @property
-    def anchors(self) -> Anchors:
-        return self.parsed.anchors
-
-    @property
-    def path(self) -> str:
-        return self.snap.path
-
-    @property
-    def version(self) -> int:
-        """The version of the content on disk: a just-noticed change gets the next seq."""
-        known = self.ctx.state.files.get(self.snap.path)
-        if self.noticed or known is None:
-            return self.ctx.next_seq
-        return known.version
-
-    @property
-    def request_version(self) -> int:
-        """The seq this request's own event (applied or rejected) will get."""
-        return self.ctx.next_seq + len(self.noticed)
-
-    @cached_property
-    def agent_base(self) -> Base | None:
-        """The agent's snapshot, when it differs from the current content (and is stored)."""
-        return agent_base(self.ctx, self.snap, self.noticed)
-
-    def unseen(self, base: Base | None = None) -> LineRanges | None:
-        """Lines of the current content the agent has not been shown (None: never saw it)."""
-        return unseen_now(self.ctx, self.snap, self.noticed, self.doc, base)
 
 
 @dataclass(frozen=True)
@@ -236,36 +186,6 @@ class Written:
             "safety_check": self.safety,
             "details": self.details(writer),
         }
-
-
-def open_target(ctx: Context, path: str, missing_ok: bool = False) -> Target:
-    """Read and fingerprint the file, noticing an outside change since the journal's view.
-
-    `missing_ok`: a file that does not exist is the empty content (a tool that can
-    create files); otherwise `file_not_found` is raised, journaling nothing.
-    """
-    try:
-        snap = ctx.workspace.read(path)
-    except ToolError as e:
-        if not missing_ok or e.code is not ErrorCode.FILE_NOT_FOUND:
-            raise
-        return _absent(ctx, ctx.workspace.relative(path))
-    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
-    noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, parsed.doc.line_count))
-    return Target(ctx, snap, parsed, noticed)
-
-
-def _absent(ctx: Context, rel: str) -> Target:
-    """No file: the empty content, and its deletion noticed if the journal thinks it exists."""
-    snap = FileSnapshot(rel, b"", "", EMPTY_SHA256, 0, 0)
-    known = ctx.state.files.get(rel)
-    noticed: list[AnyEvent] = []
-    if known is not None and known.sha256 is not None:
-        gone = OutsideChangeRecorded(
-            path=rel, change="deleted", old_sha256=known.sha256, new_sha256=None
-        )
-        noticed.append(gone)
-    return Target(ctx, snap, ctx.cache.parsed(EMPTY_SHA256, ""), noticed, exists=False)
 
 
 def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:

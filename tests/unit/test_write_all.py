@@ -15,15 +15,8 @@ from editjournal.daemon.handlers import Context, DaemonInfo
 from editjournal.daemon.model.state import State
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.text.revert import diff_plan
-from editjournal.daemon.writing.path import (
-    ANCHOR_STALE,
-    Planned,
-    Stale,
-    Target,
-    Written,
-    open_target,
-    write_all,
-)
+from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write_all
+from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, EditRejected
 
