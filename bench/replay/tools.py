@@ -10,7 +10,6 @@ hunk made before B wrote.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.replay.cases import Case, Hunk
@@ -167,5 +166,3 @@ def _write(
 
 
 TOOLS = ("edit", "safe_patch", "edit_file", "prepare_apply")
-Writer = Callable[[Client, Case, str], None]
-__all__ = ["TOOLS", "Hunk", "anchored_ops", "prepare", "replacement", "unified_hunk", "write"]

@@ -25,7 +25,9 @@ import msgspec
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import from_ranges, intersection
+from editjournal.daemon.text.rebase import relied
 from editjournal.daemon.text.replace import (
     Joined,
     added_lines,
@@ -148,7 +150,7 @@ class _EditFile(_Atomic):
             seen_offsets = find_all(seen, old)
             if len(seen_offsets) == expected:
                 planned = _replaced(seen, seen_offsets, old, new, base)
-                _refuse_unseen_in_snapshot(target, _changed_spans(planned.plan))
+                _refuse_unseen_in_snapshot(target, _relied_spans(planned.plan, base.doc))
                 return planned
         if not offsets:
             raise _no_match(target, old)
@@ -156,7 +158,7 @@ class _EditFile(_Atomic):
             spans = matched_lines(joined, offsets, len(old))
             raise _multiple(target, spans, expected, self.params.expected_replacements)
         planned = _replaced(joined, offsets, old, new, None)
-        _refuse_unseen(target, _changed_spans(planned.plan), "the replacement")
+        _refuse_unseen(target, _relied_spans(planned.plan, target.doc), "the replacement")
         return planned
 
     def message(self, written: Written) -> str:
@@ -177,15 +179,11 @@ def _replaced(joined: Joined, offsets: list[int], old: str, new: str, base: Base
     return Planned(EditPlan(splices), base, context, final, reply=reply)
 
 
-def _changed_spans(plan: EditPlan) -> list[tuple[int, int]]:
-    """The 1-based line spans the plan's splices change (an insertion: its neighbours)."""
-    spans = []
-    for s in plan.splices:
-        if s.end > s.start:
-            spans.append((s.start + 1, s.end))
-        else:
-            spans.append((max(1, s.start), s.start + 1))
-    return spans
+def _relied_spans(plan: EditPlan, doc: Document) -> list[tuple[int, int]]:
+    """The 1-based line spans the plan's splices rely on, as the carrying sees them
+    (`text.rebase.relied`: the lines changed, an insertion's neighbours)."""
+    relied_lines = (relied(s, doc.line_count) for s in plan.splices)
+    return [(lines[0], lines[-1]) for lines in relied_lines if lines]
 
 
 @dataclass(frozen=True)

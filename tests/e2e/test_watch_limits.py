@@ -15,6 +15,7 @@ holds are made.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -60,8 +61,12 @@ def tool(name: str) -> str:
 
 def start_with_watches(workspace: Path, limit: int, *extra: str) -> RunningDaemon:
     """A daemon in a user namespace of its own whose watch limit is `limit`. The
-    wrapper execs the daemon, so the pid we hold is the daemon's."""
-    script = f'echo {limit} > {NS_WATCH_LIMIT} && exec "$@"'
+    wrapper execs the daemon, so the pid we hold is the daemon's. It writes the limit
+    only once it has checked that it is in a new user namespace: the knob of the
+    test's own namespace (the machine's, in CI) is never written."""
+    ours = os.readlink("/proc/self/ns/user")
+    guard = f'[ "$(readlink /proc/self/ns/user)" != "{ours}" ] || exit 97'
+    script = f'{guard} && echo {limit} > {NS_WATCH_LIMIT} && exec "$@"'
     prefix = [tool("unshare"), "--user", "--map-root-user", "sh", "-c", script, "sh"]
     running = start(workspace, *extra, prefix=prefix)
     endpoint = live_endpoint(workspace)
@@ -72,7 +77,10 @@ def start_with_watches(workspace: Path, limit: int, *extra: str) -> RunningDaemo
 
 
 def set_watch_limit(running: RunningDaemon, limit: int) -> None:
-    """Change the watch limit of the daemon's own user namespace, from inside it."""
+    """Change the watch limit of the daemon's own user namespace, from inside it (never
+    when the daemon shares the test's namespace: that knob is the machine's)."""
+    if os.readlink(f"/proc/{running.proc.pid}/ns/user") == os.readlink("/proc/self/ns/user"):
+        pytest.fail("the daemon is not in a user namespace of its own")
     script = f"echo {limit} > {NS_WATCH_LIMIT}"
     command = [tool("nsenter"), "--user", "--target", str(running.proc.pid), "sh", "-c", script]
     done = subprocess.run(command, capture_output=True, text=True, timeout=10, check=False)
