@@ -3,16 +3,16 @@
 Built on the SDK's low-level `Server` (mcp 2.x), which takes each tool's input
 schema as raw JSON Schema: the definitions come from `tooldefs` (schemas +
 guidance), so a tool added to `TOOL_PARAMS` appears here with no code of its
-own. Each call goes through the ordinary `Client` (which starts the daemon when
-none serves), so MCP adds no second path into the daemon.
+own. Each call goes through the ordinary client, `AsyncClient` (which starts the
+daemon when none serves), so MCP adds no second path into the daemon.
 
 One process serves one MCP connection (stdio), as one agent: `--agent`, or
 else the client's `clientInfo` name plus a per-connection id, so two sessions
 of the same harness are two agents in the journal. The `Client` is made on the
-first tool call, once the handshake has told us that name. The blocking
-`Client` runs in a worker thread, one call at a time (it is not thread-safe),
-so the SDK's event loop keeps serving. After every call, `agent_status` says
-which files the agent read have changed since (see `staleness`).
+first tool call, once the handshake has told us that name. Calls are awaited on
+the SDK's event loop, one at a time (a call and its notices belong together).
+After every call, `agent_status` says which files the agent read have changed
+since (see `staleness`).
 
 The SDK is an optional extra (`pip install 'editjournal[mcp]'`); only this
 module imports it, and the CLI imports this module only for `editjournal mcp`.
@@ -30,13 +30,12 @@ from typing import Any
 
 import anyio
 import msgspec
-from anyio.to_thread import run_sync
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from editjournal.client import Client
+from editjournal.client import AsyncClient
 from editjournal.client.errors import RequestError
 from editjournal.client.guidance import TOOL_USE_RULES
 from editjournal.client.mcp_text import error_text, result_text
@@ -73,14 +72,15 @@ class Session:
     agent: str | None = None  # fixed by --agent; else set from clientInfo on the first call
     timeout: float = 30.0
     connection_id: str = field(default_factory=lambda: secrets.token_hex(3))
-    client: Client | None = None
+    client: AsyncClient | None = None
     notices: StalenessNotices = field(default_factory=StalenessNotices)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
-    def connect(self, client_name: str | None) -> Client:
+    async def connect(self, client_name: str | None) -> AsyncClient:
         if self.client is None:
             self.agent = self.agent or agent_name(client_name, self.connection_id)
-            self.client = Client(self.workspace, self.agent, timeout=self.timeout)
+            client = AsyncClient(self.workspace, self.agent, timeout=self.timeout)
+            self.client = await client.connect()
             if self.client.started_daemon is not None:
                 print(
                     f"editjournal mcp: started daemon pid {self.client.daemon_pid}"
@@ -89,28 +89,28 @@ class Session:
                 )
         return self.client
 
-    def call(self, method: str, arguments: dict[str, Any], client_name: str | None) -> Reply:
-        """Blocking: one tool call, then the staleness notices it should carry."""
+    async def call(self, method: str, arguments: dict[str, Any], client_name: str | None) -> Reply:
+        """One tool call, then the staleness notices it should carry."""
         try:
-            client = self.connect(client_name)
-            reply = _reply(method, client.call(method, arguments))
+            client = await self.connect(client_name)
+            reply = _reply(method, await client.call(method, arguments))
         except RequestError as e:  # no daemon, a timeout: the client's own errors
             return Reply(error_text(e), _error_object(e), is_error=True)
-        told = self._notices(client)
+        told = await self._notices(client)
         if told:
             reply.text = "\n".join([*(f"notice: {n}" for n in told), reply.text])
         return reply
 
-    def _notices(self, client: Client) -> list[str]:
-        def history(path: str, after_seq: int) -> list[LogEntry]:
-            found = client.log(
-                path=path, kind="edit_applied", after_seq=after_seq, limit=EDITS_LOOKED_UP
-            )
-            return found.events
-
+    async def _notices(self, client: AsyncClient) -> list[str]:
         try:
-            status = client.agent_status()
-            return self.notices.notices(status, history)
+            status = await client.agent_status()
+            histories: dict[tuple[str, int], list[LogEntry]] = {}
+            for path, after_seq in self.notices.wanted(status):
+                found = await client.log(
+                    path=path, kind="edit_applied", after_seq=after_seq, limit=EDITS_LOOKED_UP
+                )
+                histories[path, after_seq] = found.events
+            return self.notices.notices(status, lambda p, s: histories[p, s])
         except RequestError:  # a notice is a courtesy: never fail the call for it
             return []
 
@@ -161,8 +161,8 @@ def build_server(session: Session) -> Server[Any]:
         info = ctx.session.client_params
         client_name = info.client_info.name if info is not None else None
         arguments = dict(params.arguments or {})
-        async with session.lock:  # the Client is not thread-safe: one call at a time
-            reply = await run_sync(session.call, params.name, arguments, client_name)
+        async with session.lock:  # a call and its notices, then the next call
+            reply = await session.call(params.name, arguments, client_name)
         return _result(reply)
 
     return Server(

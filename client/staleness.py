@@ -38,14 +38,25 @@ class StalenessNotices:
     def notices(self, status: AgentStatusResult, history: History) -> list[str]:
         """One line per file with changes the agent has not been told about."""
         lines = []
-        for seen in status.files:
-            new = [c for c in seen.changed_since if c["seq"] > self._told.get(seen.path, 0)]
-            if seen.current or not new:
-                continue
+        for seen, new in self._untold(status):
             self._told[seen.path] = max(c["seq"] for c in new)
             edits = {e.seq: e for e in history(seen.path, min(c["seq"] for c in new) - 1)}
             lines.append(notice(seen, new, edits))
         return lines
+
+    def wanted(self, status: AgentStatusResult) -> list[tuple[str, int]]:
+        """The (path, after_seq) histories `notices` will ask for, so that a caller
+        on an event loop can fetch them first."""
+        return [(seen.path, min(c["seq"] for c in new) - 1) for seen, new in self._untold(status)]
+
+    def _untold(self, status: AgentStatusResult) -> list[tuple[FileSeen, list[dict[str, Any]]]]:
+        """Each stale file and its changes newer than what the agent was told."""
+        found = []
+        for seen in status.files:
+            new = [c for c in seen.changed_since if c["seq"] > self._told.get(seen.path, 0)]
+            if not seen.current and new:
+                found.append((seen, new))
+        return found
 
 
 def notice(seen: FileSeen, changes: list[dict[str, Any]], edits: dict[int, LogEntry]) -> str:

@@ -42,7 +42,7 @@ class Result(msgspec.Struct, kw_only=True):
 
 
 class PingParams(Params):
-    pass
+    """Whether the daemon answers: its pid, version and protocol."""
 
 
 class PingResult(Result):
@@ -53,7 +53,7 @@ class PingResult(Result):
 
 
 class StatusParams(Params):
-    pass
+    """The daemon and its journal: workspace, pid, uptime, events, files, watcher."""
 
 
 class StatusResult(Result):
@@ -79,6 +79,9 @@ class StatusResult(Result):
 
 
 class LogParams(Params):
+    """The newest `limit` matching events, oldest first (`since_ts` in ms since the
+    epoch; with `patch`, each content change's diff)."""
+
     path: str | None = None
     agent: str | None = None
     kind: str | None = None
@@ -736,7 +739,7 @@ class CheckpointCreateResult(Result):
 
 
 class CheckpointListParams(Params):
-    pass
+    """Every checkpoint, oldest first."""
 
 
 class CheckpointListResult(Result):

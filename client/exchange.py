@@ -1,0 +1,156 @@
+"""What the blocking `Client` and the `AsyncClient` share: everything but the waiting.
+
+A request's life has decisions (which daemon, is its answer really its own, may a
+request be sent again, what error a reply means) and waits (connect, send, poll,
+receive). The decisions live here, once, in `Exchange`; each client only supplies
+the waits, blocking or awaited. Nothing here touches a socket.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+from editjournal.client.connection import (
+    live_endpoint,
+    require_workspace,
+    state_dir,
+    workspace_root,
+)
+from editjournal.client.errors import DaemonUnavailable, RequestError, RequestTimeout
+from editjournal.client.recovery import died_during
+from editjournal.client.trust import Untrusted, is_our_daemon
+from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
+from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.tools import TOOL_RESULTS, Params, Result
+from editjournal.schemas.wire import REQUEST_ENCODER, Request, Response
+
+R = TypeVar("R", bound=Result)
+ParamsGiven = dict[str, Any] | msgspec.Struct | None
+_PARAMS_ENCODER = msgspec.msgpack.Encoder()
+
+
+def default_agent() -> str:
+    return os.environ.get("EDITJOURNAL_AGENT") or "anonymous"
+
+
+class Exchange:
+    """One agent's conversation with one workspace's daemon, minus the I/O."""
+
+    def __init__(
+        self, workspace: str | os.PathLike[str] | None, agent: str | None, timeout: float
+    ) -> None:
+        self.root: Path = require_workspace(workspace_root(workspace))
+        self.agent = agent or default_agent()
+        self.timeout = timeout
+        self.last_response: Response | None = None
+        self.started_daemon: Endpoint | None = None
+        self.address = ""
+        self.daemon_pid: int | None = None
+        self._adopt_tried: int | None = None  # see adopt_serving_daemon
+        self._ids = itertools.count(1)
+
+    def frame(
+        self, method: str, params: ParamsGiven, idempotency_key: str | None
+    ) -> tuple[int, bytes]:
+        """A new request's id and its frame."""
+        rid = next(self._ids)
+        body = msgspec.Raw(encoded_params(method, params))
+        request = Request(
+            id=rid, method=method, agent=self.agent, params=body, idempotency_key=idempotency_key
+        )
+        return rid, REQUEST_ENCODER.encode(request)
+
+    def use(self, endpoint: Endpoint) -> None:
+        self.address, self.daemon_pid = endpoint.socket, endpoint.pid
+
+    def no_daemon(self) -> DaemonUnavailable:
+        return DaemonUnavailable.local(
+            ErrorCode.DAEMON_UNAVAILABLE,
+            f"no daemon serves {self.root}",
+            workspace=str(self.root),
+        )
+
+    def confirmed(self, response: Response, endpoint: Endpoint) -> None:
+        """Before anything else is sent: the socket is the daemon's own, which answers
+        `ping` with the pid its endpoint file names (client/trust.py checked the files).
+        Raises `Untrusted` otherwise; the caller closes the socket."""
+        answered = response.result.get("pid") if isinstance(response.result, dict) else None
+        if response.ok and answered == endpoint.pid:
+            return
+        if response.ok and isinstance(answered, int) and is_our_daemon(answered, str(self.root)):
+            self.daemon_pid = answered  # a new daemon, its endpoint file not yet rewritten
+            return
+        raise Untrusted(
+            state_dir(self.root) / ENDPOINT_FILE,
+            f"names pid {endpoint.pid}, but the process on {endpoint.socket} answers as"
+            f" pid {answered}",
+        )
+
+    def adopt_serving_daemon(self) -> None:
+        """A reply came though the daemon's pid is gone: another daemon (someone else
+        started it) serves the same socket. Its pid, from its endpoint file, is the one
+        to report and to check, so later calls need not probe the socket."""
+        if self.daemon_pid == self._adopt_tried:
+            return
+        self._adopt_tried = self.daemon_pid  # once per pid: it may be of another namespace
+        endpoint = live_endpoint(self.root)
+        if endpoint is not None and endpoint.socket == self.address:
+            self.daemon_pid = endpoint.pid
+
+    def died(self, method: str) -> DaemonUnavailable:
+        return died_during(method, self.daemon_pid, str(self.root))
+
+    def timed_out(self, method: str) -> RequestTimeout:
+        return RequestTimeout.local(
+            ErrorCode.TIMEOUT,
+            f"the daemon at {self.address} did not answer {method} within {self.timeout:g} s",
+            method=method,
+            address=self.address,
+        )
+
+
+def result_of(response: Response) -> Any:
+    """A reply's result, or its error raised as the exception of its code's family."""
+    if not response.ok:
+        assert response.error is not None
+        raise RequestError.from_wire(response.error, response.seq)
+    return response.result
+
+
+def typed(method: str, result: Any, result_type: type[R]) -> R:
+    assert TOOL_RESULTS[method] is result_type
+    return msgspec.convert(result, result_type)
+
+
+def wire_params(params: Params) -> dict[str, Any]:
+    """A params Struct as sent: the fields given, the defaults left for the daemon
+    (omitted, not null), so a request reads as one written by hand."""
+    given = {}
+    for field in msgspec.structs.fields(params):
+        value = getattr(params, field.name)
+        if value is None or (not field.required and value == field.default):
+            continue
+        given[field.name] = value
+    return given
+
+
+def encoded_params(method: str, params: ParamsGiven) -> bytes:
+    """The params as msgpack; what no frame can carry (an integer past 64 bits, an object
+    msgpack has no type for) is the caller's `invalid_params`, never a bare exception."""
+    if isinstance(params, Params):
+        params = wire_params(params)
+    try:
+        return _PARAMS_ENCODER.encode(params if params is not None else {})
+    except (OverflowError, TypeError, msgspec.EncodeError) as e:
+        raise RequestError(
+            ErrorCode.INVALID_PARAMS.value,
+            f"{method}: params cannot be sent: {e} (integers fit 64 bits; seqs and line"
+            " numbers far less, see the tool's schema)",
+            {"method": method},
+            "check the values against the tool's schema (editjournal tools --format mcp)",
+        ) from None
