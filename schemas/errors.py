@@ -81,15 +81,17 @@ class ErrorCode(str, enum.Enum):
     UNKNOWN_SEQ = "unknown_seq"
     FILE_NOT_IN_JOURNAL = "file_not_in_journal"
     VERSION_NOT_STORED = "version_not_stored"
-    # client side: raised by the client, never sent by the daemon
-    DAEMON_UNAVAILABLE = "daemon_unavailable"
-    TIMEOUT = "timeout"
-    DAEMON_ALREADY_RUNNING = "daemon_already_running"
-    WORKSPACE_NOT_FOUND = "workspace_not_found"
+    # sent by the daemon: a write met an outside save, a read's budget, a read-only file
     WRITE_DISPLACED = "write_displaced"
     READ_BUDGET_EXCEEDED = "read_budget_exceeded"
     READ_ONLY_FILE = "read_only_file"
+    # client side (never sent by the daemon): no daemon, no answer, no workspace, run
+    # files not to be trusted; and a daemon's start-up refusal (another one serves)
+    DAEMON_UNAVAILABLE = "daemon_unavailable"
+    TIMEOUT = "timeout"
+    WORKSPACE_NOT_FOUND = "workspace_not_found"
     UNTRUSTED_RUN_FILE = "untrusted_run_file"
+    DAEMON_ALREADY_RUNNING = "daemon_already_running"
 
 
 @dataclass(frozen=True)
