@@ -14,6 +14,8 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import editjournal.daemon.store.blobrefs as blobrefs_module
+import editjournal.daemon.store.hashchain as hashchain_module
 import editjournal.daemon.store.journal as journal_module
 import editjournal.schemas.events as events_module
 from editjournal.daemon.runtime.runfiles import ensure_state_dir
@@ -45,7 +47,7 @@ def cached_workspace(events: int, cache: Path = CACHE, rebuild: bool = False) ->
 def _key(events: int) -> str:
     """Changes whenever the journal's storage or the events' shape may have changed."""
     digest = hashlib.sha256(f"{GENERATOR_VERSION}:{events}".encode())
-    for module in (journal_module, events_module):
+    for module in (journal_module, hashchain_module, blobrefs_module, events_module):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 

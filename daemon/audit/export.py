@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.store.journal import Journal, stored_blobs
+from editjournal.daemon.store.blobrefs import stored_blobs
+from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import Record
 
 _ENCODER = msgspec.json.Encoder()

@@ -13,8 +13,10 @@ is binary whatever the detector says.
 workspace's reads and writes, and its fingerprints for the watcher. The
 detector runs only in `refusal`, on bytes that already failed `utf8_text`:
 never for a file that decodes, and never for the watcher, which only needs to
-know that a file is not text. This module reads no files and knows no paths
-beyond the name it puts in a message.
+know that a file is not text. `is_utf8_name` asks the same of a file's name:
+the journal and the protocol speak UTF-8, so the watcher leaves other names
+alone. This module reads no files and knows no paths beyond the name it puts in
+a message.
 """
 
 from __future__ import annotations
@@ -93,6 +95,16 @@ def utf8_text(data: bytes) -> str | None:
         return data.decode("utf-8")  # not utf-8-sig: see above
     except UnicodeDecodeError:
         return None
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not UTF-8 (decoded with surrogate escapes):
+    the journal and the protocol speak UTF-8, so such files are left alone."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def refusal(data: bytes, rel: str) -> ToolError:

@@ -17,7 +17,8 @@ import os
 import stat
 from pathlib import Path
 
-from editjournal.daemon.files.workspace import STATE_DIR_NAME, TEMP_PREFIX
+from editjournal.daemon.files.pathjudge import STATE_DIR_NAME
+from editjournal.daemon.files.tempfiles import TEMP_PREFIX
 
 ABSENT = "absent"  # what `content_sha` says when there is no such file
 NOT_REGULAR = "not-regular"  # ... of a link, a directory, a FIFO

@@ -25,7 +25,8 @@ import os
 import time
 from collections import OrderedDict
 
-from editjournal.daemon.files.workspace import FileSnapshot, Workspace
+from editjournal.daemon.files.filesnapshot import FileSnapshot
+from editjournal.daemon.files.workspace import Workspace
 
 RACY_NS = 2_000_000_000
 DEFAULT_ENTRIES = 64

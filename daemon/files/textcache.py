@@ -30,7 +30,8 @@ from editjournal.daemon.settings.limits import (
     check_line_count,
     count_lines,
 )
-from editjournal.daemon.text.anchors import AnchorIndex, Anchors, Change
+from editjournal.daemon.text.anchors import AnchorIndex, Anchors
+from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, parse
 
 SNAPSHOT_SHARE = 4  # the snapshot cache's part of the byte budget: 1/4

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from editjournal.daemon.audit.views import content_at as stored_at
+from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.files.workspace import FileSnapshot
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.text.anchors import LineAnchor
 from editjournal.daemon.text.diff import anchored_diff

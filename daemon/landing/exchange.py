@@ -32,7 +32,8 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 
-from editjournal.daemon.files.workspace import PreparedWrite, Workspace
+from editjournal.daemon.files.preparedwrite import PreparedWrite
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.pendingwrites import ABSENT
 from editjournal.daemon.text.merge import carry_over
 from editjournal.schemas.errors import ToolError

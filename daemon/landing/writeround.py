@@ -33,7 +33,9 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from editjournal.daemon.files.workspace import FileSnapshot, PreparedWrite, Workspace
+from editjournal.daemon.files.filesnapshot import FileSnapshot
+from editjournal.daemon.files.preparedwrite import PreparedWrite
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.exchange import Landed, land
 from editjournal.daemon.landing.pendingwrites import ABSENT, DELETE, INSERT, removal_key
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES

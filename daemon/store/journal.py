@@ -2,7 +2,7 @@
 
 What it holds: `events` (seq, ts, agent, kind, path, body, prev_hash, hash),
 `blobs` (file contents addressed by their SHA-256, stored once, as line deltas
-on the file's previous version: daemon.blobstore), and the last state snapshot
+on the file's previous version: daemon.store.blobs), and the last state snapshot
 (daemon.store.statesnap); the schema and its upgrades are daemon.store.schema. After
 each durable commit the chain's tip is appended to `chain-anchor` beside the
 database (daemon.store.chainanchor), so a cut tail or a recomputed chain is found too
@@ -10,10 +10,11 @@ database (daemon.store.chainanchor), so a cut tail or a recomputed chain is foun
 a blob's bytes without checking them against its address. Triggers
 refuse UPDATE and DELETE, and an INSERT whose seq is not exactly last + 1
 (which also stops `INSERT OR REPLACE` from overwriting a row). Anyone can drop
-a trigger, so each event's hash covers the previous one: `verify()` detects any
-edit to history, and any blob that is damaged or missing while an event needs it.
-`verify()` never raises on corrupt data (it reports); `blob()` raises the
-catalogued `journal_corrupt` error.
+a trigger, so each event's hash covers the previous one (daemon.store.hashchain):
+`verify()` detects any edit to history, and any blob that is damaged or missing while
+an event needs it (daemon.store.integrity, daemon.store.blobrefs). `verify()` never
+raises on corrupt data (it reports); `blob()` raises the catalogued `journal_corrupt`
+error.
 
 Events are staged in memory and committed together (group commit): the server
 stages every request of a batch, then commits once. Only the thread that owns
@@ -29,12 +30,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
-import msgspec
 import sqlite_utils
 
 from editjournal.daemon.store import schema as journal_schema
+from editjournal.daemon.store.blobrefs import blob_paths, stored_blobs
 from editjournal.daemon.store.blobs import INSERT_BLOB, BlobStore, CorruptBlob
 from editjournal.daemon.store.chainanchor import (
     ANCHOR_FILE,
@@ -44,23 +44,18 @@ from editjournal.daemon.store.chainanchor import (
     key_path,
     load_key,
 )
-from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import (
-    EVENT_DECODER,
-    EVENT_ENCODER,
-    AnyEvent,
-    CheckpointCreated,
-    EditApplied,
-    EditRejected,
-    FileRead,
-    HunkPrepared,
-    OutsideChangeRecorded,
-    Record,
+from editjournal.daemon.store.hashchain import (
+    GENESIS_HASH,
+    ROW_COLUMNS,
+    StoredRow,
+    chain_hash,
+    row_problem,
 )
+from editjournal.daemon.store.integrity import VerifyReport, verify_journal
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import EVENT_DECODER, EVENT_ENCODER, AnyEvent, Record
 
-GENESIS_HASH = "0" * 64
 _log = logging.getLogger("editjournal")
-_CHAIN_ENCODER = msgspec.msgpack.Encoder()
 
 
 _INSERT_EVENT = (
@@ -104,28 +99,8 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def chain_hash(
-    prev_hash: str, seq: int, ts: int, agent: str | None, kind: str, path: str | None, body: bytes
-) -> str:
-    """BLAKE2b-256 over every stored column, so no column can change unnoticed."""
-    payload = _CHAIN_ENCODER.encode((prev_hash, seq, ts, agent, kind, path, body))
-    return hashlib.blake2b(payload, digest_size=32).hexdigest()
-
-
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    """The outcome of `Journal.verify()`: ok, or the first seq where the chain breaks,
-    or (chain intact) the first blob that is damaged or missing."""
-
-    ok: bool
-    checked: int
-    first_bad_seq: int | None = None
-    reason: str | None = None
-    bad_blob: str | None = None
 
 
 @dataclass
@@ -359,38 +334,10 @@ class Journal:
             ) from e
 
     def verify(self) -> VerifyReport:
-        """Recompute the chain from genesis (seqs gap-free, every hash intact), then
-        check every blob and that every blob an event needs is there. Never raises
-        on corrupt data: the first problem is the report's `reason`."""
-        prev, checked = GENESIS_HASH, 0
-        needed: dict[str, int] = {}  # blob sha256 -> first seq that needs it
-        rows = self.db.execute(
-            "SELECT seq, ts, agent, kind, path, body, prev_hash, hash FROM events ORDER BY seq"
-        )
-        for row in map(_StoredRow._make, rows):
-            problem = _row_problem(checked + 1, prev, row)
-            if problem:
-                return VerifyReport(False, checked, row.seq, problem)
-            for digest in stored_blobs(EVENT_DECODER.decode(row.body)):
-                needed.setdefault(digest, row.seq)
-            prev, checked = row.hash, checked + 1
-        bad = self._blob_problem(needed)
-        if bad:
-            return VerifyReport(False, checked, None, bad[1], bad_blob=bad[0])
-        return VerifyReport(True, checked)
-
-    def _blob_problem(self, needed: Mapping[str, int]) -> tuple[str, str] | None:
-        """(sha256, reason) of the first damaged blob, else of the first needed one missing."""
-        present: set[str] = set()
-        for row in self._blobs.stored():  # oldest first: bases before their deltas
-            problem = self._blobs.problem(row)
-            if problem:
-                return str(row.sha256), f"blob {row.sha256} is damaged: {problem}"
-            present.add(row.sha256)
-        for digest, seq in needed.items():  # in seq order: first needed, first reported
-            if digest not in present:
-                return digest, f"event {seq} needs blob {digest}, which is missing"
-        return None
+        """Recompute the chain from genesis, then check every blob and that every blob an
+        event needs is there (daemon.store.integrity). Never raises on corrupt data: the
+        first problem is the report's `reason`."""
+        return verify_journal(self.db, self._blobs)
 
     # --- start-up: snapshot, tip, incremental chain check ----------------------------
 
@@ -430,13 +377,11 @@ class Journal:
         read (gap-free, body decodes, hash recomputed): raises JournalCorrupt at the
         first that is not, so nothing is folded or appended past a break."""
         rows = self.db.execute(
-            "SELECT seq, ts, agent, kind, path, body, prev_hash, hash FROM events"
-            " WHERE seq > ? ORDER BY seq",
-            [after_seq],
+            f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", [after_seq]
         )
         expected, prev = after_seq + 1, prev_hash
-        for row in map(_StoredRow._make, rows):
-            problem = _row_problem(expected, prev, row)
+        for row in map(StoredRow._make, rows):
+            problem = row_problem(expected, prev, row)
             if problem:
                 raise JournalCorrupt(self.path, min(expected, row.seq), problem)
             yield Record(
@@ -507,63 +452,3 @@ def _columns(
     """(wanted, actual) for the filters `records` takes, on a staged record."""
     event = record.event
     return ((path, event.path), (agent, record.agent), (kind, event.kind))
-
-
-def stored_blobs(event: AnyEvent) -> tuple[str, ...]:
-    """The blobs the daemon stores with `event`, so the journal must hold them.
-
-    An outside change stores the new content only for files an agent has read
-    (`content_stored`); its old content is not this event's to store. A rejected
-    edit stores what it was checked against; `shown_sha256` is that same content.
-    """
-    if isinstance(event, FileRead):
-        return (event.sha256,)
-    if isinstance(event, EditApplied):
-        return (event.before_sha256, event.after_sha256)
-    if isinstance(event, EditRejected):
-        return (event.sha256,) if event.sha256 else ()
-    if isinstance(event, OutsideChangeRecorded) and event.content_stored and event.new_sha256:
-        return (event.new_sha256,)
-    if isinstance(event, CheckpointCreated):
-        return tuple(event.files.values())
-    if isinstance(event, HunkPrepared):  # the content a hunk was planned on: apply rebases from it
-        return (event.base_sha256,)
-    return ()
-
-
-def blob_paths(event: AnyEvent) -> dict[str, str]:
-    """Which file each blob stored with `event` is a version of (for line deltas)."""
-    if isinstance(event, CheckpointCreated):
-        return {digest: path for path, digest in event.files.items()}
-    if event.path is None:
-        return {}
-    return {digest: event.path for digest in stored_blobs(event)}
-
-
-class _StoredRow(NamedTuple):
-    seq: int
-    ts: int
-    agent: str | None
-    kind: str
-    path: str | None
-    body: bytes
-    prev_hash: str
-    hash: str
-
-
-def _row_problem(expected_seq: int, prev: str, row: _StoredRow) -> str | None:
-    """Why this row breaks the chain (gap, bad body, edited column), or None."""
-    if row.seq != expected_seq:
-        return f"seq {row.seq} follows {expected_seq - 1}: the log has a gap"
-    try:
-        event = EVENT_DECODER.decode(row.body)
-    except (msgspec.DecodeError, TypeError) as e:  # TypeError: a body that is not a BLOB
-        return f"body does not decode: {e}"
-    if event.kind != row.kind or event.path != row.path:
-        return "kind/path columns disagree with the body"
-    if row.prev_hash != prev:
-        return "prev_hash does not match the previous event's hash"
-    recomputed = chain_hash(prev, row.seq, row.ts, row.agent, row.kind, row.path, row.body)
-    if recomputed != row.hash:
-        return "hash does not match the event's contents"
-    return None

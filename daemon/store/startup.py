@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 
 from editjournal.daemon.model.state import State
-from editjournal.daemon.store.journal import GENESIS_HASH, Journal, JournalCorrupt
+from editjournal.daemon.store.hashchain import GENESIS_HASH
+from editjournal.daemon.store.journal import Journal, JournalCorrupt
 from editjournal.daemon.store.statesnap import Snapshotter, load
 
 log = logging.getLogger("editjournal")

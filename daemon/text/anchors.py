@@ -6,20 +6,9 @@ line number. The rules below are the contract shared by ``read`` (which prints
 anchors) and ``edit`` (which resolves them); change them only together.
 
 Hashes
-    ``line_hash(body)`` is xxh3_64 of ``body.encode("utf-8", "surrogatepass")`` as
-    16 zero-padded lowercase hex digits; the line ending is not part of the body::
-
-        line_hash("def foo():") == "a5ac1efbea30d3c7"
-        line_hash("")           == "2d06800538d394c2"
-
-    ``context_hash(prev, body, next)`` is xxh3_64 hex of ``prev + "\\n" + body +
-    "\\n" + next`` where ``prev``/``next`` are the nearest lines before/after whose
-    body is not blank (``body.strip() != ""``), or "" at the file edges. Blank
-    lines are skipped so inserting or deleting blank lines does not move anchors::
-
-        lines = ["def foo():", "", "    return 1"]
-        context of line 3 == context_hash("def foo():", "    return 1", "")
-                          == xxh3_64_hexdigest(b"def foo():\\n    return 1\\n")
+    ``line_hash`` (a line's body) and ``context_hash`` (a line with its nearest
+    non-blank neighbours) are defined in daemon.text.linehashes; L and C below are
+    the lines whose line and context hashes start with a given prefix.
 
 Resolution (``AnchorIndex.match``), for a 4..16 hex-digit prefix ``a``
 (case-insensitive)::
@@ -47,11 +36,12 @@ Shortest anchor (``AnchorIndex.anchors``), consistent with ``match`` by construc
 
 Incremental upkeep (``AnchorIndex.derive``): the state above is per-line lists
 (hashes, contexts, chosen anchors, a byte of kind per line) plus counts keyed by
-content (prefix -> number of lines), never per-line objects. After an edit only
-the changed lines and their nearest non-blank neighbours are rehashed, and a
-line elsewhere is re-chosen only if a count it consults crossed 1 (the rules
-above only ever ask "exactly one?"). The result is identical to a from-scratch
-index; ``LineAnchor`` objects are made on demand by the ``Anchors`` view.
+content (prefix -> number of lines, daemon.text.anchorcounts), never per-line
+objects. After an edit only the changed lines and their nearest non-blank
+neighbours are rehashed (``linehashes.rehashed_regions``), and a line elsewhere is
+re-chosen only if a count it consults crossed 1 (the rules above only ever ask
+"exactly one?"). The result is identical to a from-scratch index; ``LineAnchor``
+objects are made on demand by the ``Anchors`` view.
 
 Quality (``classify_quality``) flags anchors that are weak evidence of intent.
 "low" when the line is blank, has fewer than 2 word characters (``\\w``), or
@@ -68,45 +58,34 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Literal, overload
 
-import xxhash
+from editjournal.daemon.text.anchorcounts import (
+    TWIN,
+    AnchorCounts,
+    AnchorKind,
+    choose_anchor,
+    positions,
+    positions_of_all,
+    recount,
+)
+from editjournal.daemon.text.linehashes import (
+    Change,
+    Region,
+    context_range,
+    line_hash,
+    rehashed_regions,
+)
 
 Quality = Literal["high", "low"]
-AnchorKind = Literal["line", "context"]
 MatchLevel = Literal["line", "context", "none"]
 
-PREFIX_LENGTHS = (6, 8, 16)
 _HEX_RE = re.compile(r"[0-9a-f]{4,16}")
 _TWO_WORD_CHARS = re.compile(r"\w\W*\w")
-_PREFIX = {n: itemgetter(slice(0, n)) for n in PREFIX_LENGTHS}
-# One byte per line for the chosen anchor's kind: what `_choose` decided.
-_LINE, _CONTEXT, _TWIN = 0, 1, 2
-_MARKS = ((".", "~"), ("c", "C"), ("?", "!"))  # by kind code, then low quality
+# By kind code (anchorcounts.LINE, CONTEXT, TWIN): the mark, then the low-quality mark.
+_MARKS = ((".", "~"), ("c", "C"), ("?", "!"))
 _KINDS: tuple[tuple[AnchorKind, bool], ...] = (("line", True), ("context", True), ("line", False))
-Change = tuple[int, int, int]  # old [start, end) replaced by `count` new lines
 _SCANS_BEFORE_INDEX = 16  # lookups answered by scanning before positions are indexed
-Region = tuple[int, int, int, int]  # old [a, b) and new [a, b) that differ (or are rehashed)
-
-
-def _xxh3_hex(text: str) -> str:
-    """xxh3_64 as 16 lowercase hex digits; surrogatepass so any str is hashable."""
-    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
-
-
-def line_hash(body: str) -> str:
-    """Hash of one line body (no ending), identifying the line by content alone."""
-    return _xxh3_hex(body)
-
-
-def context_hash(prev_nonempty: str, body: str, next_nonempty: str) -> str:
-    """Hash of a line with its nearest non-blank neighbours, to tell twins apart."""
-    return _xxh3_hex(prev_nonempty + "\n" + body + "\n" + next_nonempty)
-
-
-def _is_blank(body: str) -> bool:
-    return body.strip() == ""
 
 
 def classify_quality(body: str, repeats: int) -> Quality:
@@ -117,114 +96,6 @@ def classify_quality(body: str, repeats: int) -> Quality:
     if repeats >= 3 or not _TWO_WORD_CHARS.search(body):  # blank lines have none either
         return "low"
     return "high"
-
-
-def _context_range(bodies: Sequence[str], a: int, b: int) -> list[str]:
-    """Context hashes of lines [a, b): two passes over the range and the blank runs
-    around it, so the cost follows the range, not the file."""
-    j = a - 1
-    while j >= 0 and _is_blank(bodies[j]):
-        j -= 1
-    prev = bodies[j] if j >= 0 else ""
-    j = b
-    while j < len(bodies) and _is_blank(bodies[j]):
-        j += 1
-    nxt = bodies[j] if j < len(bodies) else ""
-    nexts = [""] * (b - a)
-    for i in range(b - 1, a - 1, -1):
-        nexts[i - a] = nxt
-        if not _is_blank(bodies[i]):
-            nxt = bodies[i]
-    result = []
-    for i in range(a, b):
-        body = bodies[i]
-        result.append(context_hash(prev, body, nexts[i - a]))
-        if not _is_blank(body):
-            prev = body
-    return result
-
-
-class _Table:
-    """How many lines have each 6-, 8- and 16-digit prefix of one kind of hash, and
-    one full hash per 6-digit prefix: enough to find lines without a per-line index."""
-
-    __slots__ = ("counts", "rep")
-
-    def __init__(self, values: Sequence[str]) -> None:
-        self.counts = {n: Counter(map(_PREFIX[n], values)) for n in (6, 8)}
-        self.counts[16] = Counter(values)
-        self.rep = dict(zip(map(_PREFIX[6], values), values, strict=True))
-
-    def count(self, prefix: str) -> int:
-        return self.counts[len(prefix)].get(prefix, 0)
-
-    def add(self, value: str, before: dict[str, int]) -> None:
-        """Count one more line; `before` keeps each touched key's count before the edit."""
-        for n, counts in self.counts.items():
-            key = value[:n]
-            old = counts.get(key, 0)
-            before.setdefault(key, old)
-            counts[key] = old + 1
-        rep = self.rep.get(value[:6])
-        if rep is None or rep not in self.counts[16]:
-            self.rep[value[:6]] = value
-
-    def remove(self, value: str, before: dict[str, int]) -> None:
-        for n, counts in self.counts.items():
-            key = value[:n]
-            old = counts[key]
-            before.setdefault(key, old)
-            if old == 1:
-                del counts[key]
-            else:
-                counts[key] = old - 1
-        if value[:6] not in self.counts[6]:
-            self.rep.pop(value[:6], None)
-
-    def values_with(self, prefix: str) -> list[str] | None:
-        """The full hashes present that start with ``prefix`` (6+ digits); None when the
-        table cannot tell (two different hashes share the 6-digit prefix)."""
-        total = self.counts[6].get(prefix[:6], 0)
-        if total == 0:
-            return []
-        rep = self.rep.get(prefix[:6])
-        if rep is None or self.counts[16].get(rep, 0) != total:
-            return None
-        return [rep] if rep.startswith(prefix) else []
-
-
-class _Tables:
-    """The content-keyed half of an index: counts for line and context hashes, and
-    how often each stripped body occurs (for quality)."""
-
-    __slots__ = ("context", "line", "repeats")
-
-    def __init__(self, bodies: Sequence[str], hashes: list[str], contexts: list[str]) -> None:
-        self.line = _Table(hashes)
-        self.context = _Table(contexts)
-        self.repeats = Counter(map(str.strip, bodies))
-
-
-def _positions(values: list[str], value: str, count: int) -> list[int]:
-    """0-based positions of the ``count`` occurrences of ``value`` (C-speed scans)."""
-    found: list[int] = []
-    at = -1
-    for _ in range(count):
-        at = values.index(value, at + 1)
-        found.append(at)
-    return found
-
-
-def _where(values: list[str]) -> dict[str, list[int]]:
-    """Every value's 0-based positions: built once an index is asked many lookups."""
-    where: dict[str, list[int]] = {}
-    for i, value in enumerate(values):
-        found = where.get(value)
-        if found is None:
-            where[value] = [i]
-        else:
-            found.append(i)
-    return where
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,8 +131,8 @@ class AnchorIndex:
     def __init__(self, lines: Sequence[str]) -> None:
         self._bodies: tuple[str, ...] = tuple(lines)
         self._hashes: list[str] = list(map(line_hash, self._bodies))
-        self._contexts = _context_range(self._bodies, 0, len(self._bodies))
-        self._tables: _Tables | None = _Tables(self._bodies, self._hashes, self._contexts)
+        self._contexts = context_range(self._bodies, 0, len(self._bodies))
+        self._tables: AnchorCounts | None = AnchorCounts(self._bodies, self._hashes, self._contexts)
         self._anchors, self._codes = self._choose_all()
         self._lookups = 0
         self._where: dict[AnchorKind, dict[str, list[int]]] = {}
@@ -276,15 +147,15 @@ class AnchorIndex:
             if unique6[short] == 1:  # the common case, settled by one count
                 anchors.append(short)
                 continue
-            anchor, codes[i] = _choose(digest, context, tables)
+            anchor, codes[i] = choose_anchor(digest, context, tables)
             anchors.append(anchor)
         return anchors, codes
 
     @property
-    def tables(self) -> _Tables:
+    def tables(self) -> AnchorCounts:
         """The counts, rebuilt if a later version took them over (see `derive`)."""
         if self._tables is None:
-            self._tables = _Tables(self._bodies, self._hashes, self._contexts)
+            self._tables = AnchorCounts(self._bodies, self._hashes, self._contexts)
         return self._tables
 
     @property
@@ -316,10 +187,10 @@ class AnchorIndex:
             return [i for i, d in enumerate(digests) if d.startswith(prefix)]
         self._lookups += 1
         if self._lookups <= _SCANS_BEFORE_INDEX:  # a few C-speed scans beat a full index
-            return sorted(p for v in found for p in _positions(digests, v, counts.counts[16][v]))
+            return sorted(p for v in found for p in positions(digests, v, counts.counts[16][v]))
         where = self._where.get(table)
         if where is None:
-            where = self._where[table] = _where(digests)
+            where = self._where[table] = positions_of_all(digests)
         return sorted(p for v in found for p in where[v])
 
     def _lookup(self, table: AnchorKind, prefix: str) -> tuple[int, ...]:
@@ -381,7 +252,7 @@ class AnchorIndex:
             if repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body):
                 mark = "~"
             else:
-                mark = "?" if self._codes[i] == _TWIN else ""
+                mark = "?" if self._codes[i] == TWIN else ""
             rows.append(f"{i + 1}#{self._anchors[i]}{mark}|{body}")
         return "\n".join(rows)
 
@@ -401,7 +272,7 @@ class AnchorIndex:
         lines whose counts crossed 1 are re-chosen; equal to ``AnchorIndex(lines)``.
         Takes this index's counts over (it rebuilds them if asked again)."""
         bodies = tuple(lines)
-        regions = _regions(self._bodies, bodies, changes)
+        regions = rehashed_regions(self._bodies, bodies, changes)
         if regions is None:
             return AnchorIndex(bodies)
         tables, self._tables = self.tables, None
@@ -420,8 +291,9 @@ class AnchorIndex:
             anchors += self._anchors[done:oa]
             codes += self._codes[done:oa]
             fresh = list(map(line_hash, bodies[na:nb]))
-            fresh_contexts = _context_range(bodies, na, nb)
-            _recount(tables, self, (oa, ob), bodies[na:nb], fresh, fresh_contexts, before)
+            fresh_contexts = context_range(bodies, na, nb)
+            old = (self._bodies[oa:ob], self._hashes[oa:ob], self._contexts[oa:ob])
+            recount(tables, old, (bodies[na:nb], fresh, fresh_contexts), before)
             hashes += fresh
             contexts += fresh_contexts
             anchors += [""] * (nb - na)
@@ -433,7 +305,7 @@ class AnchorIndex:
         codes += self._codes[done:]
         new._hashes, new._contexts, new._anchors, new._codes = hashes, contexts, anchors, codes
         for i in sorted(new._dirty(regions, before)):
-            anchors[i], codes[i] = _choose(hashes[i], contexts[i], tables)
+            anchors[i], codes[i] = choose_anchor(hashes[i], contexts[i], tables)
         return new
 
     def _dirty(self, regions: list[Region], before: dict[AnchorKind, dict[str, int]]) -> set[int]:
@@ -457,103 +329,6 @@ class AnchorIndex:
                 dirty.update(self._lines_with("line", key))
                 dirty.update(self._lines_with("context", key))
         return dirty
-
-
-def _recount(
-    tables: _Tables,
-    old: AnchorIndex,
-    span: tuple[int, int],
-    bodies: Sequence[str],
-    hashes: list[str],
-    contexts: list[str],
-    before: dict[AnchorKind, dict[str, int]],
-) -> None:
-    """Move the counts from the old lines of ``span`` to the new lines replacing them."""
-    oa, ob = span
-    for value in old._hashes[oa:ob]:
-        tables.line.remove(value, before["line"])
-    for value in old._contexts[oa:ob]:
-        tables.context.remove(value, before["context"])
-    for value in hashes:
-        tables.line.add(value, before["line"])
-    for value in contexts:
-        tables.context.add(value, before["context"])
-    repeats = tables.repeats
-    repeats.subtract(map(str.strip, old._bodies[oa:ob]))
-    repeats.update(map(str.strip, bodies))
-
-
-def _choose(digest: str, context: str, tables: _Tables) -> tuple[str, int]:
-    """Shortest (anchor, kind code) for a line with these hashes; see module doc."""
-    by_line, by_context = tables.line.counts, tables.context.counts
-    if by_line[16].get(digest) == 1:  # identical twins can never be told apart by line hash
-        for n in PREFIX_LENGTHS:
-            if by_line[n].get(digest[:n]) == 1:
-                return digest[:n], _LINE
-    for n in PREFIX_LENGTHS:
-        candidate = context[:n]
-        if by_line[n].get(candidate, 0) != 1 and by_context[n].get(candidate) == 1:
-            return candidate, _CONTEXT
-    for n in PREFIX_LENGTHS:
-        # A twin's line prefix always has len(L) > 1; it resolves at line level
-        # unless the same digits are, by chance, one other line's context prefix.
-        if by_context[n].get(digest[:n], 0) != 1:
-            return digest[:n], _TWIN
-    return digest[:6], _TWIN
-
-
-def _regions(
-    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None
-) -> list[Region] | None:
-    """The changed spans in old and new coordinates, each widened over blank lines to the
-    nearest non-blank unchanged line on both sides (whose context may have changed), and
-    merged where they touch. None when ``changes`` do not turn ``old`` into ``new``."""
-    spans = _spans(old, new, changes)
-    if spans is None:
-        return None
-    merged: list[Region] = []
-    for k, (oa, ob, na, nb) in enumerate(spans):
-        floor = merged[-1][3] if merged else 0
-        while na > floor and _is_blank(new[na - 1]):
-            oa, na = oa - 1, na - 1
-        if na > floor:
-            oa, na = oa - 1, na - 1
-        ceiling = spans[k + 1][2] if k + 1 < len(spans) else len(new)
-        while nb < ceiling and _is_blank(new[nb]):
-            ob, nb = ob + 1, nb + 1
-        if nb < ceiling:
-            ob, nb = ob + 1, nb + 1
-        if merged and na <= merged[-1][3]:
-            oa, na = merged[-1][0], merged[-1][2]
-            merged.pop()
-        merged.append((oa, ob, na, nb))
-    return merged
-
-
-def _spans(
-    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None
-) -> list[Region] | None:
-    """Changes as (old_a, old_b, new_a, new_b), checked against the two texts."""
-    if changes is None:
-        return None
-    spans: list[Region] = []
-    shift = 0
-    done = 0
-    for start, end, count in changes:
-        if start < done or end < start or end > len(old):
-            return None
-        if old[done:start] != new[done + shift : start + shift]:
-            return None
-        if spans and start == done:  # touching the previous change: one span
-            oa, _, na, nb = spans.pop()
-            spans.append((oa, end, na, nb + count))
-        else:
-            spans.append((start, end, start + shift, start + shift + count))
-        shift += count - (end - start)
-        done = end
-    if len(old) + shift != len(new) or old[done:] != new[done + shift :]:
-        return None
-    return spans
 
 
 class Anchors(Sequence[LineAnchor]):

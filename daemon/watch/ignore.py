@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pathspec
 
-from editjournal.daemon.files.workspace import STATE_DIR_NAME, TEMP_PREFIX
+from editjournal.daemon.files.pathjudge import STATE_DIR_NAME
+from editjournal.daemon.files.tempfiles import TEMP_PREFIX
 
 ALWAYS_IGNORED_DIRS = frozenset({".git", STATE_DIR_NAME})
 GITIGNORE = ".gitignore"

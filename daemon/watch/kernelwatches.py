@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from editjournal.daemon.files.workspace import is_utf8_name
+from editjournal.daemon.files.encoding import is_utf8_name
 from editjournal.daemon.watch.ignore import Ignorer
 
 _PROC_FD = Path("/proc/self/fd")

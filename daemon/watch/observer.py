@@ -42,7 +42,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from editjournal.daemon.files.workspace import is_utf8_name
+from editjournal.daemon.files.encoding import is_utf8_name
 from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer
 from editjournal.daemon.watch.pruned import PrunedObserver
 

@@ -11,7 +11,7 @@ by timestamps.
 
 from __future__ import annotations
 
-from editjournal.daemon.files.workspace import FileSnapshot
+from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.model.state import State
 from editjournal.schemas.events import OutsideChangeRecorded
 

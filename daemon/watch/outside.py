@@ -15,7 +15,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from editjournal.daemon.files.workspace import Fingerprint, Workspace, is_utf8_name
+from editjournal.daemon.files.encoding import is_utf8_name
+from editjournal.daemon.files.filesnapshot import Fingerprint
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.model.state import State
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, count_lines
 from editjournal.daemon.watch.ignore import Ignorer

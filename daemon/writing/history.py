@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.files.workspace import FileSnapshot
 from editjournal.daemon.handlers import Context
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map

@@ -30,9 +30,10 @@ from editjournal.daemon.handlers import ABSENT, Outcome, Write
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.settings.limits import clip_text
-from editjournal.daemon.text.anchors import Anchors, Change
+from editjournal.daemon.text.anchors import Anchors
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan
+from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
 from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized

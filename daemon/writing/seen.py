@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from editjournal.daemon.files.workspace import FileSnapshot
+from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.handlers import Context
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import (

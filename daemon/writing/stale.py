@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
+from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.files.workspace import FileSnapshot
 from editjournal.daemon.handlers import Context
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.text.anchors import LineAnchor

@@ -12,8 +12,8 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
+from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.files.workspace import FileSnapshot
 from editjournal.daemon.handlers import Context
 from editjournal.daemon.text.anchors import Anchors
 from editjournal.daemon.text.lines import Document

@@ -16,7 +16,7 @@ import pytest
 
 from editjournal.daemon.audit import open_readonly
 from editjournal.daemon.audit.replay import replay
-from editjournal.daemon.store.journal import chain_hash
+from editjournal.daemon.store.hashchain import chain_hash
 from editjournal.schemas.events import EVENT_ENCODER, AnyEvent
 from tests.e2e.audit_support import APP, FILES, NOTES, Run, scripted_run_in
 from tests.e2e.cli_support import cli

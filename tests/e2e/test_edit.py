@@ -12,7 +12,7 @@ import pytest
 
 from editjournal.client import Client
 from editjournal.daemon.model.state import fold
-from editjournal.daemon.text.anchors import line_hash
+from editjournal.daemon.text.linehashes import line_hash
 from editjournal.schemas.tools import MAX_OPERATIONS
 from tests.conftest import RunningDaemon
 from tests.e2e.edit_support import anchors_of, cli_edit, colliding_lines, rejected

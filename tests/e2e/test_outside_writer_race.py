@@ -27,7 +27,7 @@ import pytest
 
 from editjournal.client import Client
 from editjournal.client.errors import RequestError
-from editjournal.daemon.text.anchors import line_hash
+from editjournal.daemon.text.linehashes import line_hash
 from tests.conftest import RunningDaemon, start, wait_until
 
 MODES = ("append", "save")

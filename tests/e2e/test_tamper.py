@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.daemon.store.chainanchor import ANCHOR_FILE
-from editjournal.daemon.store.journal import chain_hash
+from editjournal.daemon.store.hashchain import chain_hash
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from tests.conftest import START_TIMEOUT, spawn, start
 

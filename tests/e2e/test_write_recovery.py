@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import RequestError
-from editjournal.daemon.files.workspace import TEMP_PREFIX
+from editjournal.daemon.files.tempfiles import TEMP_PREFIX
 from editjournal.daemon.model.state import fold
 from editjournal.daemon.store.journal import Journal
 from tests.conftest import RunningDaemon, start, wait_until

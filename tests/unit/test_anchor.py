@@ -17,7 +17,8 @@ from editjournal.daemon.store.chainanchor import (
     key_path,
     load_key,
 )
-from editjournal.daemon.store.journal import Journal, chain_hash, sha256_hex
+from editjournal.daemon.store.hashchain import chain_hash
+from editjournal.daemon.store.journal import Journal, sha256_hex
 from editjournal.schemas.events import FileRead
 
 

@@ -1,4 +1,5 @@
-"""Tests for daemon.text.anchors: hashes, quality, shortest anchors and resolution."""
+"""Tests for daemon.text.anchors and its hashes (daemon.text.linehashes): hashes, quality,
+shortest anchors and resolution."""
 
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ from editjournal.daemon.text.anchors import (
     Match,
     anchor_lines,
     classify_quality,
-    context_hash,
-    line_hash,
     render_rows,
 )
+from editjournal.daemon.text.linehashes import context_hash, line_hash
 
 
 @cache

@@ -15,7 +15,8 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from editjournal.daemon.text.anchors import AnchorIndex, Change, context_hash, line_hash
+from editjournal.daemon.text.anchors import AnchorIndex
+from editjournal.daemon.text.linehashes import Change, context_hash, line_hash
 
 
 def _xxh(text: str) -> str:

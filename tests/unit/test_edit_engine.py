@@ -20,7 +20,6 @@ from editjournal.daemon.text.anchors import (
     LineAnchor,
     anchor_lines,
     classify_quality,
-    line_hash,
 )
 from editjournal.daemon.text.edit import (
     EditPlan,
@@ -31,6 +30,7 @@ from editjournal.daemon.text.edit import (
     parse_anchor,
     plan_edit,
 )
+from editjournal.daemon.text.linehashes import line_hash
 from editjournal.daemon.text.lines import BOM, Document, parse, render
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import (

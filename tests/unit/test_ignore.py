@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.files.workspace import TEMP_PREFIX
+from editjournal.daemon.files.tempfiles import TEMP_PREFIX
 from editjournal.daemon.watch.ignore import Ignorer
 from editjournal.daemon.watch.kernelwatches import _parse_fdinfo
 

@@ -13,13 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.store.journal import (
-    GENESIS_HASH,
-    Journal,
-    JournalError,
-    chain_hash,
-    sha256_hex,
-)
+from editjournal.daemon.store.hashchain import GENESIS_HASH, chain_hash
+from editjournal.daemon.store.journal import Journal, JournalError, sha256_hex
 from editjournal.schemas.errors import CATALOGUE, ErrorCode, ToolError
 from editjournal.schemas.events import (
     EVENT_ENCODER,

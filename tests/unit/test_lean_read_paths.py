@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.daemon.files.workspace import Workspace, _is_within
+from editjournal.daemon.files.pathjudge import _is_within
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.store.journal import Journal, JournalError, sha256_hex
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import FileRead

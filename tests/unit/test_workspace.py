@@ -18,12 +18,9 @@ from typing import Any
 import pytest
 
 from editjournal.daemon.files import encoding
-from editjournal.daemon.files.workspace import (
-    DEFAULT_MAX_FILE_SIZE,
-    STATE_DIR_NAME,
-    FileSnapshot,
-    Workspace,
-)
+from editjournal.daemon.files.filesnapshot import FileSnapshot
+from editjournal.daemon.files.pathjudge import STATE_DIR_NAME
+from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import limit_that_fits, parse_size
 

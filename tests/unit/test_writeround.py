@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.files.workspace import TEMP_PREFIX, Workspace
+from editjournal.daemon.files.tempfiles import TEMP_PREFIX
+from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.pendingwrites import prepare, recover
 from editjournal.daemon.landing.writeround import Prepared, WriteRound, disk_full
 from editjournal.daemon.store.journal import Journal, JournalError

@@ -1,0 +1,34 @@
+"""What a workspace file held at one moment: the values the file layer hands out.
+
+A `FileSnapshot` is served text (what reads, edits and the journal work on); a
+`Fingerprint` is whatever a regular file holds, text or not (what the watcher
+compares). Plain values: this module reads nothing and decides nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FileSnapshot:
+    """One file's exact content at one moment, as read from or written to disk."""
+
+    path: str
+    data: bytes
+    text: str
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a file is now, whatever it holds (see `Workspace.fingerprint`)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    data: bytes
+    text: str | None  # None: binary, not UTF-8, or over the size limit

@@ -1,0 +1,64 @@
+"""The hash chain over the journal's events: what each event's hash covers, and how a
+stored row is checked against the one before it.
+
+Why a chain: triggers refuse UPDATE and DELETE, but anyone can drop a trigger. Each
+event's hash covers every stored column and the previous event's hash, so an edit
+to any row of history breaks every hash after it (and a recomputed chain or a cut
+tail is caught by the chain anchor, daemon.store.chainanchor). The journal checks
+rows with `row_problem` as it reads them: all of them (`Journal.verify`) or the
+tail after a snapshot at start-up (`Journal.verified_records`). This module reads
+no database and raises nothing on corrupt data: it says what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import NamedTuple
+
+import msgspec
+
+from editjournal.schemas.events import EVENT_DECODER
+
+GENESIS_HASH = "0" * 64
+# The columns of a stored row, in `StoredRow`'s order.
+ROW_COLUMNS = "seq, ts, agent, kind, path, body, prev_hash, hash"
+_CHAIN_ENCODER = msgspec.msgpack.Encoder()
+
+
+def chain_hash(
+    prev_hash: str, seq: int, ts: int, agent: str | None, kind: str, path: str | None, body: bytes
+) -> str:
+    """BLAKE2b-256 over every stored column, so no column can change unnoticed."""
+    payload = _CHAIN_ENCODER.encode((prev_hash, seq, ts, agent, kind, path, body))
+    return hashlib.blake2b(payload, digest_size=32).hexdigest()
+
+
+class StoredRow(NamedTuple):
+    """One row of the `events` table, as stored."""
+
+    seq: int
+    ts: int
+    agent: str | None
+    kind: str
+    path: str | None
+    body: bytes
+    prev_hash: str
+    hash: str
+
+
+def row_problem(expected_seq: int, prev: str, row: StoredRow) -> str | None:
+    """Why this row breaks the chain (gap, bad body, edited column), or None."""
+    if row.seq != expected_seq:
+        return f"seq {row.seq} follows {expected_seq - 1}: the log has a gap"
+    try:
+        event = EVENT_DECODER.decode(row.body)
+    except (msgspec.DecodeError, TypeError) as e:  # TypeError: a body that is not a BLOB
+        return f"body does not decode: {e}"
+    if event.kind != row.kind or event.path != row.path:
+        return "kind/path columns disagree with the body"
+    if row.prev_hash != prev:
+        return "prev_hash does not match the previous event's hash"
+    recomputed = chain_hash(prev, row.seq, row.ts, row.agent, row.kind, row.path, row.body)
+    if recomputed != row.hash:
+        return "hash does not match the event's contents"
+    return None
