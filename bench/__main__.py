@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench import concurrent, growth, latency, startup
+from bench import checkpoints, concurrent, growth, latency, startup
 from bench.compare import comparison
 from bench.detect import editjournal_latency, watchman_latency
 from bench.journal_fill import CACHE
@@ -39,6 +39,7 @@ GROUPS: dict[str, Group] = {
     "concurrency": concurrent.rows,
     "growth": growth.rows,
     "startup": startup.rows,
+    "checkpoints": checkpoints.rows,
 }
 
 

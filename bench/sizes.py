@@ -18,6 +18,8 @@ class Sizes:
     startup_events: int  # events in the big journal of the start-up row
     startup_n: int  # start-ups timed per contender
     detect_writes: int  # writes of the detection-latency table
+    checkpoint_files: int  # the tree of the checkpoint rows
+    checkpoint_bytes: int
 
 
 FULL = Sizes(
@@ -31,6 +33,8 @@ FULL = Sizes(
     startup_events=1_000_000,
     startup_n=5,
     detect_writes=300,
+    checkpoint_files=100_000,
+    checkpoint_bytes=60_000_000,
 )
 
 QUICK = Sizes(
@@ -44,4 +48,6 @@ QUICK = Sizes(
     startup_events=2_000,
     startup_n=1,
     detect_writes=5,
+    checkpoint_files=400,
+    checkpoint_bytes=240_000,
 )

@@ -24,6 +24,8 @@ from editjournal.schemas.tools import (
     BlameResult,
     CheckpointCreateParams,
     CheckpointCreateResult,
+    CheckpointDiffParams,
+    CheckpointDiffResult,
     CheckpointListParams,
     CheckpointListResult,
     CheckpointRestoreParams,
@@ -185,18 +187,26 @@ class ToolCalls:
         return self._tool("discard_hunk", _params(DiscardHunkParams, hunk_id=hunk_id), DiscardHunkResult)
 
     def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None) -> CheckpointCreateResult:
-        """Record a checkpoint: the current content of files, to come back to with checkpoint_restore
-        (before a risky change, or at the end of a phase)."""
+        """Record a checkpoint: the whole workspace as it is now, to come back to with
+        checkpoint_restore (before a risky change, or at the end of a phase)."""
         return self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths), CheckpointCreateResult)
 
     def checkpoint_list(self) -> CheckpointListResult:
-        """List every checkpoint, oldest first: id (its seq), name, ts, agent, files (path, sha256),
-        absent, all_files (it took every known file, so files created since count as new)."""
+        """List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, total_bytes,
+        scope (the paths it covers; empty: the whole workspace)."""
         return self._tool("checkpoint_list", _params(CheckpointListParams), CheckpointListResult)
 
     def checkpoint_restore(self, id_or_name: str, *, paths: Sequence[str] | None = None, remove_new: bool = False) -> CheckpointRestoreResult:
-        """Write a checkpoint's contents back, byte for byte: every file it took, or only paths."""
+        """Write a checkpoint's contents back, byte for byte: every file it covers that changed since
+        (by any agent, any tool or an outside writer; deleted files are recreated), or only paths."""
         return self._tool("checkpoint_restore", _params(CheckpointRestoreParams, id_or_name=id_or_name, paths=paths, remove_new=remove_new), CheckpointRestoreResult)
+
+    def checkpoint_diff(self, id_or_name: str, *, paths: Sequence[str] | None = None, patch: bool = True) -> CheckpointDiffResult:
+        """Show what changed since a checkpoint, per file, without restoring anything: modified (with
+        lines_added, lines_removed and a unified diff), created, deleted, or not_text (changed, but
+        not text: a restore leaves it alone), each with changed_by (the journal's changes since:
+        seq, agent, kind; agent null for an outside change)."""
+        return self._tool("checkpoint_diff", _params(CheckpointDiffParams, id_or_name=id_or_name, paths=paths, patch=patch), CheckpointDiffResult)
 
     def undo(self, path: str, *, agent: str | None = None, seq: int | None = None) -> UndoResult:
         """Revert your latest write to a file (or another agent's with agent, or the write at seq)."""
@@ -332,18 +342,26 @@ class AsyncToolCalls:
         return await self._tool("discard_hunk", _params(DiscardHunkParams, hunk_id=hunk_id), DiscardHunkResult)
 
     async def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None) -> CheckpointCreateResult:
-        """Record a checkpoint: the current content of files, to come back to with checkpoint_restore
-        (before a risky change, or at the end of a phase)."""
+        """Record a checkpoint: the whole workspace as it is now, to come back to with
+        checkpoint_restore (before a risky change, or at the end of a phase)."""
         return await self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths), CheckpointCreateResult)
 
     async def checkpoint_list(self) -> CheckpointListResult:
-        """List every checkpoint, oldest first: id (its seq), name, ts, agent, files (path, sha256),
-        absent, all_files (it took every known file, so files created since count as new)."""
+        """List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, total_bytes,
+        scope (the paths it covers; empty: the whole workspace)."""
         return await self._tool("checkpoint_list", _params(CheckpointListParams), CheckpointListResult)
 
     async def checkpoint_restore(self, id_or_name: str, *, paths: Sequence[str] | None = None, remove_new: bool = False) -> CheckpointRestoreResult:
-        """Write a checkpoint's contents back, byte for byte: every file it took, or only paths."""
+        """Write a checkpoint's contents back, byte for byte: every file it covers that changed since
+        (by any agent, any tool or an outside writer; deleted files are recreated), or only paths."""
         return await self._tool("checkpoint_restore", _params(CheckpointRestoreParams, id_or_name=id_or_name, paths=paths, remove_new=remove_new), CheckpointRestoreResult)
+
+    async def checkpoint_diff(self, id_or_name: str, *, paths: Sequence[str] | None = None, patch: bool = True) -> CheckpointDiffResult:
+        """Show what changed since a checkpoint, per file, without restoring anything: modified (with
+        lines_added, lines_removed and a unified diff), created, deleted, or not_text (changed, but
+        not text: a restore leaves it alone), each with changed_by (the journal's changes since:
+        seq, agent, kind; agent null for an outside change)."""
+        return await self._tool("checkpoint_diff", _params(CheckpointDiffParams, id_or_name=id_or_name, paths=paths, patch=patch), CheckpointDiffResult)
 
     async def undo(self, path: str, *, agent: str | None = None, seq: int | None = None) -> UndoResult:
         """Revert your latest write to a file (or another agent's with agent, or the write at seq)."""

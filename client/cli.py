@@ -27,6 +27,7 @@ from click.shell_completion import get_completion_class
 
 from editjournal.client import (
     cli_audit,
+    cli_checkpoint,
     cli_daemons,
     cli_generated,
     cli_mcp,
@@ -111,6 +112,7 @@ for command in (
     *cli_mcp.COMMANDS,
     *cli_audit.COMMANDS,
     *cli_undo.COMMANDS,
+    *cli_checkpoint.COMMANDS,
 ):
     cli.add_command(command)
 

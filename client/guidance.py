@@ -549,37 +549,46 @@ from an agent's first rejected write to a file to its next applied write there, 
 mean_recovery_events / _ms / _attempts, with unrecovered rejections counted. Records nothing."""
 
 CHECKPOINT_CREATE_DESCRIPTION = """\
-Record a checkpoint: the current content of files, to come back to with checkpoint_restore \
-(before a risky change, or at the end of a phase). It costs almost nothing: contents are \
-stored once, by hash.
+Record a checkpoint: the whole workspace as it is now, to come back to with \
+checkpoint_restore (before a risky change, or at the end of a phase). It covers every file \
+that is not ignored (.gitignore, .editjournalignore, .git/), read or not, whoever wrote it; \
+or only paths (files, or directories: every file below). It costs little: contents are \
+stored once, by hash, and unchanged files are known by their stat.
 
 Call with an optional name (unique; default "checkpoint-SEQ"; not only digits) and optional \
-paths (default: every file the daemon knows that exists; a named path that does not exist \
-is recorded as absent, so a restore can remove it). Returns id (the checkpoint's seq: an \
-id works wherever a name does), name, files (path, sha256) and absent; skipped lists known \
-files that could not be taken (binary now, too large).
+paths (a named file that does not exist is recorded as absent, so a restore can remove it). \
+Returns id (the checkpoint's seq: an id works wherever a name does), name, file_count, \
+total_bytes, files (the first 100: path, sha256, size) and not_text (binary or too large \
+files: listed, not held, left alone by a restore).
 
 Errors: checkpoint_exists (the name is taken: details.id is that checkpoint)."""
 
 CHECKPOINT_LIST_DESCRIPTION = """\
-List every checkpoint, oldest first: id (its seq), name, ts, agent, files (path, sha256), \
-absent, all_files (it took every known file, so files created since count as new). No \
-parameters."""
+List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, \
+total_bytes, scope (the paths it covers; empty: the whole workspace). No parameters."""
+
+CHECKPOINT_DIFF_DESCRIPTION = """\
+Show what changed since a checkpoint, per file, without restoring anything: modified \
+(with lines_added, lines_removed and a unified diff), created, deleted, or not_text \
+(changed, but not text: a restore leaves it alone), each with changed_by (the journal's \
+changes since: seq, agent, kind; agent null for an outside change).
+
+Call with id_or_name, optionally paths (files or directories) and patch: false for no \
+diffs. Errors: checkpoint_not_found."""
 
 CHECKPOINT_RESTORE_DESCRIPTION = """\
-Write a checkpoint's contents back, byte for byte: every file it took, or only paths. All or \
-nothing: if any file is refused, none is written. Files created since the checkpoint are \
-kept (kept_new, with a warning) unless remove_new: true removes them; a file deleted since \
-is recreated.
+Write a checkpoint's contents back, byte for byte: every file it covers that changed since \
+(by any agent, any tool or an outside writer; deleted files are recreated), or only paths. \
+All or nothing: if any file is refused, none is written. Files created since are kept \
+(kept_new, with a warning) unless remove_new: true removes them.
 
 Call with id_or_name (the checkpoint's name or id, e.g. "before-refactor" or "12"), \
 optionally paths and remove_new. Returns message, version, and files: for each file written \
 its action (restored, recreated or removed), version, sha256, overwrote_sha256 (what it \
 replaced) and changed_since (every change since the checkpoint: seq, agent, kind; agent \
-null for an outside change), with diff; unchanged lists files already as the checkpoint \
-has them. Each file's write is journaled as edit_applied by writer restore, so undo \
-reverts it like any write (undo with seq = this reply's version names the restore's write \
-to that file).
+null for an outside change), with diff; unchanged_count, and left_alone (changed binary or \
+too large files it cannot put back). Each file's write is journaled as edit_applied by \
+writer restore, so undo reverts it like any write.
 
 Errors: checkpoint_not_found (details.checkpoints lists the latest names)."""
 
@@ -628,5 +637,6 @@ DESCRIPTIONS: dict[str, str] = {
     "checkpoint_create": CHECKPOINT_CREATE_DESCRIPTION,
     "checkpoint_list": CHECKPOINT_LIST_DESCRIPTION,
     "checkpoint_restore": CHECKPOINT_RESTORE_DESCRIPTION,
+    "checkpoint_diff": CHECKPOINT_DIFF_DESCRIPTION,
     "undo": UNDO_DESCRIPTION,
 }

@@ -36,6 +36,7 @@ READ_ONLY_METHODS = frozenset(
         "history",
         "list_hunks",
         "checkpoint_list",
+        "checkpoint_diff",
         "stats",
     }
 )

@@ -265,21 +265,36 @@ class HunkRejected(Event, tag="hunk_rejected"):
 HUNK_EVENTS = (HunkPrepared, HunkApplied, HunkDiscarded, HunkRejected)
 
 
-class CheckpointCreated(Event, tag="checkpoint"):
-    """Named file contents to come back to: each path's content by blob sha256.
+class CheckpointCreated(Event, tag="checkpoint_created"):
+    """The workspace (or the part `scope` names) as it was, to come back to.
 
-    `absent`: named paths that did not exist then (a restore removes them only when
-    asked). `all_files`: the checkpoint took every file the journal knew, so any file
-    created since counts as new."""
+    `manifest`: the blobs (sha256) of its manifest's chunks (daemon/store/manifest.py):
+    every file it covers, with its size and its content's blob. `scope`: the paths
+    (files or directories) it covers; empty: the whole workspace but what is ignored.
+    Within its scope, a file not in the manifest did not exist then. `absent`: named
+    paths that did not exist then.
+
+    Journals written before 0.1.0 hold `checkpoint` events (`CheckpointTaken` below):
+    the contents inline in `files`, `all_files` for "every file the journal knew"."""
 
     name: str
-    files: dict[str, str] = {}
+    manifest: list[str] = []
+    scope: list[str] = []
+    file_count: int = 0  # files in the manifest (those not text included)
+    total_bytes: int = 0
+    not_text: int = 0  # files it lists but does not hold: binary, not UTF-8, too large
+    files: dict[str, str] = {}  # (old journals) path -> sha256
     absent: list[str] = []
-    all_files: bool = False
+    all_files: bool = False  # (old journals)
 
     def summary(self) -> str:
-        n = len(self.files)
+        n = self.file_count or len(self.files)
         return f"checkpoint {self.name!r}: {n} file{'s' * (n != 1)}"
+
+
+class CheckpointTaken(CheckpointCreated, tag="checkpoint"):
+    """A checkpoint as journals before 0.1.0 recorded it (kind `checkpoint`); read, never
+    written."""
 
 
 class CheckpointRestored(Event, tag="checkpoint_restored"):
@@ -291,7 +306,10 @@ class CheckpointRestored(Event, tag="checkpoint_restored"):
     files: dict[str, int] = {}  # path -> seq of its edit_applied (writer "restore")
     removed: list[str] = []  # of `files`: files removed (new since the checkpoint)
     kept_new: list[str] = []  # new since the checkpoint, kept (remove_new not asked)
-    unchanged: list[str] = []  # already as the checkpoint has them
+    unchanged: list[str] = []  # already as the checkpoint has them (the first 100)
+    kept_new_count: int = 0  # how many in all (the lists stop at 100)
+    unchanged_count: int = 0
+    left_alone: list[str] = []  # changed since, not text: not restored (the first 100)
 
     def summary(self) -> str:
         n = len(self.files)
@@ -332,6 +350,7 @@ AnyEvent = Union[  # noqa: UP007 - a runtime value
     HunkDiscarded,
     HunkRejected,
     CheckpointCreated,
+    CheckpointTaken,
     CheckpointRestored,
     RequestAnswered,
 ]

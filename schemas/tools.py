@@ -76,6 +76,7 @@ class StatusResult(Result):
     # recovery finished (rolled_forward, unfinished, temps_removed)
     group_commit: dict[str, Any] = {}
     protocol: int = 0  # as in PingResult
+    parked: int = 0  # requests whose long work (a checkpoint's) is under way in slices
 
 
 class LogParams(Params):
@@ -704,8 +705,13 @@ class DiscardHunkResult(Result):
 # --- checkpoints and undo ----------------------------------------------------------------
 
 
+MAX_LISTED_FILES = 100  # checkpoint replies list this many files; counts say the rest
+
+
 class CheckpointCreateParams(Params):
-    """Record the content of `paths` (default: every file the journal knows that exists)."""
+    """Record the workspace as it is now: every file that is not ignored (the watcher's
+    rules: .gitignore, .editjournalignore, --ignore), or only `paths` (files, or
+    directories: every file below them)."""
 
     name: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
     paths: list[str] | None = None
@@ -713,19 +719,24 @@ class CheckpointCreateParams(Params):
 
 class CheckpointFile(Result):
     path: str
-    sha256: str
+    sha256: str  # "": listed, not held (binary, not UTF-8 or too large): left alone
+    size: int = 0
 
 
 class CheckpointInfo(Result):
-    """One checkpoint: `id` is the seq of its `checkpoint` event."""
+    """One checkpoint: `id` is the seq of its `checkpoint_created` event."""
 
     id: int
     name: str
     ts: int
     agent: str | None
-    files: list[CheckpointFile]
+    files: list[CheckpointFile]  # the first MAX_LISTED_FILES (old journals: all)
     absent: list[str] = []  # named paths that did not exist then
-    all_files: bool = False  # it took every known file: files created since are "new"
+    all_files: bool = False  # (old journals) it took every file the journal knew
+    scope: list[str] = []  # the paths it covers; []: the whole workspace
+    file_count: int = 0
+    total_bytes: int = 0
+    not_text: int = 0  # files listed but not held (binary, not UTF-8, too large)
 
 
 class CheckpointCreateResult(Result):
@@ -733,9 +744,15 @@ class CheckpointCreateResult(Result):
     id: int
     name: str
     version: int
-    files: list[CheckpointFile]
+    files: list[CheckpointFile]  # the first MAX_LISTED_FILES, by path
     absent: list[str] = []
-    skipped: list[dict[str, Any]] = []  # known files it could not take (path, code, message)
+    skipped: list[dict[str, Any]] = []  # files it could not take (path, code, message)
+    scope: list[str] = []
+    file_count: int = 0
+    total_bytes: int = 0
+    not_text: int = 0
+    read_files: int = 0  # files read to take it (the rest were known by their stat)
+    stored_bytes: int = 0  # contents the journal did not hold yet
 
 
 class CheckpointListParams(Params):
@@ -745,6 +762,34 @@ class CheckpointListParams(Params):
 class CheckpointListResult(Result):
     checkpoints: list[CheckpointInfo]
     message: str = ""  # one line per checkpoint, for people
+
+
+class CheckpointDiffParams(Params):
+    """What changed since a checkpoint, per file, without restoring anything."""
+
+    id_or_name: Annotated[str, Meta(min_length=1)]
+    paths: list[str] | None = None  # only these files or directories
+    patch: bool = True  # each modified file's unified diff
+
+
+class CheckpointChange(Result):
+    """One file that differs from the checkpoint: `change` is modified, created (new
+    since), deleted, or not_text (changed, but not text: a restore leaves it alone)."""
+
+    path: str
+    change: str
+    lines_added: int | None = None
+    lines_removed: int | None = None
+    diff: str | None = None
+    changed_by: list[dict[str, Any]] = []  # seq, agent, kind of the journal's changes since
+
+
+class CheckpointDiffResult(Result):
+    message: str
+    checkpoint: CheckpointInfo
+    changes: list[CheckpointChange]
+    unchanged: int  # files as the checkpoint has them
+    truncated: bool = False  # diffs past the reply's budget left out (`diff` None)
 
 
 class CheckpointRestoreParams(Params):
@@ -775,7 +820,10 @@ class CheckpointRestoreResult(Result):
     version: int  # seq of the checkpoint_restored event
     files: list[RestoredFile]
     kept_new: list[str] = []  # new since the checkpoint, kept (remove_new not asked)
-    unchanged: list[str] = []  # already as the checkpoint has them
+    unchanged: list[str] = []  # already as the checkpoint has them (first MAX_LISTED_FILES)
+    unchanged_count: int = 0
+    # changed since, yet not restored: binary, not UTF-8 or too large (path, why)
+    left_alone: list[dict[str, Any]] = []
 
 
 class UndoParams(Params, kw_only=True):
@@ -936,6 +984,7 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "checkpoint_create": CheckpointCreateParams,
     "checkpoint_list": CheckpointListParams,
     "checkpoint_restore": CheckpointRestoreParams,
+    "checkpoint_diff": CheckpointDiffParams,
     "undo": UndoParams,
     "show": ShowParams,
     "history": HistoryParams,
@@ -969,6 +1018,7 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "checkpoint_create": CheckpointCreateResult,
     "checkpoint_list": CheckpointListResult,
     "checkpoint_restore": CheckpointRestoreResult,
+    "checkpoint_diff": CheckpointDiffResult,
     "undo": UndoResult,
     "show": ShowResult,
     "history": HistoryResult,

@@ -43,6 +43,7 @@ from editjournal.daemon.files.ownwrites import OwnWrites
 from editjournal.daemon.files.pathjudge import PathJudge
 from editjournal.daemon.files.preparedwrite import PreparedWrite
 from editjournal.daemon.files.replaceable import Swapped, check_may_change, replaceable
+from editjournal.daemon.files.statcache import StatCache
 from editjournal.daemon.files.tempfiles import prepare_temp
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
@@ -86,6 +87,8 @@ class Workspace:
         self.own_writes = OwnWrites(resolved)
         # Files the daemon's writes displaced, held open a moment for late writes to them.
         self.late_writes = LateWrites(max_file_size)
+        # What each file hashed to, by its stat: a checkpoint reads only what changed.
+        self.stat_cache = StatCache()
 
     @contextlib.contextmanager
     def one_request(self) -> Iterator[None]:

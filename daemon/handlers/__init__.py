@@ -7,13 +7,20 @@ to perform and the result. The server commits the events, applies them to
 state, performs the writes and replies — in that order. Adding a tool means
 adding its Params/Result to `schemas.tools`, a function here decorated with
 `@handles(name)`, and its tests.
+
+A handler whose work is too long for one turn of the loop (a checkpoint of a
+100,000-file tree) returns an `Outcome` with a `Job`: the server parks the request,
+runs `job.step` in slices between other requests (committing the blobs each slice
+hands back), and when the job is done handles the request again with the job as
+`ctx.finished` — so the final decision, its events and its writes take the one
+ordinary path, at one moment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -38,6 +45,7 @@ class DaemonInfo:
     started_monotonic: float
     watch_health: Callable[[], dict[str, Any]] = lambda: {"state": "disabled"}
     commit_stats: Callable[[], dict[str, Any]] = dict
+    parked: Callable[[], int] = lambda: 0  # requests waiting for their jobs
 
 
 # `Write.based_on` for a file that did not exist when the new content was computed
@@ -86,6 +94,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     error: ToolError | None = None
     links: list[Link] = field(default_factory=list)
+    job: Job | None = None  # not done yet: park the request and run this (see above)
 
     def __post_init__(self) -> None:
         if self.error is not None:  # kept past the request: never with its frames
@@ -103,6 +112,26 @@ def linked(event: AnyEvent, links: Sequence[Link], seqs: Sequence[int]) -> AnyEv
     return event
 
 
+@dataclass
+class Progress:
+    """What one slice of a job hands back: contents for the journal to keep (blob
+    sha256 -> bytes, and which file each is a version of, for line deltas)."""
+
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+
+
+class Job(Protocol):
+    """Long work a handler hands to the server, done a slice at a time."""
+
+    @property
+    def done(self) -> bool: ...
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        """Work until `deadline` (time.monotonic) or the end; read-only, like a handler."""
+        ...
+
+
 @dataclass(frozen=True)
 class Context:
     """Everything a handler may look at, read-only by contract."""
@@ -113,6 +142,8 @@ class Context:
     journal: Journal
     info: DaemonInfo
     cache: TextCache  # parsed contents by hash: derived data, never a source of truth
+    ignore_patterns: tuple[str, ...] = ()  # the watcher's extra patterns (--ignore)
+    finished: Job | None = None  # the request's job, done: handle it for good
 
     @property
     def next_seq(self) -> int:
@@ -152,6 +183,7 @@ def registry() -> dict[str, Handler]:
         patch,
         prepare,
         read,
+        restore,
         undo,
     )
 

@@ -1,112 +1,115 @@
-"""`checkpoint_create`, `checkpoint_list`, `checkpoint_restore`: contents to come back to.
+"""`checkpoint_create`, `checkpoint_list`, `checkpoint_diff`: the workspace to come back to.
 
-A checkpoint is one `checkpoint` event: each file's content by the sha256 of a
-blob the journal holds, so it costs a blob per content never stored before and
-nothing for the rest. A restore is a writing tool like any other: per file, a
-planner on the shared writing path (`daemon.writing.path`) whose plan is
-"the checkpoint's content, byte for byte" (splices only where the lines differ),
-all files through `write_all`, so a file refused means nothing is written. Each
-file's write is an `edit_applied` with writer `restore` (so `undo` takes it
-back like any write) and one `checkpoint_restored` event after them groups them.
-
-What it must never do: write a file itself, or change state but by its events.
+A checkpoint covers the workspace as it is at that moment: every file that is not
+ignored (the watcher's rules), or the files and directories `paths` names, whether
+the journal had seen them or not. It is one `checkpoint_created` event naming its
+manifest's chunks (daemon/store/manifest.py); each text file's content is a blob,
+stored once however many checkpoints hold it. Taking the tree is a `TreeJob`
+(daemon/handlers/treejob.py): a big workspace is taken in slices between other
+requests, and unchanged files are known by their stat. `checkpoint_restore` is in
+daemon/handlers/restore.py.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
-from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context, Link, Outcome, handles
+from editjournal.daemon.audit.diffs import counts, lines_of, unified
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.treejob import TreeJob
 from editjournal.daemon.model.checkpointbook import Checkpoint
-from editjournal.daemon.text.edit import EditPlan, Splice
-from editjournal.daemon.text.revert import diff_plan
-from editjournal.daemon.writing.history import changes_since, document
-from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write_all
-from editjournal.daemon.writing.stale import named
-from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
+from editjournal.daemon.store.manifest import ManifestEntry
+from editjournal.daemon.tree.compare import Comparison, compare, covered, within
+from editjournal.daemon.writing.history import changes_since
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import (
-    AnyEvent,
-    CheckpointCreated,
-    CheckpointRestored,
-    EditApplied,
-    OutsideChangeRecorded,
-)
+from editjournal.schemas.events import CheckpointCreated
 from editjournal.schemas.tools import (
+    MAX_LISTED_FILES,
+    CheckpointChange,
     CheckpointCreateParams,
     CheckpointCreateResult,
+    CheckpointDiffParams,
+    CheckpointDiffResult,
     CheckpointFile,
     CheckpointInfo,
     CheckpointListParams,
     CheckpointListResult,
-    CheckpointRestoreParams,
-    CheckpointRestoreResult,
-    RestoredFile,
 )
 
-WRITER = "restore"
-SHOWN_CHANGES = 3  # newest changes a restored file's line names (the reply has them all)
+DIFF_BUDGET = 256 * 1024  # characters of diffs one checkpoint_diff reply carries
 
 
-# --- create and list -------------------------------------------------------------------------
+# --- create -----------------------------------------------------------------------------
 
 
 @handles("checkpoint_create")
 def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
     _check_name(ctx, params.name)
-    explicit = params.paths is not None
-    paths = params.paths if params.paths is not None else _known(ctx)
-    targets, skipped = _targets(ctx, paths, explicit)
-    noticed = [event for target in targets for event in target.noticed]
-    seq = ctx.next_seq + len(noticed)
+    tops = scope_of(ctx, params.paths)
+    job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=True)
+    if ctx.finished is None and not job.try_inline(ctx):
+        return Outcome(job=job)
+    blobs = job.finish(ctx)
+    assert job.manifest is not None
+    entries = sorted(job.entries.values())
+    absent = [t for t in tops if t and t not in job.entries and not _is_dir(ctx, t)]
+    seq = ctx.next_seq
     name = params.name or _free_name(ctx, f"checkpoint-{seq}")
-    kept = [t for t in targets if t.exists]
-    files = {t.path: t.snap.sha256 for t in kept}
-    absent = [t.path for t in targets if not t.exists] if explicit else []
-    event = CheckpointCreated(name=name, files=files, absent=absent, all_files=not explicit)
-    blobs = {t.snap.sha256: t.snap.data for t in kept if not ctx.journal.has_blob(t.snap.sha256)}
-    n = len(files)
+    event = CheckpointCreated(
+        name=name,
+        manifest=[digest for digest, _ in job.manifest],
+        scope=[t for t in tops if t],
+        file_count=len(entries),
+        total_bytes=sum(e.size for e in entries),
+        not_text=sum(not e.held for e in entries),
+        absent=absent,
+    )
+    n = len(entries)
     result = CheckpointCreateResult(
-        message=f"Checkpoint {name!r} (id {seq}): {n} file{'s' * (n != 1)}",
+        message=f"Checkpoint {name!r} (id {seq}): {n} file{'s' * (n != 1)}, "
+        f"{_size(event.total_bytes)}" + _not_text_note(event.not_text),
         id=seq,
         name=name,
         version=seq,
-        files=[CheckpointFile(path=p, sha256=s) for p, s in sorted(files.items())],
+        files=_listed(entries),
         absent=absent,
-        skipped=skipped,
+        scope=event.scope,
+        file_count=n,
+        total_bytes=event.total_bytes,
+        not_text=event.not_text,
+        read_files=job.taker.read,
+        stored_bytes=job.taker.stored_bytes,
     )
-    warnings = [f"{s['path']} not in the checkpoint: {s['message']}" for s in skipped]
-    return Outcome(result, events=[*noticed, event], blobs=blobs, warnings=warnings)
+    return Outcome(result, events=[event], blobs=blobs)
 
 
-@handles("checkpoint_list")
-def checkpoint_list(ctx: Context, params: CheckpointListParams) -> Outcome:
-    checkpoints = ctx.state.checkpoints.canonical()
-    lines = [_line(c) for c in checkpoints] or ["no checkpoints yet"]
-    return Outcome(CheckpointListResult([info(c) for c in checkpoints], "\n".join(lines)))
+def scope_of(ctx: Context, paths: list[str] | None) -> list[str]:
+    """The workspace-relative tops a request names ([""]: the whole workspace)."""
+    if paths is None:
+        return [""]
+    return list(dict.fromkeys(ctx.workspace.relative(p) for p in paths))
 
 
-def _line(checkpoint: Checkpoint) -> str:
-    """`12  before-refactor  by alice  2026-11-23 12:01:02  3 files`"""
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(checkpoint.ts / 1000))
-    n = len(checkpoint.files)
-    who = checkpoint.agent or "-"
-    return f"{checkpoint.id:>6}  {checkpoint.name}  by {who}  {when}  {n} file{'s' * (n != 1)}"
+def _is_dir(ctx: Context, rel: str) -> bool:
+    return ctx.workspace.absolute(rel).is_dir()
 
 
-def info(checkpoint: Checkpoint) -> CheckpointInfo:
-    return CheckpointInfo(
-        id=checkpoint.id,
-        name=checkpoint.name,
-        ts=checkpoint.ts,
-        agent=checkpoint.agent,
-        files=[CheckpointFile(path=p, sha256=s) for p, s in checkpoint.files],
-        absent=list(checkpoint.absent),
-        all_files=checkpoint.all_files,
-    )
+def _listed(entries: list[ManifestEntry]) -> list[CheckpointFile]:
+    return [CheckpointFile(e.path, e.sha256 if e.held else "", e.size) for e in entries][
+        :MAX_LISTED_FILES
+    ]
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    raise AssertionError("unreachable")
+
+
+def _not_text_note(n: int) -> str:
+    return f" ({n} not text: listed, not held, left alone by a restore)" if n else ""
 
 
 def _check_name(ctx: Context, name: str | None) -> None:
@@ -136,44 +139,41 @@ def _free_name(ctx: Context, wanted: str) -> str:
     return name
 
 
-def _known(ctx: Context) -> list[str]:
-    """Every file the journal knows that exists (as far as it knows)."""
-    return sorted(path for path, known in ctx.state.files.items() if known.sha256 is not None)
+# --- list -----------------------------------------------------------------------------
 
 
-def _targets(
-    ctx: Context, paths: list[str], explicit: bool
-) -> tuple[list[Target], list[dict[str, Any]]]:
-    """Each file as it is now (an outside change noticed on the way); a known file that
-    cannot be taken (binary now, too large, ...) is skipped, a named one is an error."""
-    targets: dict[str, Target] = {}
-    skipped: list[dict[str, Any]] = []
-    for path in paths:
-        try:
-            target = open_target(ctx, path, missing_ok=True)
-        except ToolError as e:
-            if explicit:
-                raise
-            skipped.append({"path": path, "code": e.code.value, "message": e.message})
-            continue
-        targets.setdefault(target.path, target)
-    return list(targets.values()), skipped
+@handles("checkpoint_list")
+def checkpoint_list(ctx: Context, params: CheckpointListParams) -> Outcome:
+    checkpoints = ctx.state.checkpoints.canonical()
+    lines = [_line(c) for c in checkpoints] or ["no checkpoints yet"]
+    return Outcome(CheckpointListResult([info(c) for c in checkpoints], "\n".join(lines)))
 
 
-# --- restore ---------------------------------------------------------------------------------
+def _line(checkpoint: Checkpoint) -> str:
+    """`12  before-refactor  by alice  2026-11-23 12:01:02  3 files, 1.2 MB`"""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(checkpoint.ts / 1000))
+    n = checkpoint.file_count
+    who = checkpoint.agent or "-"
+    size = f", {_size(checkpoint.total_bytes)}" if not checkpoint.inline else ""
+    scope = f"  ({', '.join(checkpoint.scope)})" if checkpoint.scope else ""
+    files = f"{n} file{'s' * (n != 1)}{size}{scope}"
+    return f"{checkpoint.id:>6}  {checkpoint.name}  by {who}  {when}  {files}"
 
 
-@handles("checkpoint_restore")
-def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome:
-    checkpoint = find(ctx, params.id_or_name)
-    plan = _RestorePlan(ctx, checkpoint, params.remove_new)
-    for path in _scope(ctx, checkpoint, params.paths):
-        plan.consider(path)
-    outcome = write_all(plan.jobs, [])
-    outcome.events[:0] = plan.noticed  # files left alone: their outside changes still count
-    if outcome.error is not None:
-        return outcome
-    return plan.finish(outcome)
+def info(checkpoint: Checkpoint) -> CheckpointInfo:
+    return CheckpointInfo(
+        id=checkpoint.id,
+        name=checkpoint.name,
+        ts=checkpoint.ts,
+        agent=checkpoint.agent,
+        files=[CheckpointFile(path=p, sha256=s) for p, s in checkpoint.files],
+        absent=list(checkpoint.absent),
+        all_files=checkpoint.all_files,
+        scope=list(checkpoint.scope),
+        file_count=checkpoint.file_count,
+        total_bytes=checkpoint.total_bytes,
+        not_text=checkpoint.not_text,
+    )
 
 
 def find(ctx: Context, id_or_name: str) -> Checkpoint:
@@ -189,183 +189,108 @@ def find(ctx: Context, id_or_name: str) -> Checkpoint:
     return found
 
 
-def _scope(ctx: Context, checkpoint: Checkpoint, paths: list[str] | None) -> list[str]:
-    """The files a restore considers: the checkpoint's, and those new since it."""
-    contents = checkpoint.contents
-    new = set(checkpoint.absent)
-    if checkpoint.all_files:
-        new |= {p for p in _known(ctx) if p not in contents and _new_since(ctx, p, checkpoint.id)}
+# --- the tree against a checkpoint ----------------------------------------------------------
+
+
+def checkpoint_tops(checkpoint: Checkpoint) -> list[str]:
+    """What a checkpoint covers: its scope, the whole workspace, or (an old journal's)
+    the files it named."""
+    if checkpoint.inline:
+        return sorted({p for p, _ in checkpoint.files} | set(checkpoint.absent))
+    return list(checkpoint.scope) or [""]
+
+
+def chosen_tops(ctx: Context, checkpoint: Checkpoint, paths: list[str] | None) -> list[str]:
+    """The part of the checkpoint a restore or a diff looks at: all, or `paths` (each
+    within what it covers)."""
+    tops = checkpoint_tops(checkpoint)
     if paths is None:
-        return sorted(contents.keys() | new)
-    chosen = list(dict.fromkeys(ctx.workspace.relative(p) for p in paths))
+        return tops
+    inside = within(tops)
+    chosen = scope_of(ctx, paths)
     for path in chosen:
-        if path not in contents and path not in new:
+        if not inside(path):
             raise ToolError(
                 ErrorCode.INVALID_PARAMS,
-                f"checkpoint {checkpoint.name!r} does not cover {path}: it did not take that"
-                " file, and the journal does not show it was created since - at"
-                " `$.params.paths`",
+                f"checkpoint {checkpoint.name!r} does not cover {path}: it covers "
+                f"{', '.join(tops[:5]) if tops != [''] else 'the whole workspace'}"
+                " - at `$.params.paths`",
                 {"path": path, "checkpoint": checkpoint.id},
             )
     return chosen
 
 
-def _new_since(ctx: Context, path: str, seq: int) -> bool:
-    """Whether the journal shows `path` did not exist at `seq`: deleted by then, or unknown
-    then and created after (a tool's write to no file, an outside creation). A file that
-    existed without the journal knowing it is never "new", so never removed."""
-    for record in ctx.journal.records(path=path, until_seq=seq, newest_first=True):
-        event = record.event
-        if event.changes_content or event.content_sha256 is not None:
-            return event.content_sha256 is None
-    after = (r.event for r in ctx.journal.records(path=path, after_seq=seq))
-    first = next((e for e in after if e.changes_content), None)
-    if isinstance(first, EditApplied):
-        return first.before_sha256 == EMPTY_SHA256 and first.lines_before == 0
-    return isinstance(first, OutsideChangeRecorded) and first.change == "created"
+def compared(ctx: Context, checkpoint: Checkpoint, job: TreeJob) -> Comparison:
+    """The checkpoint against the tree `job` took (files it lists that the walk did not
+    list, ignored since, are looked at by name)."""
+    job.finish(ctx)
+    before = covered(checkpoint, ctx.journal.blob)
+    inside = within(job.taker.tops)
+    missing = [p for p in before if inside(p) and p not in job.entries]
+    job.taker.retake(missing)
+    new_possible = set(checkpoint.absent) if checkpoint.inline else None
+    return compare(before, job.entries, inside, new_possible)
 
 
-@dataclass
-class _RestorePlan:
-    """What one restore does to each file, gathered before anything is written."""
-
-    ctx: Context
-    checkpoint: Checkpoint
-    remove_new: bool
-    jobs: list[tuple[Target, Writer]] = field(default_factory=list)
-    noticed: list[AnyEvent] = field(default_factory=list)  # of the files left alone
-    kept_new: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-    def consider(self, path: str) -> None:
-        target = open_target(self.ctx, path, missing_ok=True)
-        wanted = self.checkpoint.contents.get(target.path)
-        if wanted == _present(target):  # (None == None: new since, and gone again)
-            self.unchanged.append(target.path)
-        elif wanted is None and not self.remove_new:
-            self.kept_new.append(target.path)
-        else:
-            self.jobs.append((target, _Restore(self.checkpoint, wanted)))
-            return
-        self.noticed.extend(target.noticed)
-
-    def finish(self, outcome: Outcome) -> Outcome:
-        """The grouping event, and the report: each file's write at its seq."""
-        at = {e.path: i for i, e in enumerate(outcome.events) if isinstance(e, EditApplied)}
-        written: list[Written] = outcome.result
-        # the reply's versions (the seqs these events will get: one thread stages in order)
-        files = [
-            self._report(w, self.ctx.next_seq + at[w.target.path], outcome.events) for w in written
-        ]
-        removed = [f.path for f in files if f.action == "removed"]
-        event = CheckpointRestored(
-            checkpoint=self.checkpoint.id, name=self.checkpoint.name, files=dict.fromkeys(at, 0),
-            removed=removed, kept_new=self.kept_new, unchanged=self.unchanged,
-        )  # fmt: skip
-        outcome.events.append(event)
-        grouping = len(outcome.events) - 1
-        outcome.links.extend(Link(grouping, "files", i, key=path) for path, i in at.items())
-        outcome.result = CheckpointRestoreResult(
-            message=self._message(files),
-            checkpoint=info(self.checkpoint),
-            version=self.ctx.next_seq + len(outcome.events) - 1,
-            files=files,
-            kept_new=self.kept_new,
-            unchanged=self.unchanged,
-        )
-        if self.kept_new:
-            outcome.warnings.append(
-                f"kept {len(self.kept_new)} file(s) created since the checkpoint"
-                f" ({', '.join(self.kept_new[:5])}): pass remove_new to remove them"
-            )
-        return outcome
-
-    def _report(self, written: Written, seq: int, events: list[AnyEvent]) -> RestoredFile:
-        target = written.target
-        removed, created = written.planned.delete, not target.exists
-        since = [c.describe() for c in changes_since(self.ctx, target.path, self.checkpoint.id)]
-        since += [
-            {"seq": self.ctx.next_seq + i, "agent": None, "kind": e.kind, "ts": None}
-            for i, e in enumerate(events)
-            if e.path == target.path and e.changes_content and not isinstance(e, EditApplied)
-        ]
-        return RestoredFile(
-            path=target.path,
-            action="removed" if removed else ("recreated" if created else "restored"),
-            version=seq,
-            sha256=None if removed else written.sha256,
-            overwrote_sha256=target.snap.sha256 if target.exists else None,
-            changed_since=since,
-            lines_before=target.doc.line_count,
-            lines_after=written.doc.line_count,
-            diff=written.diff,
-        )
-
-    def _message(self, files: list[RestoredFile]) -> str:
-        counts = {
-            a: sum(f.action == a for f in files) for a in ("restored", "recreated", "removed")
-        }
-        parts = [f"{n} {a}" for a, n in counts.items() if n]
-        parts += [f"{len(self.unchanged)} unchanged"] if self.unchanged else []
-        parts += [f"{len(self.kept_new)} new kept"] if self.kept_new else []
-        cp = self.checkpoint
-        head = f"Restored checkpoint {cp.name!r} (id {cp.id}): {', '.join(parts) or 'no files'}"
-        return "\n".join([head, *map(_file_line, files)])
+# --- diff ---------------------------------------------------------------------------------
 
 
-def _file_line(f: RestoredFile) -> str:
-    """`  restored app.py (seq 10), over 2 changes: alice (edit_applied, seq 5), ...`"""
-    head = f"  {f.action} {f.path} (seq {f.version})"
-    changes = f.changed_since
-    if not changes:
-        return head
-    shown = named(changes[-SHOWN_CHANGES:])
-    earlier = len(changes) - SHOWN_CHANGES
-    more = f" (and {earlier} earlier)" if earlier > 0 else ""
-    return f"{head}, over {len(changes)} change{'s' * (len(changes) != 1)}: {shown}{more}"
+@handles("checkpoint_diff")
+def checkpoint_diff(ctx: Context, params: CheckpointDiffParams) -> Outcome:
+    checkpoint = find(ctx, params.id_or_name)
+    tops = chosen_tops(ctx, checkpoint, params.paths)
+    job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=False)
+    if ctx.finished is None and not job.try_inline(ctx):
+        return Outcome(job=job)
+    found = compared(ctx, checkpoint, job)
+    before = covered(checkpoint, ctx.journal.blob)
+    changes, budget = [], DIFF_BUDGET
+    for path in found.modified:
+        change = _modified(ctx, path, before[path].sha256, params.patch)
+        if change.diff is not None and len(change.diff) > budget:
+            change.diff, budget = None, 0
+        elif change.diff is not None:
+            budget -= len(change.diff)
+        changes.append(change)
+    changes += [CheckpointChange(p, "created") for p in found.created]
+    changes += [CheckpointChange(p, "deleted") for p in found.deleted]
+    changes += [CheckpointChange(p, "not_text", diff=why) for p, why in found.left_alone]
+    changes.sort(key=lambda c: c.path)
+    for change in changes:
+        since = changes_since(ctx, change.path, checkpoint.id)
+        change.changed_by = [c.describe() for c in since]
+    truncated = budget <= 0 and any(c.change == "modified" and c.diff is None for c in changes)
+    result = CheckpointDiffResult(
+        message=_diff_message(checkpoint, found),
+        checkpoint=info(checkpoint),
+        changes=changes,
+        unchanged=len(found.unchanged),
+        truncated=truncated and params.patch,
+    )
+    return Outcome(result)
 
 
-def _present(target: Target) -> str | None:
-    return target.snap.sha256 if target.exists else None
+def _modified(ctx: Context, path: str, then: str, patch: bool) -> CheckpointChange:
+    """A modified file's line counts and (with `patch`) its diff, checkpoint -> now."""
+    old, new = ctx.journal.blob(then), ctx.workspace.fingerprint(path)
+    if old is None or new is None:
+        return CheckpointChange(path, "modified")
+    added, removed = counts(lines_of(old), lines_of(new.data))
+    diff = unified(old, new.data, path) if patch else None
+    return CheckpointChange(path, "modified", added, removed, diff)
 
 
-def _checkpointed(target: Target, sha256: str) -> Parsed:
-    """The checkpoint's content of the file, as the journal stored it."""
-    parsed = document(target.ctx, sha256)
-    if parsed is None:
-        raise ToolError(
-            ErrorCode.JOURNAL_CORRUPT,
-            f"the journal lacks blob {sha256}, the checkpoint's {target.path}",
-            {"blob": sha256, "path": target.path},
-        )
-    return parsed
-
-
-@dataclass
-class _Restore:
-    """One file of a restore: the checkpoint's content byte for byte, or no file."""
-
-    checkpoint: Checkpoint
-    sha256: str | None  # the checkpoint's content; None: remove the file (new since)
-    name: str = WRITER
-    skip_safety_check: bool = True  # known content going back: nothing to second-guess
-    stale: Stale = ANCHOR_STALE  # planned in the current content: never carried
-
-    @property
-    def operations(self) -> list[dict[str, Any]]:
-        op = {"op": WRITER, "checkpoint": self.checkpoint.id, "name": self.checkpoint.name}
-        return [{**op, "remove": True} if self.sha256 is None else op]
-
-    def plan(self, target: Target) -> Planned:
-        if self.sha256 is None:
-            everything = Splice(0, WRITER, 0, target.doc.line_count, (), ())
-            return Planned(EditPlan((everything,)), delete=True)
-        parsed = _checkpointed(target, self.sha256)
-        plan = diff_plan(target.doc.lines, parsed.doc.lines, WRITER)
-        return Planned(plan, document=parsed.doc)
-
-    def explain(self, target: Target, error: ToolError) -> ToolError:
-        return error
-
-    def result(self, written: Written) -> Written:
-        return written
+def _diff_message(checkpoint: Checkpoint, found: Comparison) -> str:
+    tally = [
+        (len(found.modified), "modified"),
+        (len(found.created), "created"),
+        (len(found.deleted), "deleted"),
+        (len(found.left_alone), "not text, changed"),
+        (len(found.unchanged), "unchanged"),
+    ]
+    parts = ", ".join(f"{n} {what}" for n, what in tally if n) or "no files"
+    head = f"Since checkpoint {checkpoint.name!r} (id {checkpoint.id}): {parts}"
+    marks = {"modified": "M", "created": "A", "deleted": "D"}
+    lines = [f"  {marks[k]} {p}" for k in marks for p in getattr(found, k)]
+    lines += [f"  ? {p} ({why.split(':')[0]})" for p, why in found.left_alone]
+    return "\n".join([head, *sorted(lines, key=lambda line: line[4:])])

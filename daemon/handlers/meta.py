@@ -47,6 +47,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             log_path=ctx.info.log_path,
             watcher=ctx.info.watch_health(),
             group_commit=ctx.info.commit_stats(),
+            parked=ctx.info.parked(),
         )
     )
 

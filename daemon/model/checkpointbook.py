@@ -1,7 +1,9 @@
-"""The checkpoints part of the state: every `checkpoint` event, by id and by name.
+"""The checkpoints part of the state: every `checkpoint_created` event, by id and by name.
 
-A checkpoint's id is the seq of its `checkpoint` event; its files are content
-hashes whose blobs the journal holds. Changed only by `apply(record)` (called
+A checkpoint's id is the seq of its event. What it covers is in its manifest's
+chunks, blobs the journal holds (read when a restore or a diff needs them, never
+kept here: a 100,000-file checkpoint would weigh on every fold); old journals'
+checkpoints carry their few files inline. Changed only by `apply(record)` (called
 from `State.apply`), so a fold of the journal rebuilds it exactly; restores
 (`checkpoint_restored`) change no checkpoint and are not kept here.
 """
@@ -10,24 +12,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from editjournal.schemas.events import CheckpointCreated, Record
+from editjournal.schemas.events import CheckpointCreated, CheckpointTaken, Record
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """One checkpoint as the journal recorded it."""
 
-    id: int  # seq of its `checkpoint` event
+    id: int  # seq of its `checkpoint_created` event
     name: str
     ts: int
     agent: str | None
-    files: tuple[tuple[str, str], ...]  # (path, sha256), sorted by path
+    files: tuple[tuple[str, str], ...]  # (old journals) (path, sha256), sorted by path
     absent: tuple[str, ...] = ()
-    all_files: bool = False
-
-    @property
-    def contents(self) -> dict[str, str]:
-        return dict(self.files)
+    all_files: bool = False  # (old journals)
+    manifest: tuple[str, ...] = ()  # its manifest's chunks (blob sha256s)
+    scope: tuple[str, ...] = ()  # () with a manifest: the whole workspace
+    file_count: int = 0
+    total_bytes: int = 0
+    not_text: int = 0
+    inline: bool = False  # an old journal's checkpoint: its files inline, no manifest
 
 
 @dataclass
@@ -49,7 +53,9 @@ class CheckpointBook:
         files = tuple(sorted(event.files.items()))
         checkpoint = Checkpoint(
             record.seq, event.name, record.ts, record.agent, files,
-            tuple(event.absent), event.all_files,
+            tuple(event.absent), event.all_files, tuple(event.manifest), tuple(event.scope),
+            event.file_count or len(files), event.total_bytes, event.not_text,
+            isinstance(event, CheckpointTaken),
         )  # fmt: skip
         self.by_id[record.seq] = checkpoint
         self.by_name[event.name] = record.seq

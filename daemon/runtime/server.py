@@ -38,6 +38,7 @@ from editjournal.daemon.handlers import (
     Context,
     DaemonInfo,
     Handler,
+    Job,
     Outcome,
     Write,
     registry,
@@ -61,6 +62,7 @@ from editjournal.daemon.runtime.boundary import (
 from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
 from editjournal.daemon.runtime.groupcommit import Batch, GroupCommit, error_response
+from editjournal.daemon.runtime.jobs import Jobs
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
     acquire_lock,
@@ -135,6 +137,7 @@ class Server:
             started_monotonic=time.monotonic(),
             watch_health=self._watch_health,
             commit_stats=self._commit_stats,
+            parked=lambda: len(self.jobs),
         )
         self._stopping: str | None = None
         self._zmq = zmq.Context()
@@ -144,6 +147,7 @@ class Server:
         self.router.setsockopt(zmq.MAXMSGSIZE, 2 * self.limits.frame_bytes)
         self.watching: Watching | None = None
         self._watch = watch
+        self.jobs = Jobs()
         self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
 
     # --- lifecycle ------------------------------------------------------------------
@@ -247,12 +251,14 @@ class Server:
         if self.watching is not None:
             poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
-            busy = self.watching is not None and self.watching.busy
+            busy = bool(self.jobs) or (self.watching is not None and self.watching.busy)
             ready = dict(poller.poll(0 if busy else POLL_MS))
             if self.watching is not None:
                 watch_tick(self.watching, ready, self.group)
             if len(self.workspace.late_writes):
                 self.group.carry_late(self.workspace.late_writes.due())
+            if self.jobs:
+                self._work_on_job()
             if self.router not in ready:
                 continue
             batch = self.group.batch = Batch()
@@ -275,7 +281,22 @@ class Server:
                 break
         return received
 
-    def _handle_frames(self, frames: list[bytes], batch: Batch) -> bool:
+    def _work_on_job(self) -> None:
+        """A slice of the oldest parked request's job; when it is done, the request is
+        handled again, for good, and answered like any other."""
+        parked = self.jobs.work(self._context, self.journal)
+        if parked is None:
+            return
+        batch = self.group.batch = Batch()
+        if parked.error is not None:
+            batch.replies.append((parked.route, parked.failed_reply()))
+        else:
+            self._handle_frames([*parked.route, parked.payload], batch, finished=parked.job)
+        self.group.flush(batch)
+
+    def _handle_frames(
+        self, frames: list[bytes], batch: Batch, finished: Job | None = None
+    ) -> bool:
         """Handle one request into the batch; True when the batch must end after it.
 
         A write is prepared (temp file written, not yet synced) before its event is
@@ -287,7 +308,7 @@ class Server:
         route, payload = frames[:-1], frames[-1]
         staged_before = self.journal.last_seq
         try:  # the request boundary: whatever this request raises, it gets the reply
-            response, prepared, agent = self._dispatch(payload)
+            response, prepared, agent = self._dispatch(payload, finished)
         except Exception as e:
             for item in self._unrounded:
                 item.write.discard()
@@ -296,12 +317,17 @@ class Server:
             batch.replies.append((route, failure_reply(payload, e, "handling the request")))
             return False
         self._unrounded.clear()
+        if not isinstance(response, Response):  # a job: answered when it is done
+            self.jobs.park(route, payload, agent or "", response)
+            return False
         if prepared:
             self.group.round.add(prepared, response.seq or 0, [len(batch.replies)], agent)
         batch.replies.append((route, response))
         return self.group.round.removes
 
-    def _dispatch(self, payload: bytes) -> tuple[Response, list[Prepared], str | None]:
+    def _dispatch(
+        self, payload: bytes, finished: Job | None = None
+    ) -> tuple[Response | Job, list[Prepared], str | None]:
         try:
             request = self._decode(payload)
             self.faults.on_request(request.method, request.agent)
@@ -311,8 +337,10 @@ class Server:
             return error_response(loose_id(payload), e.to_wire()), [], None
         if replay is not None:
             return replay, [], request.agent
-        outcome, prepared = self._decide(handler, request, params)
+        outcome, prepared = self._decide(handler, request, params, finished)
         records = self.group.record(request.agent, outcome)
+        if outcome.job is not None and outcome.error is None:
+            return outcome.job, prepared, request.agent
         if prepared:
             self.faults.on_prepared(request.method, request.agent)
         seq = records[-1].seq if records else None
@@ -332,7 +360,7 @@ class Server:
         return response, prepared, request.agent
 
     def _decide(
-        self, handler: Handler, request: Request, params: Any
+        self, handler: Handler, request: Request, params: Any, finished: Job | None
     ) -> tuple[Outcome, list[Prepared]]:
         """Run the handler and prepare its writes. If a file it read changed on disk
         meanwhile (someone appending while an edit is computed), nothing has been
@@ -341,12 +369,12 @@ class Server:
         A file that keeps changing gets no refusal: the last plan goes ahead, and its
         landing carries it over what changed since (daemon/landing/exchange.py)."""
         for attempt in range(1, WRITE_ATTEMPTS + 1):
-            outcome = self._run(handler, request, params)
+            outcome = self._run(handler, request, params, finished)
             if not outcome.writes or outcome.error is not None:
                 return outcome, []
             if self.group.round and any(w.data is None for w in outcome.writes):
                 self.group.flush(self.group.batch)  # a removal goes alone (_handle_frames)
-                outcome = self._run(handler, request, params)  # on what is now on disk
+                outcome = self._run(handler, request, params, finished)  # on what is on disk
                 if not outcome.writes or outcome.error is not None:
                     return outcome, []
             outcome, prepared = self._prepare(outcome)
@@ -430,10 +458,17 @@ class Server:
         check_text_fields(params, self.workspace.max_file_size)
         return handler, params
 
-    def _run(self, handler: Handler, request: Request, params: Any) -> Outcome:
-        ctx = Context(
-            request.agent, self.state, self.workspace, self.journal, self.info, self.cache
-        )
+    def _context(self, agent: str, finished: Job | None = None) -> Context:
+        ignore = tuple(self._watch.ignore) if self._watch is not None else ()
+        return Context(
+            agent, self.state, self.workspace, self.journal, self.info, self.cache,
+            ignore, finished,
+        )  # fmt: skip
+
+    def _run(
+        self, handler: Handler, request: Request, params: Any, finished: Job | None
+    ) -> Outcome:
+        ctx = self._context(request.agent, finished)
         try:
             with self.workspace.one_request():  # each path's confinement judged once
                 return handler(ctx, params)

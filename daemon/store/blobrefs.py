@@ -34,8 +34,8 @@ def stored_blobs(event: AnyEvent) -> tuple[str, ...]:
         return (event.sha256,) if event.sha256 else ()
     if isinstance(event, OutsideChangeRecorded) and event.content_stored and event.new_sha256:
         return (event.new_sha256,)
-    if isinstance(event, CheckpointCreated):
-        return tuple(event.files.values())
+    if isinstance(event, CheckpointCreated):  # its manifest's chunks (old journals: inline)
+        return (*event.files.values(), *event.manifest)
     if isinstance(event, HunkPrepared):  # the content a hunk was planned on: apply rebases from it
         return (event.base_sha256,)
     return ()

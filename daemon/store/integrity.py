@@ -18,7 +18,8 @@ import sqlite_utils
 from editjournal.daemon.store.blobrefs import stored_blobs
 from editjournal.daemon.store.blobs import BlobStore
 from editjournal.daemon.store.hashchain import GENESIS_HASH, ROW_COLUMNS, StoredRow, row_problem
-from editjournal.schemas.events import EVENT_DECODER
+from editjournal.daemon.store.manifest import entries
+from editjournal.schemas.events import EVENT_DECODER, CheckpointCreated
 
 
 @dataclass(frozen=True)
@@ -38,18 +39,39 @@ def verify_journal(db: sqlite_utils.Database, blobs: BlobStore) -> VerifyReport:
     check every blob and that every blob an event needs is there."""
     prev, checked = GENESIS_HASH, 0
     needed: dict[str, int] = {}  # blob sha256 -> first seq that needs it
+    manifests: list[tuple[int, list[str]]] = []  # checkpoints' chunks, by seq
     rows = db.execute(f"SELECT {ROW_COLUMNS} FROM events ORDER BY seq")
     for row in map(StoredRow._make, rows):
         problem = row_problem(checked + 1, prev, row)
         if problem:
             return VerifyReport(False, checked, row.seq, problem)
-        for digest in stored_blobs(EVENT_DECODER.decode(row.body)):
+        event = EVENT_DECODER.decode(row.body)
+        for digest in stored_blobs(event):
             needed.setdefault(digest, row.seq)
+        if isinstance(event, CheckpointCreated) and event.manifest:
+            manifests.append((row.seq, event.manifest))
         prev, checked = row.hash, checked + 1
+    for seq, chunks in manifests:
+        for digest in _held(blobs, chunks):
+            needed.setdefault(digest, seq)
     bad = _blob_problem(blobs, needed)
     if bad:
         return VerifyReport(False, checked, None, bad[1], bad_blob=bad[0])
     return VerifyReport(True, checked)
+
+
+def _held(blobs: BlobStore, chunks: list[str]) -> list[str]:
+    """The contents a checkpoint's manifest says the journal holds (a chunk missing or
+    damaged is reported as such by `_blob_problem`)."""
+    held: list[str] = []
+    for digest in chunks:
+        try:
+            chunk = blobs.read(digest)
+            if chunk is not None:
+                held += [e.sha256 for e in entries(chunk) if e.held]
+        except Exception:  # damaged: reported with the blobs
+            continue
+    return held
 
 
 def _blob_problem(blobs: BlobStore, needed: Mapping[str, int]) -> tuple[str, str] | None:

@@ -197,6 +197,13 @@ class Journal:
             self._anchor_tip(pending.records[-1])
         return pending.records
 
+    def keep_blobs(self, blobs: Mapping[str, bytes], paths: Mapping[str, str]) -> None:
+        """Stage contents without an event (a long job's slices, daemon/runtime/jobs.py):
+        committed by the next commit. Content-addressed, so one that no event ends up
+        naming is harmless. `paths`: which file each is a version of (line deltas)."""
+        self._pending.blobs.update(blobs)
+        self._pending.paths.update(paths)
+
     def drop_staged_after(self, seq: int) -> None:
         """Forget the staged events after `seq` (one failed request's), keeping the ones
         before it; their blobs stay staged (content-addressed, harmless)."""

@@ -1,11 +1,12 @@
-"""Which workspace paths the watcher ignores.
+"""Which workspace paths the watcher ignores (and a checkpoint does not cover).
 
 Always: `.git/`, the daemon's own `.editjournal/`, and the daemon's temp
-files. Then the workspace's `.gitignore` files (the root one and nested
-ones, each applying below its own directory, with gitignore semantics from
-the `pathspec` library rather than hand-rolled globbing) and a configurable
-extra list of gitignore-style patterns. Specs are loaded lazily and dropped
-when their `.gitignore` changes.
+files. Then the workspace's `.gitignore` and `.editjournalignore` files (the
+root ones and nested ones, each applying below its own directory, with
+gitignore semantics from the `pathspec` library rather than hand-rolled
+globbing; `.editjournalignore` is for what git tracks but the daemon should
+leave alone) and a configurable extra list of gitignore-style patterns. Specs
+are loaded lazily and dropped when one of their files changes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from editjournal.daemon.files.tempfiles import TEMP_PREFIX
 
 ALWAYS_IGNORED_DIRS = frozenset({".git", STATE_DIR_NAME})
 GITIGNORE = ".gitignore"
+IGNORE_FILES = (GITIGNORE, ".editjournalignore")
+
+
+def is_ignore_file(path: str) -> bool:
+    """Whether `path` (relative, or a bare name) is a file of ignore rules."""
+    return path.rpartition("/")[2] in IGNORE_FILES
 
 
 class Ignorer:
@@ -60,7 +67,8 @@ class Ignorer:
         )
 
     def forget(self, gitignore_rel: str) -> None:
-        """A `.gitignore` changed: reload it on next use."""
+        """A `.gitignore` (or `.editjournalignore`) changed: reload its directory's rules
+        on next use."""
         directory = gitignore_rel.rpartition("/")[0]
         self._specs.pop(directory, None)
 
@@ -70,9 +78,13 @@ class Ignorer:
         return self._specs[directory]
 
     def _load(self, directory: str) -> pathspec.GitIgnoreSpec | None:
-        path = self.root / directory / GITIGNORE
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return None
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        lines: list[str] = []
+        found = False
+        for name in IGNORE_FILES:
+            try:
+                text = (self.root / directory / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            found = True
+            lines += text.splitlines()
+        return pathspec.GitIgnoreSpec.from_lines(lines) if found else None

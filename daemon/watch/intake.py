@@ -25,7 +25,7 @@ import zmq
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.model.state import State
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES
-from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer
+from editjournal.daemon.watch.ignore import Ignorer, is_ignore_file
 from editjournal.daemon.watch.kernelwatches import unwatched_dirs, watched_dirs
 from editjournal.daemon.watch.observer import ADDRESS, DECODER, Watcher, WatcherMessage
 from editjournal.daemon.watch.outside import Observation, OutsideObserver, Walk
@@ -230,7 +230,7 @@ class Watching:
         for change in message.changes:
             self.health.paths_checked += 1
             for path in filter(None, (change.path, change.moved_to)):
-                if path.rpartition("/")[2] == GITIGNORE:  # as the watcher's own Ignorer does
+                if is_ignore_file(path):  # as the watcher's own Ignorer does
                     self.ignorer.forget(path)
             if change.scan:
                 for below in filter(None, (change.path, change.moved_to)):

@@ -43,7 +43,7 @@ from watchdog.events import (
 )
 
 from editjournal.daemon.files.encoding import is_utf8_name
-from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer
+from editjournal.daemon.watch.ignore import Ignorer, is_ignore_file
 from editjournal.daemon.watch.pruned import PrunedObserver
 
 log = logging.getLogger("editjournal")
@@ -229,7 +229,7 @@ class Watcher:
             kind, src, dest = "path", dest, None
         if src is None:
             return
-        if src.rpartition("/")[2] == GITIGNORE:
+        if is_ignore_file(src):
             ignorer.forget(src)
         is_dir = item[-1] == "dir"
         change = Change(src, moved_to=dest, scan=is_dir)

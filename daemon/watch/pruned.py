@@ -41,9 +41,8 @@ from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent, Inotify
 from watchdog.observers.inotify_c import WatchDescriptor as Wd
 from watchdog.observers.inotify_move_event_grouper import GroupedInotifyEvent, PathedInotifyEvent
 
-from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer
+from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer, is_ignore_file
 
-_GITIGNORE = os.fsencode(GITIGNORE)
 _DIR_CREATED = Mask(InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR)
 
 
@@ -145,7 +144,7 @@ class PrunedWatchGroup(InotifyWatchGroup):
             with self._lock:
                 self._moving.pop(event.cookie, None)  # paired: _move_watches handles it
         super().on_event(event)
-        if event.name == _GITIGNORE and not event.is_directory:
+        if is_ignore_file(os.fsdecode(event.name)) and not event.is_directory:
             self._gitignore_changed(event.wd)
 
     def on_queue_overflow(self) -> None:

@@ -28,6 +28,10 @@ MEASURES = [
     "journal growth per small edit, real",
     "start-up with 2,000 events",
     "`read_file(hashes)` reply size",
+    "first checkpoint of 400 files",
+    "`ping` while that checkpoint is taken",
+    "second checkpoint, one file changed",
+    "journal growth of the first checkpoint",
 ]
 
 

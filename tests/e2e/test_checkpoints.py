@@ -1,9 +1,12 @@
-"""Checkpoints through a real daemon: create, list, restore (all or nothing, byte for byte,
-reporting what it overwrote and who had changed it), across restarts and from the CLI."""
+"""Checkpoints through a real daemon: a checkpoint covers the workspace (every file not
+ignored, read or not), restore means restore (all or nothing, byte for byte, whoever
+changed a file), diff shows what changed; across restarts and from the CLI."""
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -29,20 +32,115 @@ def anchors(client: Client, path: str) -> dict[str, str]:
     return {line.text: line.hash for line in client.read_file(path, hashes=True).lines or []}
 
 
-def test_checkpoint_records_every_known_file_by_content(files: RunningDaemon):
-    a = files.client("agent-a")
-    a.read_file("app.py")
-    a.read_file("notes.md")
+def test_a_checkpoint_covers_every_file_of_the_workspace_read_or_not(files: RunningDaemon):
+    a = files.client("agent-a")  # nothing read: the journal knows no file
+    (files.root / "src").mkdir()
+    (files.root / "src" / "old.txt").write_bytes(b"never read\n")
     made = a.checkpoint_create("before-work")
     assert made.name == "before-work" and made.id == made.version
-    assert {f.path for f in made.files} == {"app.py", "notes.md"}
+    assert {f.path for f in made.files} == {"app.py", "notes.md", "src/old.txt"}
+    assert (made.file_count, made.total_bytes) == (3, len(APP) + len(NOTES) + 11)
     listed = a.checkpoint_list().checkpoints
-    assert [(c.id, c.name, c.all_files, c.agent) for c in listed] == [
-        (made.id, "before-work", True, "agent-a")
+    assert [(c.id, c.name, c.file_count, c.scope, c.agent) for c in listed] == [
+        (made.id, "before-work", 3, [], "agent-a")
     ]
-    event = next(files.journal().records(kind="checkpoint")).event
-    assert isinstance(event, CheckpointCreated)
-    assert files.journal().blob(event.files["app.py"]) == APP
+    [record] = files.journal().records(kind="checkpoint_created")
+    assert isinstance(record.event, CheckpointCreated) and record.event.manifest
+    digests = {f.path: f.sha256 for f in made.files}
+    assert files.journal().blob(digests["app.py"]) == APP
+    assert files.journal().verify().ok  # the manifest's chunks and every content it names
+
+    a.edit_file("src/old.txt", "never read", "changed by an agent")
+    restored = a.checkpoint_restore("before-work")
+    assert [(f.path, f.action) for f in restored.files] == [("src/old.txt", "restored")]
+    assert (files.root / "src" / "old.txt").read_bytes() == b"never read\n"
+    assert restored.unchanged_count == 2
+
+
+def test_a_file_written_a_moment_before_is_covered(files: RunningDaemon):
+    a = files.client("agent-a")
+    (files.root / "just-now.txt").write_bytes(b"written a moment ago\n")  # no waiting
+    made = a.checkpoint_create("at-once")
+    assert "just-now.txt" in {f.path for f in made.files}
+    (files.root / "just-now.txt").write_bytes(b"then changed\n")
+    a.checkpoint_restore("at-once")
+    assert (files.root / "just-now.txt").read_bytes() == b"written a moment ago\n"
+
+
+def test_ignored_files_are_not_covered_and_never_removed(files: RunningDaemon):
+    a = files.client("agent-a")
+    (files.root / ".gitignore").write_text("build/\n")
+    (files.root / ".editjournalignore").write_text("*.log\n")
+    (files.root / "build").mkdir()
+    (files.root / "build" / "out.txt").write_text("artifact\n")
+    (files.root / "run.log").write_text("log\n")
+    made = a.checkpoint_create("clean")
+    paths = {f.path for f in made.files}
+    assert paths == {".gitignore", ".editjournalignore", "app.py", "notes.md"}
+    (files.root / "build" / "later.txt").write_text("built later\n")
+    (files.root / "run.log").write_text("more log\n")
+    restored = a.checkpoint_restore("clean", remove_new=True)
+    assert restored.files == [] and restored.kept_new == []
+    assert (files.root / "build" / "later.txt").exists()
+    assert (files.root / "run.log").read_text() == "more log\n"
+
+
+def test_a_binary_file_is_listed_not_held_and_left_alone_with_why(files: RunningDaemon):
+    a = files.client("agent-a")
+    (files.root / "logo.png").write_bytes(b"\x89PNG\x00\x01\x02")
+    made = a.checkpoint_create("with-binary")
+    assert made.not_text == 1
+    assert {f.path: f.sha256 for f in made.files}["logo.png"] == ""
+    (files.root / "logo.png").write_bytes(b"\x89PNG\x00\x03")
+    (files.root / "notes.md").write_bytes(b"changed\n")
+    restored = a.checkpoint_restore("with-binary")
+    assert [f.path for f in restored.files] == ["notes.md"]
+    assert [x["path"] for x in restored.left_alone] == ["logo.png"]
+    assert "binary" in restored.left_alone[0]["why"]
+    assert (files.root / "logo.png").read_bytes() == b"\x89PNG\x00\x03"
+
+
+def test_diff_shows_what_changed_since_without_restoring(files: RunningDaemon):
+    a, b = files.client("agent-a"), files.client("agent-b")
+    a.checkpoint_create("base")
+    b.edit_file("notes.md", "starting", "half way")
+    (files.root / "app.py").unlink()
+    b.write_file("new.txt", "fresh\n")
+    found = a.checkpoint_diff("base")
+    by_path = {c.path: c for c in found.changes}
+    assert {p: c.change for p, c in by_path.items()} == {
+        "notes.md": "modified",
+        "app.py": "deleted",
+        "new.txt": "created",
+    }
+    notes = by_path["notes.md"]
+    assert (notes.lines_added, notes.lines_removed) == (1, 1)
+    assert notes.diff is not None and "-starting" in notes.diff and "+half way" in notes.diff
+    assert [c["agent"] for c in notes.changed_by] == ["agent-b"]
+    assert found.unchanged == 0 and "1 modified" in found.message
+    assert (files.root / "notes.md").read_bytes() != NOTES  # nothing restored
+    quiet = a.checkpoint_diff("base", paths=["notes.md"], patch=False)
+    assert [(c.path, c.diff) for c in quiet.changes] == [("notes.md", None)]
+
+
+def test_a_second_checkpoint_reads_and_stores_only_what_changed(files: RunningDaemon):
+    a = files.client("agent-a")
+    for i in range(200):
+        (files.root / f"f{i:03}.txt").write_text(f"file {i}\n" * 20)
+    first = a.checkpoint_create("first")
+    assert first.read_files == 202 and first.stored_bytes > 0
+    # the stat cache trusts no file changed within 2 s of its hashing (racily clean)
+    old = time.time() - 10
+    for path in files.root.glob("*"):
+        if path.is_file():
+            os.utime(path, (old, old))
+    a.checkpoint_create("warm")  # hashes them once more, now with old mtimes
+    (files.root / "f007.txt").write_text("changed\n")
+    grown = files.journal().size_bytes()
+    second = a.checkpoint_create("second")
+    assert second.read_files == 1 and second.stored_bytes == len("changed\n")
+    assert second.file_count == 202
+    assert files.journal().size_bytes() - grown < 64 * 1024  # one small chunk, one event
 
 
 def test_edits_by_two_agents_and_an_outside_writer_are_restored_and_reported(
@@ -64,7 +162,7 @@ def test_edits_by_two_agents_and_an_outside_writer_are_restored_and_reported(
     assert (files.root / "app.py").read_bytes() == APP
     assert (files.root / "notes.md").read_bytes() == NOTES
     assert (files.root / "src" / "new.py").exists(), "new files stay unless remove_new"
-    assert restored.kept_new == ["src/new.py"] and restored.unchanged == []
+    assert restored.kept_new == ["src/new.py"] and restored.unchanged_count == 0
     by_path = {f.path: f for f in restored.files}
     assert set(by_path) == {"app.py", "notes.md"}
     app = by_path["app.py"]
@@ -114,12 +212,13 @@ def test_new_files_are_removed_only_with_remove_new(files: RunningDaemon):
     assert [(f.path, f.action, f.sha256) for f in removed.files] == [
         ("scratch.txt", "removed", None)
     ]
-    assert removed.unchanged == ["app.py"]
+    assert removed.unchanged == ["app.py", "notes.md"]
 
 
 def test_named_paths_checkpoint_and_a_file_that_did_not_exist(files: RunningDaemon):
     a = files.client("agent-a")
     cp = a.checkpoint_create("two-files", paths=["notes.md", "later.txt"])
+    assert cp.scope == ["notes.md", "later.txt"]
     assert [f.path for f in cp.files] == ["notes.md"] and cp.absent == ["later.txt"]
     a.write_file("later.txt", "made after\n")
     a.write_file("notes.md", "changed\n")
@@ -136,22 +235,21 @@ def test_named_paths_checkpoint_and_a_file_that_did_not_exist(files: RunningDaem
     assert e.value.code == "invalid_params" and "does not cover app.py" in e.value.message
 
 
-def test_a_file_the_journal_did_not_know_at_the_checkpoint_is_never_new(workspace: Path):
-    (workspace / "old.py").write_bytes(b"x = 1\n")  # there before the daemon, never read
-    running = start(workspace)
-    try:
-        a = running.client("agent-a")
-        a.checkpoint_create("empty-journal")
-        a.edit_file("old.py", "x = 1", "x = 2")
-        a.write_file("fresh.txt", "made after the checkpoint\n")
-        restored = a.checkpoint_restore("empty-journal", remove_new=True)
-        assert [(f.path, f.action) for f in restored.files] == [("fresh.txt", "removed")]
-        assert (workspace / "old.py").read_bytes() == b"x = 2\n"
-        with pytest.raises(RequestError) as e:
-            a.checkpoint_restore("empty-journal", paths=["old.py"], remove_new=True)
-        assert e.value.code == "invalid_params" and "does not cover old.py" in e.value.message
-    finally:
-        running.stop()
+def test_a_directory_checkpoint_covers_what_is_below_it(files: RunningDaemon):
+    a = files.client("agent-a")
+    (files.root / "src" / "pkg").mkdir(parents=True)
+    (files.root / "src" / "pkg" / "mod.py").write_text("x = 1\n")
+    cp = a.checkpoint_create("src-only", paths=["src"])
+    assert [f.path for f in cp.files] == ["src/pkg/mod.py"] and cp.scope == ["src"]
+    a.edit_file("src/pkg/mod.py", "x = 1", "x = 2")
+    a.write_file("src/extra.py", "y = 1\n")
+    a.write_file("notes.md", "outside the scope\n")
+    restored = a.checkpoint_restore("src-only", remove_new=True)
+    assert sorted((f.path, f.action) for f in restored.files) == [
+        ("src/extra.py", "removed"),
+        ("src/pkg/mod.py", "restored"),
+    ]
+    assert (files.root / "notes.md").read_text() == "outside the scope\n"
 
 
 def test_a_deleted_file_is_recreated(files: RunningDaemon):
@@ -220,6 +318,21 @@ def test_checkpoints_survive_a_restart(workspace: Path):
         second.stop()
 
 
+def test_the_cli_checkpoint_group(files: RunningDaemon):
+    done = cli(files.root, "checkpoint", "create", "grouped")
+    assert done.returncode == 0, done.stderr
+    assert "Checkpoint 'grouped'" in done.stdout and "2 files" in done.stdout
+    (files.root / "notes.md").write_bytes(b"# Notes\n\n## State\nmoved on\n")
+    done = cli(files.root, "checkpoint", "diff", "grouped")
+    assert done.returncode == 0, done.stderr
+    assert "M notes.md" in done.stdout and "+moved on" in done.stdout
+    done = cli(files.root, "checkpoint", "restore", "grouped")
+    assert done.returncode == 0, done.stderr
+    assert (files.root / "notes.md").read_bytes() == NOTES
+    done = cli(files.root, "checkpoint", "list")
+    assert "grouped" in done.stdout and "2 files" in done.stdout
+
+
 def test_the_cli_creates_lists_and_restores(files: RunningDaemon):
     a = files.client("agent-a")
     a.read_file("notes.md")
@@ -230,7 +343,7 @@ def test_the_cli_creates_lists_and_restores(files: RunningDaemon):
     assert done.returncode == 0, done.stderr
     assert [c["name"] for c in json.loads(done.stdout)["checkpoints"]] == ["cli-point"]
     done = cli(files.root, "checkpoint-list")
-    assert "cli-point  by cli-test" in done.stdout and "1 file" in done.stdout
+    assert "cli-point  by cli-test" in done.stdout and "2 files" in done.stdout
     (files.root / "notes.md").write_bytes(b"scribbled\n")
     done = cli(files.root, "checkpoint-restore", "--id-or-name", "cli-point")
     assert done.returncode == 0, done.stderr

@@ -80,6 +80,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "discard_hunk": {"hunk_id": "hunknotthere"},
     "checkpoint_create": {"name": "mcp-point", "paths": ["notes.md"]},
     "checkpoint_list": {},
+    "checkpoint_diff": {"id_or_name": "mcp-point"},
     "checkpoint_restore": {"id_or_name": "mcp-point", "remove_new": False},
     "undo": {"path": "notes.md"},
     "show": {"seq": 1},

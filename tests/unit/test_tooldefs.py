@@ -111,6 +111,8 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("checkpoint_create", {}, True),
     ("checkpoint_create", {"name": "", "paths": ["a"]}, False),
     ("checkpoint_list", {}, True),
+    ("checkpoint_diff", {"id_or_name": "v1", "paths": ["src"], "patch": False}, True),
+    ("checkpoint_diff", {"patch": True}, False),
     ("checkpoint_restore", {"id_or_name": "v1", "paths": ["a"], "remove_new": True}, True),
     ("checkpoint_restore", {"remove_new": True}, False),
     ("undo", {"path": "a", "agent": "b", "seq": 3}, True),

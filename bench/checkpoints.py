@@ -1,0 +1,170 @@
+"""Checkpoints of a big tree: a 100,000-file, ~60 MB workspace (`--quick`: tiny).
+
+- First checkpoint (the daemon has hashed nothing yet): wall time of
+  `checkpoint_create`, against a shadow-git snapshot of the same tree in the same run
+  (`git add -A` + `git write-tree` into a fresh repository: what Aider- and
+  Cline-style snapshots do).
+- Other agents meanwhile: `ping` round trips from a second client while the first
+  checkpoint is taken, against the same pings on the idle daemon; the goal is no
+  wait of more than ~100 ms (the daemon takes the tree in 50 ms slices).
+- Second checkpoint, one file changed: against the second shadow-git snapshot.
+- Journal growth for the first checkpoint: against the bytes git's object store
+  grows by for the same tree (each file zlib-compressed: the compressed tree).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from bench.daemons import serving
+from bench.growth import checkpointed_size
+from bench.rows import Figure, Row
+from bench.sizes import Sizes
+from bench.stats import Summary
+from editjournal.client import Client
+from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+
+FIRST_GOAL_US = 10_000_000
+SECOND_GOAL_US = 1_000_000
+STALL_GOAL_US = 100_000
+PER_DIR = 200
+
+
+def rows(tmp: Path, sizes: Sizes) -> list[Row]:
+    work = tmp / "tree"
+    total = _make_tree(work, sizes.checkpoint_files, sizes.checkpoint_bytes)
+    git = _ShadowSnapshot(work, tmp / "git")
+    git_first = git.snapshot()
+    git_bytes = git.objects_bytes()
+    journal = work / STATE_DIR_NAME / JOURNAL_FILE
+    with (
+        serving(work, "--no-watch"),
+        Client(work, "bench-checkpoint", autostart=False, timeout=600) as client,
+    ):
+        idle = _pings(work, 0.5)
+        before = checkpointed_size(journal)
+        first_us, busy = _timed_with_pings(client, work, "first")
+        grown = checkpointed_size(journal) - before
+        victim = work / "d0000" / "f00000.txt"
+        victim.write_text(victim.read_text() + "one more line\n")
+        started = time.perf_counter()
+        client.checkpoint_create("second")
+        second_us = (time.perf_counter() - started) * 1e6
+    git_victim = git.work / "d0000" / "f00000.txt"
+    git_victim.write_text(git_victim.read_text() + "one more line\n")
+    git_second = git.snapshot()
+    files = f"{sizes.checkpoint_files:,} files, {total / 1e6:.0f} MB"
+    stall = Summary.of(busy)
+    calm = Summary.of(idle)
+    return [
+        Row(
+            f"first checkpoint of {files}",
+            Figure("editjournal", first_us, "us"),
+            [Figure("shadow git add -A + write-tree", git_first, "us")],
+            goal="≤ 10 s",
+            met=first_us <= FIRST_GOAL_US,
+        ),
+        Row(
+            f"`ping` while that checkpoint is taken ({len(busy)} pings)",
+            Figure("editjournal", stall.p50, "us", p99=stall.p99, extra=f"max {_ms(max(busy))}"),
+            [Figure("idle daemon", calm.p50, "us", p99=calm.p99)],
+            goal="≤ ~100 ms at a time",
+            met=max(busy) <= STALL_GOAL_US * 1.5 and stall.p99 <= STALL_GOAL_US,
+        ),
+        Row(
+            "second checkpoint, one file changed",
+            Figure("editjournal", second_us, "us"),
+            [Figure("shadow git, again", git_second, "us")],
+            goal="≤ 1 s",
+            met=second_us <= SECOND_GOAL_US,
+        ),
+        Row(
+            "journal growth of the first checkpoint",
+            Figure("editjournal", grown, "bytes"),
+            [Figure("git objects (zlib per file)", git_bytes, "bytes")],
+            goal="≈ the compressed tree",
+            met=grown <= 1.5 * git_bytes,
+        ),
+    ]
+
+
+def _ms(us: float) -> str:
+    return f"{us / 1e3:.0f} ms"
+
+
+def _make_tree(root: Path, files: int, total_bytes: int) -> int:
+    """`files` text files in directories of PER_DIR, ~`total_bytes` in all, of
+    source-like lines (compressible as code is)."""
+    rng = random.Random(7)
+    words = ["value", "result", "items", "config", "self", "return", "import", "def"]
+    each = max(1, total_bytes // files)
+    written = 0
+    for i in range(files):
+        directory = root / f"d{i // PER_DIR:04}"
+        if i % PER_DIR == 0:
+            directory.mkdir(parents=True)
+        lines, size = [], 0
+        while size < each:
+            line = f"{rng.choice(words)}_{rng.randrange(1000)} = {rng.randrange(10**6)}\n"
+            lines.append(line)
+            size += len(line)
+        (directory / f"f{i:05}.txt").write_text("".join(lines))
+        written += size
+    return written
+
+
+class _ShadowSnapshot:
+    """A shadow git repository over a copy of the tree: one snapshot = stage + write-tree."""
+
+    def __init__(self, source: Path, git_dir: Path) -> None:
+        self.work = git_dir.with_name("gitwork")
+        shutil.copytree(source, self.work)
+        self.git_dir = git_dir
+        self.base = ["git", f"--git-dir={git_dir}", f"--work-tree={self.work}"]
+        subprocess.run([*self.base, "init", "-q"], check=True, capture_output=True)
+
+    def snapshot(self) -> float:
+        """Microseconds of `git add -A` + `git write-tree`."""
+        started = time.perf_counter()
+        subprocess.run([*self.base, "add", "-A"], check=True, capture_output=True)
+        subprocess.run([*self.base, "write-tree"], check=True, capture_output=True)
+        return (time.perf_counter() - started) * 1e6
+
+    def objects_bytes(self) -> int:
+        return sum(p.stat().st_size for p in (self.git_dir / "objects").rglob("*") if p.is_file())
+
+
+def _pings(root: Path, seconds: float, stop: threading.Event | None = None) -> list[float]:
+    """Round trips of `ping` (µs) from a client of its own, for `seconds` or until `stop`."""
+    samples: list[float] = []
+    with Client(root, "bench-pinger", autostart=False) as pinger:
+        deadline = time.monotonic() + seconds
+        while True:  # at least one
+            started = time.perf_counter()
+            pinger.ping()
+            samples.append((time.perf_counter() - started) * 1e6)
+            if time.monotonic() > deadline or (stop is not None and stop.is_set()):
+                break
+            time.sleep(0.002)
+    return samples
+
+
+def _timed_with_pings(client: Client, root: Path, name: str) -> tuple[float, list[float]]:
+    """The checkpoint's wall time (µs), and the pings another client made meanwhile."""
+    done = threading.Event()
+    busy: list[float] = []
+    pinger = threading.Thread(target=lambda: busy.extend(_pings(root, 600, done)))
+    pinger.start()
+    started = time.perf_counter()
+    try:
+        client.checkpoint_create(name)
+    finally:
+        elapsed = (time.perf_counter() - started) * 1e6
+        done.set()
+        pinger.join()
+    return elapsed, busy

@@ -1,0 +1,225 @@
+"""`checkpoint_restore`: the workspace back as a checkpoint found it, all or nothing.
+
+A restore looks at the tree as it is (a `TreeJob`, in slices for a big workspace)
+and compares it with the checkpoint's manifest (daemon/tree/compare.py): every
+covered file changed since — by any agent through any tool, by an outside writer,
+or deleted — is written back, and with `remove_new` every file created since is
+removed. Each file is a planner on the shared writing path whose plan is "the
+checkpoint's content, byte for byte" (splices only where the lines differ); all go
+through `write_all`, so one file refused means nothing is written. Each file's
+write is an `edit_applied` with writer `restore` (so `undo` takes it back like any
+write) and one `checkpoint_restored` event after them groups them. Files the
+checkpoint lists but does not hold (binary, not UTF-8, too large) are left alone,
+and the reply says so.
+
+What it must never do: write a file itself, or change state but by its events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from editjournal.daemon.files.textcache import Parsed
+from editjournal.daemon.handlers import Context, Link, Outcome, handles
+from editjournal.daemon.handlers.checkpoints import chosen_tops, compared, find, info
+from editjournal.daemon.handlers.treejob import TreeJob
+from editjournal.daemon.model.checkpointbook import Checkpoint
+from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.revert import diff_plan
+from editjournal.daemon.tree.compare import covered
+from editjournal.daemon.writing.history import changes_since, document
+from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write_all
+from editjournal.daemon.writing.stale import named
+from editjournal.daemon.writing.target import Target, open_target
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import AnyEvent, CheckpointRestored, EditApplied
+from editjournal.schemas.tools import (
+    MAX_LISTED_FILES,
+    CheckpointRestoreParams,
+    CheckpointRestoreResult,
+    RestoredFile,
+)
+
+WRITER = "restore"
+SHOWN_CHANGES = 3  # newest changes a restored file's line names (the reply has them all)
+
+
+@handles("checkpoint_restore")
+def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome:
+    checkpoint = find(ctx, params.id_or_name)
+    tops = chosen_tops(ctx, checkpoint, params.paths)
+    job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=False)
+    if ctx.finished is None and not job.try_inline(ctx):
+        return Outcome(job=job)
+    found = compared(ctx, checkpoint, job)
+    contents = covered(checkpoint, ctx.journal.blob)
+    plan = _RestorePlan(ctx, checkpoint, params.remove_new, unchanged=found.unchanged)
+    plan.left_alone = [{"path": p, "why": why} for p, why in found.left_alone]
+    for path in [*found.modified, *found.deleted]:
+        plan.consider(path, contents[path].sha256)
+    for path in found.created:
+        plan.consider(path, None)
+    outcome = write_all(plan.jobs, [])
+    outcome.events[:0] = plan.noticed  # files left alone: their outside changes still count
+    if outcome.error is not None:
+        return outcome
+    return plan.finish(outcome)
+
+
+@dataclass
+class _RestorePlan:
+    """What one restore does to each file, gathered before anything is written."""
+
+    ctx: Context
+    checkpoint: Checkpoint
+    remove_new: bool
+    jobs: list[tuple[Target, Writer]] = field(default_factory=list)
+    noticed: list[AnyEvent] = field(default_factory=list)  # of the files left alone
+    kept_new: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    left_alone: list[dict[str, Any]] = field(default_factory=list)
+
+    def consider(self, path: str, wanted: str | None) -> None:
+        """`path` as the checkpoint has it: content `wanted`, or (None) no file."""
+        target = open_target(self.ctx, path, missing_ok=True)
+        if wanted == _present(target):  # (None == None: new since, and gone again)
+            self.unchanged.append(target.path)
+        elif wanted is None and not self.remove_new:
+            self.kept_new.append(target.path)
+        else:
+            self.jobs.append((target, _Restore(self.checkpoint, wanted)))
+            return
+        self.noticed.extend(target.noticed)
+
+    def finish(self, outcome: Outcome) -> Outcome:
+        """The grouping event, and the report: each file's write at its seq."""
+        at = {e.path: i for i, e in enumerate(outcome.events) if isinstance(e, EditApplied)}
+        written: list[Written] = outcome.result
+        # the reply's versions (the seqs these events will get: one thread stages in order)
+        files = [
+            self._report(w, self.ctx.next_seq + at[w.target.path], outcome.events) for w in written
+        ]
+        removed = [f.path for f in files if f.action == "removed"]
+        kept_new, unchanged = self.kept_new[:MAX_LISTED_FILES], self.unchanged[:MAX_LISTED_FILES]
+        event = CheckpointRestored(
+            checkpoint=self.checkpoint.id, name=self.checkpoint.name, files=dict.fromkeys(at, 0),
+            removed=removed, kept_new=kept_new, unchanged=unchanged,
+            kept_new_count=len(self.kept_new), unchanged_count=len(self.unchanged),
+            left_alone=[a["path"] for a in self.left_alone[:MAX_LISTED_FILES]],
+        )  # fmt: skip
+        outcome.events.append(event)
+        grouping = len(outcome.events) - 1
+        outcome.links.extend(Link(grouping, "files", i, key=path) for path, i in at.items())
+        outcome.result = CheckpointRestoreResult(
+            message=self._message(files),
+            checkpoint=info(self.checkpoint),
+            version=self.ctx.next_seq + len(outcome.events) - 1,
+            files=files,
+            kept_new=kept_new,
+            unchanged=unchanged,
+            unchanged_count=len(self.unchanged),
+            left_alone=self.left_alone[:MAX_LISTED_FILES],
+        )
+        if self.kept_new:
+            outcome.warnings.append(
+                f"kept {len(self.kept_new)} file(s) created since the checkpoint"
+                f" ({', '.join(self.kept_new[:5])}): pass remove_new to remove them"
+            )
+        if self.left_alone:
+            outcome.warnings.append(
+                f"left {len(self.left_alone)} changed file(s) alone, not text"
+                f" ({', '.join(a['path'] for a in self.left_alone[:5])}): see left_alone"
+            )
+        return outcome
+
+    def _report(self, written: Written, seq: int, events: list[AnyEvent]) -> RestoredFile:
+        target = written.target
+        removed, created = written.planned.delete, not target.exists
+        since = [c.describe() for c in changes_since(self.ctx, target.path, self.checkpoint.id)]
+        since += [
+            {"seq": self.ctx.next_seq + i, "agent": None, "kind": e.kind, "ts": None}
+            for i, e in enumerate(events)
+            if e.path == target.path and e.changes_content and not isinstance(e, EditApplied)
+        ]
+        return RestoredFile(
+            path=target.path,
+            action="removed" if removed else ("recreated" if created else "restored"),
+            version=seq,
+            sha256=None if removed else written.sha256,
+            overwrote_sha256=target.snap.sha256 if target.exists else None,
+            changed_since=since,
+            lines_before=target.doc.line_count,
+            lines_after=written.doc.line_count,
+            diff=written.diff,
+        )
+
+    def _message(self, files: list[RestoredFile]) -> str:
+        counts = {
+            a: sum(f.action == a for f in files) for a in ("restored", "recreated", "removed")
+        }
+        parts = [f"{n} {a}" for a, n in counts.items() if n]
+        parts += [f"{len(self.unchanged)} unchanged"] if self.unchanged else []
+        parts += [f"{len(self.kept_new)} new kept"] if self.kept_new else []
+        parts += [f"{len(self.left_alone)} left alone"] if self.left_alone else []
+        cp = self.checkpoint
+        head = f"Restored checkpoint {cp.name!r} (id {cp.id}): {', '.join(parts) or 'no files'}"
+        return "\n".join([head, *map(_file_line, files)])
+
+
+def _file_line(f: RestoredFile) -> str:
+    """`  restored app.py (seq 10), over 2 changes: alice (edit_applied, seq 5), ...`"""
+    head = f"  {f.action} {f.path} (seq {f.version})"
+    changes = f.changed_since
+    if not changes:
+        return head
+    shown = named(changes[-SHOWN_CHANGES:])
+    earlier = len(changes) - SHOWN_CHANGES
+    more = f" (and {earlier} earlier)" if earlier > 0 else ""
+    return f"{head}, over {len(changes)} change{'s' * (len(changes) != 1)}: {shown}{more}"
+
+
+def _present(target: Target) -> str | None:
+    return target.snap.sha256 if target.exists else None
+
+
+def _checkpointed(target: Target, sha256: str) -> Parsed:
+    """The checkpoint's content of the file, as the journal stored it."""
+    parsed = document(target.ctx, sha256)
+    if parsed is None:
+        raise ToolError(
+            ErrorCode.JOURNAL_CORRUPT,
+            f"the journal lacks blob {sha256}, the checkpoint's {target.path}",
+            {"blob": sha256, "path": target.path},
+        )
+    return parsed
+
+
+@dataclass
+class _Restore:
+    """One file of a restore: the checkpoint's content byte for byte, or no file."""
+
+    checkpoint: Checkpoint
+    sha256: str | None  # the checkpoint's content; None: remove the file (new since)
+    name: str = WRITER
+    skip_safety_check: bool = True  # known content going back: nothing to second-guess
+    stale: Stale = ANCHOR_STALE  # planned in the current content: never carried
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        op = {"op": WRITER, "checkpoint": self.checkpoint.id, "name": self.checkpoint.name}
+        return [{**op, "remove": True} if self.sha256 is None else op]
+
+    def plan(self, target: Target) -> Planned:
+        if self.sha256 is None:
+            everything = Splice(0, WRITER, 0, target.doc.line_count, (), ())
+            return Planned(EditPlan((everything,)), delete=True)
+        parsed = _checkpointed(target, self.sha256)
+        plan = diff_plan(target.doc.lines, parsed.doc.lines, WRITER)
+        return Planned(plan, document=parsed.doc)
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        return error
+
+    def result(self, written: Written) -> Written:
+        return written

@@ -1,0 +1,107 @@
+"""The checkpoint tools' long part: taking the tree, as a `Job` the server runs in slices.
+
+A checkpoint (and a restore or a diff of one) must look at every file of the
+workspace, which in a 100,000-file repository is seconds of work. A request first
+tries to finish within `INLINE_S` (every small workspace does, and answers at
+once); otherwise its handler returns this job, the server parks the request and
+gives the job a slice per turn of the loop (daemon/runtime/jobs.py), and the
+handler runs again, for good, with the job done.
+
+Files the journal saw change while the tree was being taken (agents' writes, outside
+changes it noticed) are taken again at the end, so the result is the tree as it is
+at that one moment, in the journal's order. For a checkpoint, the manifest's chunks
+are built and handed to the journal in slices too: the final step commits only
+what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+
+from editjournal.daemon.handlers import Context, Progress
+from editjournal.daemon.store.manifest import ManifestEntry, chunks
+from editjournal.daemon.tree.take import Kept, TreeTaker
+
+INLINE_S = 0.03  # a request that takes its tree within this answers without parking
+CHUNK_BYTES_PER_SLICE = 1 << 20  # manifest chunks handed to the journal per slice
+
+
+class TreeJob:
+    """Take the files under `tops`; with `store`, keep their contents and build the
+    manifest (a checkpoint), else only look (a restore, a diff)."""
+
+    def __init__(self, ctx: Context, tops: Sequence[str], *, store: bool) -> None:
+        self.taker = TreeTaker(
+            ctx.workspace, ctx.ignore_patterns, tops, store=store, has_blob=ctx.journal.has_blob
+        )
+        self.store = store
+        self.started_after = ctx.journal.last_seq  # changes after this are taken again
+        self.manifest: list[tuple[str, bytes]] | None = None  # (sha256, chunk)
+        self._unkept = Kept()  # contents taken inline, not yet handed back
+        self._chunks_to_keep: list[tuple[str, bytes]] = []
+        self.slices = 0
+
+    @property
+    def done(self) -> bool:
+        if not self.taker.done:
+            return False
+        return not self.store or (self.manifest is not None and not self._chunks_to_keep)
+
+    def try_inline(self, ctx: Context) -> bool:
+        """Work for up to INLINE_S; whether the job is done."""
+        deadline = time.monotonic() + INLINE_S
+        while not self.done and time.monotonic() < deadline:
+            kept = self._slice(ctx, deadline)
+            self._unkept.blobs.update(kept.blobs)
+            self._unkept.paths.update(kept.paths)
+        return self.done
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        self.slices += 1
+        kept = self._slice(ctx, deadline)
+        kept.blobs.update(self._unkept.blobs)
+        kept.paths.update(self._unkept.paths)
+        self._unkept = Kept()
+        return Progress(kept.blobs, kept.paths)
+
+    def _slice(self, ctx: Context, deadline: float) -> Kept:
+        if not self.taker.done:
+            return self.taker.step(deadline)
+        if self.manifest is None:
+            self.manifest = _chunked(self.taker.entries.values())
+            self._chunks_to_keep = [c for c in self.manifest if not ctx.journal.has_blob(c[0])]
+            return Kept()
+        kept, size = Kept(), 0
+        while self._chunks_to_keep and size < CHUNK_BYTES_PER_SLICE:
+            digest, chunk = self._chunks_to_keep.pop()
+            kept.blobs[digest] = chunk
+            size += len(chunk)
+        return kept
+
+    def finish(self, ctx: Context) -> dict[str, bytes]:
+        """At the end, in the final handler run: the files the journal saw change since
+        the take began, taken again; the contents (and chunks) still to keep."""
+        changed = {
+            path
+            for record in ctx.journal.records(after_seq=self.started_after)
+            if record.event.changes_content
+            for path in (record.event.path, getattr(record.event, "moved_to", None))
+            if path is not None
+        } | set(ctx.workspace.overlay)  # written earlier in this batch, not yet on disk
+        kept = self.taker.retake(sorted(changed)) if changed else Kept()
+        blobs = {**self._unkept.blobs, **kept.blobs}
+        self._unkept = Kept()
+        if self.store and (changed or self.manifest is None):
+            self.manifest = _chunked(self.taker.entries.values())
+            blobs.update(c for c in self.manifest if not ctx.journal.has_blob(c[0]))
+        return blobs
+
+    @property
+    def entries(self) -> dict[str, ManifestEntry]:
+        return self.taker.entries
+
+
+def _chunked(entries: Iterable[ManifestEntry]) -> list[tuple[str, bytes]]:
+    return [(hashlib.sha256(c).hexdigest(), c) for c in chunks(entries)]

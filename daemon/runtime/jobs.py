@@ -1,0 +1,85 @@
+"""Requests whose work is too long for one turn of the loop, done a slice at a time.
+
+A handler that hands back a `Job` (daemon/handlers/__init__.py) has its request
+parked here. Each turn of the loop gives the oldest parked job one slice
+(`SLICE_S`), after the outside changes and before the requests waiting, so no
+other agent waits on it for longer than a slice; the contents a slice hands back
+are committed at once (blobs only: content-addressed, nothing refers to them yet,
+so a crash leaves nothing half done). A finished job's request is handled again,
+for good, by the server (`ctx.finished`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from editjournal.daemon.handlers import Context, Job
+from editjournal.daemon.runtime.boundary import failure_reply, loose_id
+from editjournal.daemon.runtime.groupcommit import error_response
+from editjournal.daemon.store.journal import Journal
+from editjournal.schemas.errors import ToolError
+from editjournal.schemas.wire import Response
+
+log = logging.getLogger("editjournal")
+SLICE_S = 0.05  # the longest a parked job holds the daemon's thread at a time
+
+
+@dataclass
+class Parked:
+    """A request waiting for its job."""
+
+    route: list[bytes]
+    payload: bytes
+    agent: str
+    job: Job
+    error: Exception | None = None  # the job failed: the request gets this error
+
+    def failed_reply(self) -> Response:
+        """The reply to a request whose job failed: its error, or (a bug of ours) an
+        internal error, logged with its traceback."""
+        assert self.error is not None
+        if isinstance(self.error, ToolError):
+            return error_response(loose_id(self.payload), self.error.to_wire())
+        trace = "".join(traceback.format_exception(self.error))
+        log.error("a parked request's job failed: %s", trace)
+        return failure_reply(self.payload, self.error, "working on the request")
+
+
+class Jobs:
+    """The parked requests, oldest first; owned by the daemon's thread."""
+
+    def __init__(self) -> None:
+        self._parked: deque[Parked] = deque()
+
+    def __bool__(self) -> bool:
+        return bool(self._parked)
+
+    def __len__(self) -> int:
+        return len(self._parked)
+
+    def park(self, route: list[bytes], payload: bytes, agent: str, job: Job) -> None:
+        self._parked.append(Parked(route, payload, agent, job))
+
+    def work(self, context: Callable[[str], Context], journal: Journal) -> Parked | None:
+        """One slice of the oldest job; it, when it is done (or failed)."""
+        parked = self._parked[0]
+        try:
+            progress = parked.job.step(context(parked.agent), time.monotonic() + SLICE_S)
+            if progress.blobs:
+                journal.keep_blobs(progress.blobs, progress.paths)
+                journal.commit(durable=False)
+        except Exception as e:  # the request's error, not the loop's
+            parked.error = e
+        if parked.error is None and not parked.job.done:
+            return None
+        return self._parked.popleft()
+
+    def abandon(self) -> list[Parked]:
+        """Every parked request (the daemon is stopping)."""
+        parked, self._parked = list(self._parked), deque()
+        return parked

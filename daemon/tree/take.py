@@ -1,0 +1,133 @@
+"""Taking the tree: what every covered file holds now, a directory at a time.
+
+For a checkpoint, and for comparing one with the workspace. Each file's sha256
+comes from the workspace's stat cache when its stat has not moved since it was
+last hashed (daemon/files/statcache.py), else from reading it through the
+file-access layer (confined; nothing follows a symlink out). A file the daemon
+cannot serve as text (binary, not UTF-8, over the size limit) is listed with no
+sha256: it was there, and a restore leaves it alone. With `store`, the content of
+each text file the journal does not hold yet is handed back for it to keep —
+once: contents are content-addressed, and deduplicated against every blob the
+journal already has.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from editjournal.daemon.files.statcache import Hashed
+from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.store.manifest import ManifestEntry
+from editjournal.daemon.tree.compare import within
+from editjournal.daemon.tree.scan import Listed, TreeScan
+from editjournal.daemon.watch.ignore import Ignorer
+
+
+@dataclass
+class Kept:
+    """Contents for the journal to keep, and which file each is a version of."""
+
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+
+
+class TreeTaker:
+    """The files under `tops` as they are, taken a slice at a time (`step`)."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        ignore_patterns: Sequence[str],
+        tops: Sequence[str] = ("",),
+        *,
+        store: bool,
+        has_blob: Callable[[str], bool],
+    ) -> None:
+        self.workspace = workspace
+        self.tops = list(tops)
+        self._ignorer = Ignorer(workspace.root, ignore_patterns)
+        self._scan = TreeScan(workspace.root, self._ignorer, tops)
+        self._inside = within(tops)
+        self._store, self._has_blob = store, has_blob
+        self._queue: list[Listed] = []
+        self.entries: dict[str, ManifestEntry] = {}
+        self.read = 0  # files read (the rest were known by their stat)
+        self.stored_bytes = 0  # contents handed back to keep
+
+    @property
+    def done(self) -> bool:
+        return self._scan.done and not self._queue
+
+    def step(self, deadline: float) -> Kept:
+        """Take files until `deadline` (time.monotonic) or the end."""
+        kept = Kept()
+        while not self.done and time.monotonic() < deadline:
+            if not self._queue:
+                self._queue = self._scan.step()
+                continue
+            rel, info = self._queue.pop()
+            self._take(rel, info, kept)
+        return kept
+
+    def take_all(self) -> Kept:
+        """Every file at once (small scopes, and tests)."""
+        kept = Kept()
+        while not self.done:
+            more = self.step(float("inf"))
+            kept.blobs.update(more.blobs)
+            kept.paths.update(more.paths)
+        return kept
+
+    def retake(self, paths: Sequence[str]) -> Kept:
+        """These files again, as they are now: changed while the tree was being taken,
+        or written earlier in this batch (served from the workspace's overlay, not yet
+        on disk). Read whole, not trusted to the stat cache: they are few."""
+        kept = Kept()
+        for rel in paths:
+            if not self.covers(rel):
+                continue
+            self.entries.pop(rel, None)
+            found = self.workspace.fingerprint(rel)
+            if found is None:
+                continue  # gone, or no longer a confined regular file
+            self.read += 1
+            text = found.text is not None
+            self.entries[rel] = ManifestEntry(rel, found.size, found.sha256, text)
+            if text and self._store and not self._has(found.sha256, kept):
+                kept.blobs[found.sha256], kept.paths[found.sha256] = found.data, rel
+                self.stored_bytes += found.size
+        return kept
+
+    def covers(self, rel: str) -> bool:
+        """Within the scope, and not ignored."""
+        return self._inside(rel) and not self._ignorer.ignored(rel)
+
+    def _take(self, rel: str, info: os.stat_result, kept: Kept) -> None:
+        """One file, by the stat the listing took (lstat: never through a symlink)."""
+        workspace = self.workspace
+        known = workspace.stat_cache.known(rel, info)
+        if known is not None and (not known.text or not self._store or self._has(known, kept)):
+            self.entries[rel] = ManifestEntry(rel, info.st_size, known.sha256, known.text)
+            return
+        if info.st_size > workspace.max_file_size:
+            self.entries[rel] = ManifestEntry(rel, info.st_size, "", held=False)
+            return
+        hashed_ns = time.time_ns()
+        found = workspace.fingerprint(rel)
+        self.read += 1
+        if found is None:
+            workspace.stat_cache.forget(rel)
+            return  # gone, or no longer a confined regular file
+        text = found.text is not None
+        self.entries[rel] = ManifestEntry(rel, found.size, found.sha256, text)
+        workspace.stat_cache.remember(rel, info, found.sha256, text, hashed_ns)
+        if text and self._store and not self._has(found.sha256, kept):
+            kept.blobs[found.sha256], kept.paths[found.sha256] = found.data, rel
+            self.stored_bytes += found.size
+
+    def _has(self, known: str | Hashed, kept: Kept) -> bool:
+        digest = known if isinstance(known, str) else known.sha256
+        return digest in kept.blobs or self._has_blob(digest)
