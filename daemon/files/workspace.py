@@ -168,15 +168,17 @@ class Workspace:
         finally:
             located.parent.close()
 
-    def fingerprint(self, path: str) -> Fingerprint | None:
+    def fingerprint(self, path: str, *, listed: bool = False) -> Fingerprint | None:
         """Size, mtime and SHA-256 of whatever regular file is there now, text or not.
 
         For the watcher, which must compare contents it may not serve: None when
         the path is missing, not a regular file, or no longer confined. `text` is
-        the decoded content when the file is text within the size limit.
+        the decoded content when the file is text within the size limit. `listed`:
+        `path` is already workspace-relative and normal, as a walk of the tree lists
+        it, so it is not judged again (the open below is confined all the same).
         """
         try:
-            rel = self.relative(path)
+            rel = path if listed else self.relative(path)
             pending = self._pending(rel) if self.overlay else None
             if pending is not None:
                 return Fingerprint(

@@ -50,8 +50,8 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
     if ctx.finished is None and not job.try_inline(ctx):
         return Outcome(job=job)
     blobs = job.finish(ctx)
-    assert job.manifest is not None
-    entries = sorted(job.entries.values())
+    assert job.sorted is not None
+    entries = job.sorted
     absent = [t for t in tops if t and t not in job.entries and not _is_dir(ctx, t)]
     seq = ctx.next_seq
     name = params.name or _free_name(ctx, f"checkpoint-{seq}")
@@ -95,8 +95,10 @@ def _is_dir(ctx: Context, rel: str) -> bool:
 
 
 def _listed(entries: list[ManifestEntry]) -> list[CheckpointFile]:
-    return [CheckpointFile(e.path, e.sha256 if e.held else "", e.size) for e in entries][
-        :MAX_LISTED_FILES
+    """The first MAX_LISTED_FILES of `entries` (sorted by path)."""
+    return [
+        CheckpointFile(e.path, e.sha256 if e.held else "", e.size)
+        for e in entries[:MAX_LISTED_FILES]
     ]
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 
 from editjournal.daemon.handlers import Context, Progress
-from editjournal.daemon.store.manifest import ManifestEntry, chunks
+from editjournal.daemon.store.manifest import ManifestEntry, chunks_of_sorted
 from editjournal.daemon.tree.take import Kept, TreeTaker
 
 INLINE_S = 0.03  # a request that takes its tree within this answers without parking
@@ -30,24 +30,31 @@ CHUNK_BYTES_PER_SLICE = 1 << 20  # manifest chunks handed to the journal per sli
 
 class TreeJob:
     """Take the files under `tops`; with `store`, keep their contents and build the
-    manifest (a checkpoint), else only look (a restore, a diff)."""
+    manifest (a checkpoint), else only look (a restore, a diff).
+
+    Phases, each a slice at a time: take the tree; sort its entries; cut the
+    manifest's chunks; hand the new chunks to the journal."""
 
     def __init__(self, ctx: Context, tops: Sequence[str], *, store: bool) -> None:
         self.taker = TreeTaker(
             ctx.workspace, ctx.ignore_patterns, tops, store=store, has_blob=ctx.journal.has_blob
         )
         self.store = store
+        if store:
+            ctx.journal.index_blobs()  # a has_blob per file must not be a query each
         self.started_after = ctx.journal.last_seq  # changes after this are taken again
-        self.manifest: list[tuple[str, bytes]] | None = None  # (sha256, chunk)
+        self.sorted: list[ManifestEntry] | None = None  # the entries, by path, once taken
+        self.manifest: list[tuple[str, bytes]] = []  # (sha256, chunk), as cut so far
+        self._cutting: Iterator[bytes] | None = None
+        self._cut = False
         self._unkept = Kept()  # contents taken inline, not yet handed back
         self._chunks_to_keep: list[tuple[str, bytes]] = []
-        self.slices = 0
 
     @property
     def done(self) -> bool:
         if not self.taker.done:
             return False
-        return not self.store or (self.manifest is not None and not self._chunks_to_keep)
+        return not self.store or (self._cut and not self._chunks_to_keep)
 
     def try_inline(self, ctx: Context) -> bool:
         """Work for up to INLINE_S; whether the job is done."""
@@ -59,19 +66,23 @@ class TreeJob:
         return self.done
 
     def step(self, ctx: Context, deadline: float) -> Progress:
-        self.slices += 1
         kept = self._slice(ctx, deadline)
         kept.blobs.update(self._unkept.blobs)
         kept.paths.update(self._unkept.paths)
         self._unkept = Kept()
-        return Progress(kept.blobs, kept.paths)
+        # a line delta needs a version the journal holds: only files it knows have one
+        # (asking for every other file's latest version would be a query each, for nothing)
+        known = {d: p for d, p in kept.paths.items() if p in ctx.state.files}
+        return Progress(kept.blobs, known)
 
     def _slice(self, ctx: Context, deadline: float) -> Kept:
         if not self.taker.done:
             return self.taker.step(deadline)
-        if self.manifest is None:
-            self.manifest = _chunked(self.taker.entries.values())
-            self._chunks_to_keep = [c for c in self.manifest if not ctx.journal.has_blob(c[0])]
+        if self.sorted is None:
+            self.sorted = sorted(self.taker.entries.values())
+            return Kept()
+        if not self._cut:
+            self._cut_chunks(ctx, deadline)
             return Kept()
         kept, size = Kept(), 0
         while self._chunks_to_keep and size < CHUNK_BYTES_PER_SLICE:
@@ -80,9 +91,23 @@ class TreeJob:
             size += len(chunk)
         return kept
 
+    def _cut_chunks(self, ctx: Context, deadline: float) -> None:
+        assert self.sorted is not None
+        if self._cutting is None:
+            self._cutting = chunks_of_sorted(self.sorted)
+        for chunk in self._cutting:
+            digest = hashlib.sha256(chunk).hexdigest()
+            self.manifest.append((digest, chunk))
+            if not ctx.journal.has_blob(digest):
+                self._chunks_to_keep.append((digest, chunk))
+            if time.monotonic() >= deadline:
+                return
+        self._cut = True
+
     def finish(self, ctx: Context) -> dict[str, bytes]:
         """At the end, in the final handler run: the files the journal saw change since
-        the take began, taken again; the contents (and chunks) still to keep."""
+        the take began (or written earlier in this batch), taken again; the contents
+        (and chunks) still to keep."""
         changed = {
             path
             for record in ctx.journal.records(after_seq=self.started_after)
@@ -93,15 +118,14 @@ class TreeJob:
         kept = self.taker.retake(sorted(changed)) if changed else Kept()
         blobs = {**self._unkept.blobs, **kept.blobs}
         self._unkept = Kept()
-        if self.store and (changed or self.manifest is None):
-            self.manifest = _chunked(self.taker.entries.values())
-            blobs.update(c for c in self.manifest if not ctx.journal.has_blob(c[0]))
+        if changed or self.sorted is None:
+            self.sorted = sorted(self.taker.entries.values())
+            if self.store:
+                cut = [(hashlib.sha256(c).hexdigest(), c) for c in chunks_of_sorted(self.sorted)]
+                self.manifest = cut
+                blobs.update(c for c in cut if not ctx.journal.has_blob(c[0]))
         return blobs
 
     @property
     def entries(self) -> dict[str, ManifestEntry]:
         return self.taker.entries
-
-
-def _chunked(entries: Iterable[ManifestEntry]) -> list[tuple[str, bytes]]:
-    return [(hashlib.sha256(c).hexdigest(), c) for c in chunks(entries)]

@@ -51,10 +51,15 @@ class Parked:
 
 
 class Jobs:
-    """The parked requests, oldest first; owned by the daemon's thread."""
+    """The parked requests, oldest first; owned by the daemon's thread.
+
+    A slice is the job's step and the commit of what it hands back; the commit's
+    cost (compressing and inserting the contents) follows from the step's, so the
+    step gets the share of `SLICE_S` that the last slices' steps took."""
 
     def __init__(self) -> None:
         self._parked: deque[Parked] = deque()
+        self._step_share = 0.5  # of a slice, for the step (the rest: its commit)
 
     def __bool__(self) -> bool:
         return bool(self._parked)
@@ -68,16 +73,25 @@ class Jobs:
     def work(self, context: Callable[[str], Context], journal: Journal) -> Parked | None:
         """One slice of the oldest job; it, when it is done (or failed)."""
         parked = self._parked[0]
+        began = time.monotonic()
         try:
-            progress = parked.job.step(context(parked.agent), time.monotonic() + SLICE_S)
+            progress = parked.job.step(context(parked.agent), began + SLICE_S * self._step_share)
+            stepped = time.monotonic()
             if progress.blobs:
                 journal.keep_blobs(progress.blobs, progress.paths)
                 journal.commit(durable=False)
+            self._learn(stepped - began, time.monotonic() - stepped)
         except Exception as e:  # the request's error, not the loop's
             parked.error = e
         if parked.error is None and not parked.job.done:
             return None
         return self._parked.popleft()
+
+    def _learn(self, step_s: float, commit_s: float) -> None:
+        """Move the step's share toward what this slice's step took of the whole."""
+        if step_s + commit_s > 0:
+            seen = step_s / (step_s + commit_s)
+            self._step_share = min(0.9, max(0.1, (self._step_share + seen) / 2))
 
     def abandon(self) -> list[Parked]:
         """Every parked request (the daemon is stopping)."""

@@ -257,18 +257,20 @@ class Server:
                 watch_tick(self.watching, ready, self.group)
             if len(self.workspace.late_writes):
                 self.group.carry_late(self.workspace.late_writes.due())
-            if self.jobs:
+            if self.router in ready:
+                self._serve_waiting()
+            if self.jobs:  # after the requests waiting: none waits for more than a slice
                 self._work_on_job()
-            if self.router not in ready:
-                continue
-            batch = self.group.batch = Batch()
-            for frames in in_apply_order(self._waiting(), self.state.hunks):
-                batch.bytes += len(frames[-1])
-                if self._handle_frames(frames, batch):
-                    self.group.flush(batch)  # empties the batch, which goes on
-            self.group.flush(batch)
-            if batch.bytes >= LARGE_BYTES:
-                give_back_memory()
+
+    def _serve_waiting(self) -> None:
+        batch = self.group.batch = Batch()
+        for frames in in_apply_order(self._waiting(), self.state.hunks):
+            batch.bytes += len(frames[-1])
+            if self._handle_frames(frames, batch):
+                self.group.flush(batch)  # empties the batch, which goes on
+        self.group.flush(batch)
+        if batch.bytes >= LARGE_BYTES:
+            give_back_memory()
 
     def _waiting(self) -> list[list[bytes]]:
         """The requests waiting now (up to MAX_BATCH), received before any is handled so

@@ -30,6 +30,7 @@ from editjournal.daemon.store import linedelta
 FULL_EVERY = 64  # versions per full copy: bounds a read to FULL_EVERY - 1 deltas
 CACHE_BYTES = 32 * 1024 * 1024  # verified contents kept to serve bases and re-reads
 PRESENT_MAX = 65_536  # digests known stored (`has` without a query); forgotten when full
+INDEX_MAX = 500_000  # a journal with at most this many blobs may be indexed whole (~60 MB)
 INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data, base, depth) VALUES (?, ?, ?, ?, ?, ?)"
 _SELECT = "SELECT sha256, size, codec, data, base, depth FROM blobs"
 _SELECT_V0 = "SELECT sha256, size, codec, data, NULL, 0 FROM blobs"
@@ -83,6 +84,7 @@ class BlobStore:
         # digests seen committed: a re-read's "is this content stored?" costs no query;
         # sound because a blob row is never deleted (trigger blobs_no_delete)
         self._present: set[str] = set()
+        self._complete = False  # `_present` holds every stored digest: a miss is an answer
 
     # --- writing --------------------------------------------------------------------
 
@@ -147,16 +149,29 @@ class BlobStore:
 
     # --- reading --------------------------------------------------------------------
 
+    def index(self) -> bool:
+        """Know every stored digest, so `has` answers a miss without a query (for a
+        checkpoint's hundred thousand contents); False when the journal holds too many."""
+        if self._complete:
+            return True
+        if self._conn.execute("SELECT count(*) FROM blobs").fetchone()[0] > INDEX_MAX:
+            return False
+        self._present = {row[0] for row in self._conn.execute("SELECT sha256 FROM blobs")}
+        self._complete = True
+        return True
+
     def has(self, digest: str) -> bool:
         if digest in self._present:
             return True
+        if self._complete:
+            return False
         row = self._conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [digest]).fetchone()
         if row is not None:
             self._known(digest)
         return row is not None
 
     def _known(self, digest: str) -> None:
-        if len(self._present) >= PRESENT_MAX:
+        if len(self._present) >= PRESENT_MAX and not self._complete:
             self._present.clear()
         self._present.add(digest)
 

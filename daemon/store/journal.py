@@ -321,6 +321,11 @@ class Journal:
                     return digest
         return None
 
+    def index_blobs(self) -> None:
+        """Hold every stored blob's digest in memory, so `has_blob` costs no query (a
+        checkpoint asks it of every file); a journal with too many blobs is not indexed."""
+        self._blobs.index()
+
     def has_blob(self, sha256: str) -> bool:
         return sha256 in self._pending.blobs or self._blobs.has(sha256)
 

@@ -44,16 +44,20 @@ class ManifestError(Exception):
 
 def chunks(entries: Iterable[ManifestEntry]) -> list[bytes]:
     """The manifest's chunks, each the msgpack of `[path, size, sha256 bytes, held]` rows."""
-    out: list[bytes] = []
+    return list(chunks_of_sorted(sorted(entries)))
+
+
+def chunks_of_sorted(entries: Iterable[ManifestEntry]) -> Iterator[bytes]:
+    """`chunks`, one at a time, of entries already sorted by path (so a caller can
+    build a big manifest a slice at a time)."""
     rows: list[tuple[str, int, bytes, bool]] = []
-    for entry in sorted(entries):
+    for entry in entries:
         rows.append((entry.path, entry.size, bytes.fromhex(entry.sha256), entry.held))
         if len(rows) >= MAX_CHUNK or xxhash.xxh64_intdigest(entry.path.encode()) & _MASK == 0:
-            out.append(_ENCODER.encode(rows))
+            yield _ENCODER.encode(rows)
             rows = []
     if rows:
-        out.append(_ENCODER.encode(rows))
-    return out
+        yield _ENCODER.encode(rows)
 
 
 def entries(chunk: bytes) -> Iterator[ManifestEntry]:

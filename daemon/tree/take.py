@@ -116,7 +116,7 @@ class TreeTaker:
             self.entries[rel] = ManifestEntry(rel, info.st_size, "", held=False)
             return
         hashed_ns = time.time_ns()
-        found = workspace.fingerprint(rel)
+        found = workspace.fingerprint(rel, listed=True)
         self.read += 1
         if found is None:
             workspace.stat_cache.forget(rel)
