@@ -7,7 +7,8 @@ means the same thing everywhere. The walk is resumable (`step` until `done`): a
 100,000-file tree is listed in slices between requests, never in one long hold of
 the daemon's thread. One `scandir` per directory; only regular files cost a stat.
 Symbolic links are neither followed nor listed (a checkpoint leaves them alone),
-nor are names that are not UTF-8 (no request could name them).
+nor are names that are not UTF-8 (no request could name them): the listing is the
+watcher's own (daemon/watch/listing.py).
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from editjournal.daemon.files.encoding import is_utf8_name
 from editjournal.daemon.watch.ignore import Ignorer
-
-Listed = tuple[str, os.stat_result]
+from editjournal.daemon.watch.listing import Listed, list_directory
 
 
 class TreeScan:
@@ -68,28 +67,4 @@ class TreeScan:
         return info if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode) else None
 
     def _list(self, base: str) -> tuple[list[Listed], list[str]]:
-        files: list[Listed] = []
-        subdirs: list[str] = []
-        prefix = base + "/" if base else ""
-        try:
-            entries = list(os.scandir(self.root / base))
-        except OSError:
-            return files, subdirs  # gone or unreadable meanwhile
-        file_ignored = self.ignorer.files_ignored_in(base)
-        for entry in entries:
-            if not is_utf8_name(entry.name) or entry.is_symlink():
-                continue
-            rel = prefix + entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if not self.ignorer.ignored(rel, is_dir=True):
-                        subdirs.append(rel)
-                    continue
-                if file_ignored(entry.name):
-                    continue
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode):
-                files.append((rel, info))
-        return files, subdirs
+        return list_directory(self.root, base, self.ignorer, file_links=False)

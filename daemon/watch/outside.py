@@ -11,16 +11,14 @@ change, size, hash) so a big workspace's churn does not fill the journal.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass, field
 
-from editjournal.daemon.files.encoding import is_utf8_name
 from editjournal.daemon.files.filesnapshot import Fingerprint
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.model.state import State
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, count_lines
 from editjournal.daemon.watch.ignore import Ignorer
+from editjournal.daemon.watch.listing import list_directory
 from editjournal.schemas.events import OutsideChangeRecorded
 
 
@@ -136,33 +134,10 @@ class OutsideObserver:
         return found
 
     def _list(self, base: str) -> tuple[list[tuple[str, int, int]], list[str]]:
-        """One directory: (path, size, mtime_ns) of its regular, not-ignored files, and
-        its not-ignored subdirectories. One scandir: only files cost a stat."""
-        files: list[tuple[str, int, int]] = []
-        subdirs: list[str] = []
-        prefix = base + "/" if base else ""
-        try:
-            entries = list(os.scandir(self.workspace.root / base))
-        except OSError:
-            return files, subdirs  # gone or unreadable meanwhile
-        file_ignored = self.ignorer.files_ignored_in(base)
-        for entry in entries:
-            if not is_utf8_name(entry.name):
-                continue
-            rel = prefix + entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if not self.ignorer.ignored(rel, is_dir=True):
-                        subdirs.append(rel)
-                    continue
-                if file_ignored(entry.name):
-                    continue
-                info = entry.stat()
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode):
-                files.append((rel, info.st_size, info.st_mtime_ns))
-        return files, subdirs
+        """One directory: (path, size, mtime_ns) of its regular, not-ignored files
+        (symbolic links followed for files), and its not-ignored subdirectories."""
+        files, subdirs = list_directory(self.workspace.root, base, self.ignorer, file_links=True)
+        return [(rel, info.st_size, info.st_mtime_ns) for rel, info in files], subdirs
 
 
 def _gone(
