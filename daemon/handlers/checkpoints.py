@@ -12,6 +12,7 @@ daemon/handlers/restore.py.
 
 from __future__ import annotations
 
+import stat
 import time
 
 from editjournal.daemon.audit.diffs import counts, lines_of, unified
@@ -91,7 +92,8 @@ def scope_of(ctx: Context, paths: list[str] | None) -> list[str]:
 
 
 def _is_dir(ctx: Context, rel: str) -> bool:
-    return ctx.workspace.absolute(rel).is_dir()
+    info = ctx.workspace.stat(rel)  # through the file-access layer, like every look
+    return info is not None and stat.S_ISDIR(info.st_mode)
 
 
 def _listed(entries: list[ManifestEntry]) -> list[CheckpointFile]:

@@ -92,8 +92,3 @@ class Jobs:
         if step_s + commit_s > 0:
             seen = step_s / (step_s + commit_s)
             self._step_share = min(0.9, max(0.1, (self._step_share + seen) / 2))
-
-    def abandon(self) -> list[Parked]:
-        """Every parked request (the daemon is stopping)."""
-        parked, self._parked = list(self._parked), deque()
-        return parked

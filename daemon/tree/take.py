@@ -4,8 +4,9 @@ For a checkpoint, and for comparing one with the workspace. Each file's sha256
 comes from the workspace's stat cache when its stat has not moved since it was
 last hashed (daemon/files/statcache.py), else from reading it through the
 file-access layer (confined; nothing follows a symlink out). A file the daemon
-cannot serve as text (binary, not UTF-8, over the size limit) is listed with no
-sha256: it was there, and a restore leaves it alone. With `store`, the content of
+cannot serve as text (binary, not UTF-8, over the size limit) is listed, not
+held (its sha256 is "" when it was too large to read): it was there, and a
+restore leaves it alone. With `store`, the content of
 each text file the journal does not hold yet is handed back for it to keep —
 once: contents are content-addressed, and deduplicated against every blob the
 journal already has.
@@ -18,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from editjournal.daemon.files.filesnapshot import Fingerprint
 from editjournal.daemon.files.statcache import Hashed
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.store.manifest import ManifestEntry
@@ -91,14 +93,8 @@ class TreeTaker:
                 continue
             self.entries.pop(rel, None)
             found = self.workspace.fingerprint(rel)
-            if found is None:
-                continue  # gone, or no longer a confined regular file
-            self.read += 1
-            text = found.text is not None
-            self.entries[rel] = ManifestEntry(rel, found.size, found.sha256, text)
-            if text and self._store and not self._has(found.sha256, kept):
-                kept.blobs[found.sha256], kept.paths[found.sha256] = found.data, rel
-                self.stored_bytes += found.size
+            if found is not None:  # else gone, or no longer a confined regular file
+                self._record(found, kept)
         return kept
 
     def covers(self, rel: str) -> bool:
@@ -117,16 +113,21 @@ class TreeTaker:
             return
         hashed_ns = time.time_ns()
         found = workspace.fingerprint(rel, listed=True)
-        self.read += 1
         if found is None:
             workspace.stat_cache.forget(rel)
             return  # gone, or no longer a confined regular file
-        text = found.text is not None
-        self.entries[rel] = ManifestEntry(rel, found.size, found.sha256, text)
-        workspace.stat_cache.remember(rel, info, found.sha256, text, hashed_ns)
-        if text and self._store and not self._has(found.sha256, kept):
-            kept.blobs[found.sha256], kept.paths[found.sha256] = found.data, rel
+        entry = self._record(found, kept)
+        workspace.stat_cache.remember(rel, info, found.sha256, entry.held, hashed_ns)
+
+    def _record(self, found: Fingerprint, kept: Kept) -> ManifestEntry:
+        """A file just read: its entry, and its content to keep if the journal lacks it."""
+        self.read += 1
+        entry = ManifestEntry(found.path, found.size, found.sha256, found.text is not None)
+        self.entries[found.path] = entry
+        if entry.held and self._store and not self._has(found.sha256, kept):
+            kept.blobs[found.sha256], kept.paths[found.sha256] = found.data, found.path
             self.stored_bytes += found.size
+        return entry
 
     def _has(self, known: str | Hashed, kept: Kept) -> bool:
         digest = known if isinstance(known, str) else known.sha256
