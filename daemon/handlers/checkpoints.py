@@ -17,10 +17,10 @@ import time
 
 from editjournal.daemon.audit.diffs import counts, lines_of, unified
 from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.treejob import TreeJob
+from editjournal.daemon.handlers.treejob import LookJob, TreeJob
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.store.manifest import ManifestEntry
-from editjournal.daemon.tree.compare import Comparison, compare, covered, within
+from editjournal.daemon.tree.compare import Comparison, within
 from editjournal.daemon.writing.history import changes_since
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import CheckpointCreated
@@ -224,16 +224,13 @@ def chosen_tops(ctx: Context, checkpoint: Checkpoint, paths: list[str] | None) -
     return chosen
 
 
-def compared(ctx: Context, checkpoint: Checkpoint, job: TreeJob) -> Comparison:
-    """The checkpoint against the tree `job` took (files it lists that the walk did not
-    list, ignored since, are looked at by name)."""
-    job.finish(ctx)
-    before = covered(checkpoint, ctx.journal.blob)
-    inside = within(job.taker.tops)
-    missing = [p for p in before if inside(p) and p not in job.entries]
-    job.taker.retake(missing)
-    new_possible = set(checkpoint.absent) if checkpoint.inline else None
-    return compare(before, job.entries, inside, new_possible)
+def look(ctx: Context, id_or_name: str, paths: list[str] | None) -> LookJob:
+    """A checkpoint against the tree: the request's job, when this is its final run
+    (`ctx.finished`), else a new one (a restore and a diff start alike)."""
+    if isinstance(ctx.finished, LookJob):
+        return ctx.finished
+    checkpoint = find(ctx, id_or_name)
+    return LookJob(ctx, checkpoint, chosen_tops(ctx, checkpoint, paths))
 
 
 # --- diff ---------------------------------------------------------------------------------
@@ -241,13 +238,10 @@ def compared(ctx: Context, checkpoint: Checkpoint, job: TreeJob) -> Comparison:
 
 @handles("checkpoint_diff")
 def checkpoint_diff(ctx: Context, params: CheckpointDiffParams) -> Outcome:
-    checkpoint = find(ctx, params.id_or_name)
-    tops = chosen_tops(ctx, checkpoint, params.paths)
-    job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=False)
+    job = look(ctx, params.id_or_name, params.paths)
     if ctx.finished is None and not job.try_inline(ctx):
         return Outcome(job=job)
-    found = compared(ctx, checkpoint, job)
-    before = covered(checkpoint, ctx.journal.blob)
+    found, checkpoint, before = job.finish(ctx), job.checkpoint, job.before
     changes, budget = [], DIFF_BUDGET
     for path in found.modified:
         change = _modified(ctx, path, before[path].sha256, params.patch)

@@ -22,12 +22,10 @@ from typing import Any
 
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import Context, Link, Outcome, handles
-from editjournal.daemon.handlers.checkpoints import chosen_tops, compared, find, info
-from editjournal.daemon.handlers.treejob import TreeJob
+from editjournal.daemon.handlers.checkpoints import info, look
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.revert import diff_plan
-from editjournal.daemon.tree.compare import covered
 from editjournal.daemon.writing.history import changes_since, document
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write_all
 from editjournal.daemon.writing.stale import named
@@ -47,13 +45,10 @@ SHOWN_CHANGES = 3  # newest changes a restored file's line names (the reply has 
 
 @handles("checkpoint_restore")
 def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome:
-    checkpoint = find(ctx, params.id_or_name)
-    tops = chosen_tops(ctx, checkpoint, params.paths)
-    job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=False)
+    job = look(ctx, params.id_or_name, params.paths)
     if ctx.finished is None and not job.try_inline(ctx):
         return Outcome(job=job)
-    found = compared(ctx, checkpoint, job)
-    contents = covered(checkpoint, ctx.journal.blob)
+    found, checkpoint, contents = job.finish(ctx), job.checkpoint, job.before
     plan = _RestorePlan(ctx, checkpoint, params.remove_new, unchanged=found.unchanged)
     plan.left_alone = [{"path": p, "why": why} for p, why in found.left_alone]
     for path in [*found.modified, *found.deleted]:

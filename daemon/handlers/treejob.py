@@ -21,11 +21,21 @@ import time
 from collections.abc import Iterator, Sequence
 
 from editjournal.daemon.handlers import Context, Progress
+from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.store.manifest import ManifestEntry, chunks_of_sorted
+from editjournal.daemon.tree.compare import (
+    Comparison,
+    Verdict,
+    chunk_entries,
+    covered,
+    verdict,
+    within,
+)
 from editjournal.daemon.tree.take import Kept, TreeTaker
 
 INLINE_S = 0.03  # a request that takes its tree within this answers without parking
 CHUNK_BYTES_PER_SLICE = 1 << 20  # manifest chunks handed to the journal per slice
+JUDGED_PER_LOOK = 512  # files compared between looks at the clock
 
 
 class TreeJob:
@@ -104,17 +114,21 @@ class TreeJob:
                 return
         self._cut = True
 
-    def finish(self, ctx: Context) -> dict[str, bytes]:
-        """At the end, in the final handler run: the files the journal saw change since
-        the take began (or written earlier in this batch), taken again; the contents
-        (and chunks) still to keep."""
-        changed = {
+    def changed_meanwhile(self, ctx: Context) -> set[str]:
+        """The files the journal saw change since the take began, and those written
+        earlier in this batch (in the workspace's overlay, not yet on disk)."""
+        return {
             path
             for record in ctx.journal.records(after_seq=self.started_after)
             if record.event.changes_content
             for path in (record.event.path, getattr(record.event, "moved_to", None))
             if path is not None
-        } | set(ctx.workspace.overlay)  # written earlier in this batch, not yet on disk
+        } | set(ctx.workspace.overlay)
+
+    def finish(self, ctx: Context) -> dict[str, bytes]:
+        """At the end, in the final handler run: the files changed meanwhile, taken
+        again; the contents (and chunks) still to keep."""
+        changed = self.changed_meanwhile(ctx)
         kept = self.taker.retake(sorted(changed)) if changed else Kept()
         blobs = {**self._unkept.blobs, **kept.blobs}
         self._unkept = Kept()
@@ -129,3 +143,79 @@ class TreeJob:
     @property
     def entries(self) -> dict[str, ManifestEntry]:
         return self.taker.entries
+
+
+class LookJob:
+    """A restore's or a diff's long part: the tree taken (without keeping anything),
+    the checkpoint's manifest read a chunk per slice, and the two compared in slices,
+    so that the final handler run only judges again the few files changed meanwhile."""
+
+    def __init__(self, ctx: Context, checkpoint: Checkpoint, tops: Sequence[str]) -> None:
+        self.tree = TreeJob(ctx, tops, store=False)
+        self.checkpoint = checkpoint
+        self.inside = within(tops)
+        self.before: dict[str, ManifestEntry] = (
+            covered(checkpoint, ctx.journal.blob) if checkpoint.inline else {}
+        )
+        self._chunks = [] if checkpoint.inline else list(checkpoint.manifest)
+        # an old journal's checkpoint knew only the files it named: only those are "new"
+        self._new_possible = set(checkpoint.absent) if checkpoint.inline else None
+        self._looked_missing = False
+        self._keys: list[str] | None = None
+        self._at = 0
+        self.comparison = Comparison()
+
+    @property
+    def done(self) -> bool:
+        return self._keys is not None and self._at >= len(self._keys)
+
+    def try_inline(self, ctx: Context) -> bool:
+        """Work for up to INLINE_S; whether the job is done."""
+        deadline = time.monotonic() + INLINE_S
+        while not self.done and time.monotonic() < deadline:
+            self._slice(ctx, deadline)
+        return self.done
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        self._slice(ctx, deadline)
+        return Progress()
+
+    def _slice(self, ctx: Context, deadline: float) -> None:
+        now = self.tree.entries
+        if not self.tree.taker.done:
+            self.tree.taker.step(deadline)
+        elif self._chunks:
+            while self._chunks and time.monotonic() < deadline:
+                digest = self._chunks.pop()
+                self.before.update(
+                    (e.path, e) for e in chunk_entries(self.checkpoint, digest, ctx.journal.blob)
+                )
+        elif not self._looked_missing:  # listed by the checkpoint, not by the walk: ignored now?
+            self.tree.taker.retake([p for p in self.before if self.inside(p) and p not in now])
+            self._looked_missing = True
+        elif self._keys is None:
+            self._keys = sorted(p for p in self.before.keys() | now.keys() if self.inside(p))
+        else:
+            self._judge(now, deadline)
+
+    def _judge(self, now: dict[str, ManifestEntry], deadline: float) -> None:
+        assert self._keys is not None
+        while self._at < len(self._keys):
+            for path in self._keys[self._at : self._at + JUDGED_PER_LOOK]:
+                self.comparison.add(path, self._verdict(path, now))
+            self._at += JUDGED_PER_LOOK
+            if time.monotonic() >= deadline:
+                return
+
+    def _verdict(self, path: str, now: dict[str, ManifestEntry]) -> Verdict | None:
+        return verdict(self.before.get(path), now.get(path), path, self._new_possible)
+
+    def finish(self, ctx: Context) -> Comparison:
+        """The comparison, with the files changed meanwhile judged again as they are."""
+        changed = {p for p in self.tree.changed_meanwhile(ctx) if self.inside(p)}
+        if changed:
+            self.tree.taker.retake(sorted(changed))
+            self.comparison.drop(changed)
+            for path in changed:
+                self.comparison.add(path, self._verdict(path, self.tree.entries))
+        return self.comparison.sort()

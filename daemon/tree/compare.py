@@ -27,13 +27,38 @@ NOT_TEXT_NOW = (
 
 @dataclass
 class Comparison:
-    """Paths by what happened to them since the checkpoint, each list sorted."""
+    """Paths by what happened to them since the checkpoint (each list sorted once
+    `sort` is called)."""
 
     modified: list[str] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     left_alone: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     unchanged: list[str] = field(default_factory=list)
+
+    def add(self, path: str, verdict: Verdict | None) -> None:
+        if verdict is None:
+            return
+        kind, why = verdict
+        if kind == "left_alone":
+            self.left_alone.append((path, why or ""))
+        else:
+            getattr(self, kind).append(path)
+
+    def drop(self, paths: set[str]) -> None:
+        """Forget these paths' verdicts (to judge them again)."""
+        for kind in ("modified", "created", "deleted", "unchanged"):
+            setattr(self, kind, [p for p in getattr(self, kind) if p not in paths])
+        self.left_alone = [(p, why) for p, why in self.left_alone if p not in paths]
+
+    def sort(self) -> Comparison:
+        for kind in ("modified", "created", "deleted", "unchanged"):
+            getattr(self, kind).sort()
+        self.left_alone.sort()
+        return self
+
+
+Verdict = tuple[str, str | None]  # (modified | created | deleted | unchanged | left_alone, why)
 
 
 def covered(
@@ -44,18 +69,25 @@ def covered(
         return {path: ManifestEntry(path, 0, digest) for path, digest in checkpoint.files}
     found: dict[str, ManifestEntry] = {}
     for digest in checkpoint.manifest:
-        chunk = blob(digest)
-        try:
-            if chunk is None:
-                raise ManifestError(f"the journal lacks blob {digest}")
-            found.update((e.path, e) for e in entries(chunk))
-        except ManifestError as e:
-            raise ToolError(
-                ErrorCode.JOURNAL_CORRUPT,
-                f"checkpoint {checkpoint.name!r}'s manifest cannot be read: {e}",
-                {"checkpoint": checkpoint.id, "blob": digest},
-            ) from e
+        found.update((e.path, e) for e in chunk_entries(checkpoint, digest, blob))
     return found
+
+
+def chunk_entries(
+    checkpoint: Checkpoint, digest: str, blob: Callable[[str], bytes | None]
+) -> list[ManifestEntry]:
+    """One chunk of the checkpoint's manifest (a slice's worth of a big one)."""
+    chunk = blob(digest)
+    try:
+        if chunk is None:
+            raise ManifestError(f"the journal lacks blob {digest}")
+        return list(entries(chunk))
+    except ManifestError as e:
+        raise ToolError(
+            ErrorCode.JOURNAL_CORRUPT,
+            f"checkpoint {checkpoint.name!r}'s manifest cannot be read: {e}",
+            {"checkpoint": checkpoint.id, "blob": digest},
+        ) from e
 
 
 def within(tops: Sequence[str]) -> Callable[[str], bool]:
@@ -76,27 +108,34 @@ def compare(
     """`before` (the checkpoint) against `now` (the tree) within `inside`. A file in
     `now` but not `before` is new since; `new_possible`, when given, narrows which
     paths may count as new (an old journal's checkpoint knew only the files it named)."""
+    possible = None if new_possible is None else set(new_possible)
     result = Comparison()
     for path in sorted(p for p in before.keys() | now.keys() if inside(p)):
-        then, current = before.get(path), now.get(path)
-        if then is None:
-            assert current is not None
-            if new_possible is None or path in new_possible:
-                result.created.append(path)
-        elif current is None:
-            if then.held:
-                result.deleted.append(path)
-            else:
-                result.left_alone.append((path, NOT_HELD))
-        elif _same(then, current):
-            result.unchanged.append(path)
-        elif not then.held:
-            result.left_alone.append((path, NOT_HELD))
-        elif not current.held:
-            result.left_alone.append((path, NOT_TEXT_NOW))
-        else:
-            result.modified.append(path)
+        result.add(path, verdict(before.get(path), now.get(path), path, possible))
     return result
+
+
+def verdict(
+    then: ManifestEntry | None,
+    current: ManifestEntry | None,
+    path: str,
+    new_possible: set[str] | None = None,
+) -> Verdict | None:
+    """What happened to one file (None: nothing to say: absent both times, or new
+    where nothing can be new)."""
+    if then is None:
+        if current is None or (new_possible is not None and path not in new_possible):
+            return None
+        return ("created", None)
+    if current is None:
+        return ("deleted", None) if then.held else ("left_alone", NOT_HELD)
+    if _same(then, current):
+        return ("unchanged", None)
+    if not then.held:
+        return ("left_alone", NOT_HELD)
+    if not current.held:
+        return ("left_alone", NOT_TEXT_NOW)
+    return ("modified", None)
 
 
 def _same(then: ManifestEntry, current: ManifestEntry) -> bool:

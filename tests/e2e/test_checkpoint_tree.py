@@ -58,5 +58,17 @@ def test_other_agents_are_served_while_a_big_checkpoint_is_taken(daemon: Running
     assert reader.status().parked == 0
     # the write made while the tree was taken is in the checkpoint, as at its end
     (daemon.root / "notes.md").write_text("after\n")
-    reader.checkpoint_restore("big", paths=["notes.md"])
+    (daemon.root / "pkg07" / "mod003.py").unlink()
+    found = reader.checkpoint_diff("big", patch=False)
+    assert {(c.path, c.change) for c in found.changes} == {
+        ("notes.md", "modified"),
+        ("pkg07/mod003.py", "deleted"),
+    }
+    assert found.unchanged == FILES - 1
+    restored = reader.checkpoint_restore("big")
+    assert sorted((f.path, f.action) for f in restored.files) == [
+        ("notes.md", "restored"),
+        ("pkg07/mod003.py", "recreated"),
+    ]
     assert (daemon.root / "notes.md").read_text() == "before\nwritten during the checkpoint\n"
+    assert restored.unchanged_count == FILES - 1 and len(restored.unchanged) == 100
