@@ -1,24 +1,34 @@
 """`editjournal report --html`: one self-contained HTML page about a journal.
 
-No script, no network, no CDN: inline CSS, and `<details>` for every diff, so
-it opens anywhere and works with scripting off. Sections: per-agent stats,
-a timeline per file (one mark per event, coloured by agent, rejections marked
-with a cross; each mark links to its event), then the events themselves.
+No script, no network, no CDN, no web font: inline CSS only, and `<details>`
+for every diff, so it opens anywhere, offline, with scripting off. Sections:
+per-agent stats; a timeline to scale with one lane per agent (each read, write
+and rejection a mark at its time); a timeline per file (one mark per event);
+then the events themselves. Each mark links to its event and names it in its
+hover title.
 
-Big journals (100,000 events and more) stay usable by summarising: the
-timeline shows each file's last `MARKS_PER_FILE` events and counts the rest;
-the event list holds the last `LISTED_EVENTS` events in pages of `PAGE`
-(collapsed `<details>`, newest page open), with a count table for the older
-ones; diffs are embedded for the last `DIFFED_EVENTS` content changes, each cut
-at `DIFF_LINES` lines (`editjournal show SEQ` gives any event in full).
-Built with `html.escape` and string joins: a template library would not
-make 150 lines shorter.
+An agent is told apart by colour *and* by a short label (its initial, longer
+only when initials clash) printed in every mark, so the page reads in grey
+and for colour-blind eyes; the kind is a shape (a read round, a write square,
+a rejection crossed). Colours come from a fixed qualitative palette, then by
+hue rotation past its twelve; they are given in name order, so an agent's
+colour is stable within a page, not across journals.
+
+Big journals (100,000 events and more) stay usable by summarising: the agent
+timeline holds the last `LANE_MARKS` reads, writes and rejections; each file's
+timeline its last `MARKS_PER_FILE` events (the rest counted); the event list
+the last `LISTED_EVENTS` events in pages of `PAGE` (collapsed `<details>`,
+newest page open), with a count table for the older ones; diffs are embedded
+for the last `DIFFED_EVENTS` content changes, each cut at `DIFF_LINES` lines
+(`editjournal show SEQ` gives any event in full). Built with `html.escape`
+and string joins: a template library would not make it shorter.
 """
 
 from __future__ import annotations
 
-import hashlib
+import colorsys
 import html
+import re
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
@@ -31,26 +41,68 @@ from editjournal.schemas.events import Record
 from editjournal.schemas.tools import AgentStats
 
 MARKS_PER_FILE = 400
+LANE_MARKS = 3_000
 LISTED_EVENTS = 5_000
 PAGE = 500
 DIFFED_EVENTS = 1_000
 DIFF_LINES = 400
-OUTSIDE_COLOUR = "#777777"
+TRACK_PX = (600, 12_000)  # a lane's least and greatest width: wider scrolls sideways
+OUTSIDE, DAEMON = "outside", "daemon"
+FIXED = {OUTSIDE: ("#777777", "✎"), DAEMON: ("#bbbbbb", "⚙")}  # colour, label
+# Okabe & Ito's colour-blind-safe set, then Paul Tol's: every pair is at least
+# 30 apart (CIELAB ΔE) and at least 13 apart under simulated deuteranopia,
+# protanopia and tritanopia; the label in each mark tells the closest apart.
+PALETTE = (
+    "#0072b2",  # blue
+    "#e69f00",  # orange
+    "#009e73",  # bluish green
+    "#cc79a7",  # reddish purple
+    "#cc3311",  # red
+    "#f0e442",  # yellow
+    "#99ddff",  # pale blue
+    "#332288",  # indigo
+    "#882255",  # wine
+    "#999933",  # olive
+    "#663300",  # brown
+    "#785ef0",  # violet
+)
 REJECTED = frozenset({"edit_rejected", "hunk_rejected"})
 CHANGES = frozenset({"edit_applied", "outside_change"})
+SHAPES = {"file_read": "rd", "edit_applied": "wr", "outside_change": "wr"} | dict.fromkeys(
+    REJECTED, "rej"
+)  # the kinds the agent timeline shows, and the shape of each
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px}
 th{background:#f4f4f4;text-align:left}.num{text-align:right}
 .tl{display:flex;flex-wrap:wrap;gap:2px;margin:2px 0 10px}
-.m{display:inline-block;width:10px;height:14px;border-radius:2px;text-decoration:none}
-.m.rej{outline:2px solid #d00;color:#fff;font-size:9px;line-height:14px;text-align:center}
-.swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px}
+.m{display:inline-block;box-sizing:border-box;min-width:16px;height:16px;padding:0 2px;
+border-radius:2px;font:bold 10px/16px system-ui,sans-serif;text-align:center;
+text-decoration:none;white-space:nowrap;vertical-align:middle}
+.m.rd{border-radius:8px}.m.rej{outline:2px solid #d00;outline-offset:-1px}
+.lanes{overflow-x:auto;margin:6px 0 18px;padding-bottom:4px}
+.lane{display:flex;align-items:center;border-bottom:1px solid #eee}
+.who{flex:0 0 10em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.track{position:relative;flex:1 0 auto;height:20px;margin:0 12px}
+.track .m{position:absolute;top:2px;transform:translateX(-50%)}
+.track .m:hover{z-index:1;outline:2px solid #000}
+.axis .track{height:1.5em;font-size:11px;color:#555}
+.tick{position:absolute;top:0;border-left:1px solid #999;padding-left:3px;white-space:nowrap}
+.tick.end{border-left:0;border-right:1px solid #999;padding:0 3px 0 0;transform:translateX(-100%)}
 .ev{margin:1px 0}.ev.rej>summary,.ev.rej{background:#fde8e8}
 pre{background:#f8f8f8;padding:6px;overflow-x:auto;margin:4px 0 8px}
 .add{color:#116611}.del{color:#aa1111}.hunk{color:#555}code{font-size:13px}
 """
+
+
+@dataclass(frozen=True)
+class Look:
+    """How one agent shows: its colour, its label in every mark, its CSS class."""
+
+    colour: str
+    label: str
+    css: str
 
 
 @dataclass
@@ -65,29 +117,34 @@ class _Scan:
     listed: deque[Record]
     older: Counter[tuple[str, str]]  # (agent, kind) of events not listed
     agents: set[str]
+    lanes: deque[Record]  # the last reads, writes and rejections
+    lane_counts: Counter[str]  # reads, writes and rejections by agent, all of them
 
 
 def render(journal: Journal, title: str) -> Iterator[str]:
     """The page, in pieces (write them in order)."""
     scan = _scan(journal.records())
     stats = agent_stats(journal.records())
-    colours = _colours(scan.agents)
+    looks = agent_looks(scan.agents)
     yield f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"
-    yield f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>"
-    yield _overview(scan, colours)
-    yield _stats_table(stats, colours)
-    yield from _timelines(scan, colours)
-    yield from _events(journal, scan, colours)
+    yield f"<style>{_CSS}{_look_css(looks)}</style></head><body><h1>{_e(title)}</h1>"
+    yield _overview(scan, looks)
+    yield _stats_table(stats, looks)
+    yield from _lanes(scan, looks)
+    yield from _timelines(scan, looks)
+    yield from _events(journal, scan, looks)
     yield "</body></html>\n"
 
 
 def _scan(records: Iterable[Record]) -> _Scan:
-    scan = _Scan(0, None, None, {}, Counter(), deque(maxlen=LISTED_EVENTS), Counter(), set())
+    scan = _Scan(0, None, None, {}, Counter(), deque(maxlen=LISTED_EVENTS), Counter(), set(),
+                 deque(maxlen=LANE_MARKS), Counter())  # fmt: skip
     for record in records:
         scan.total += 1
         scan.first_ts = record.ts if scan.first_ts is None else scan.first_ts
         scan.last_ts = record.ts
-        scan.agents.add(_who(record))
+        who = _who(record)
+        scan.agents.add(who)
         if len(scan.listed) == LISTED_EVENTS:
             old = scan.listed[0]
             scan.older[(_who(old), old.kind)] += 1
@@ -95,22 +152,112 @@ def _scan(records: Iterable[Record]) -> _Scan:
         if record.path is not None:
             scan.files.setdefault(record.path, deque(maxlen=MARKS_PER_FILE)).append(record)
             scan.file_counts[record.path] += 1
+        if record.kind in SHAPES:
+            scan.lanes.append(record)
+            scan.lane_counts[who] += 1
     return scan
 
 
 def _who(record: Record) -> str:
     if record.kind == "outside_change":
-        return "outside"
-    return record.agent or "daemon"
+        return OUTSIDE
+    return record.agent or DAEMON
 
 
-def _colours(agents: set[str]) -> dict[str, str]:
-    """A stable colour per agent name (hue from its hash); outside and daemon grey."""
-    out = {"outside": OUTSIDE_COLOUR, "daemon": "#bbbbbb"}
-    for name in sorted(agents - set(out)):
-        hue = int(hashlib.blake2b(name.encode(), digest_size=2).hexdigest(), 16) % 360
-        out[name] = f"hsl({hue},65%,45%)"
-    return out
+def agent_looks(agents: Iterable[str]) -> dict[str, Look]:
+    """Each agent's colour and label: the palette in name order, then hue rotation;
+    outside and daemon grey, with labels no agent's can take."""
+    names = sorted(set(agents) - set(FIXED), key=name_order)
+    labels = _labels(names)
+    looks: dict[str, Look] = {}
+    for n, name in enumerate(names):
+        looks[name] = Look(palette_colour(n), labels[name], f"a{n}")
+    for n, (name, (colour, label)) in enumerate(FIXED.items()):
+        looks[name] = Look(colour, label, f"x{n}")
+    return looks
+
+
+def name_order(name: str) -> tuple[bool, list[str | int]]:
+    """Agents by name, numbers by value (`agent-2` before `agent-10`); outside and
+    daemon last."""
+    parts = re.split(r"(\d+)", name)
+    return name in FIXED, [int(p) if n % 2 else p for n, p in enumerate(parts)]
+
+
+def palette_colour(n: int) -> str:
+    """The nth agent's colour: the palette, then hues a golden angle apart, lightness
+    alternating so that neighbours in the rotation differ in two ways."""
+    if n < len(PALETTE):
+        return PALETTE[n]
+    k = n - len(PALETTE)
+    hue = (17 + k * 137.508) % 360 / 360
+    rgb = colorsys.hls_to_rgb(hue, 0.38 if k % 2 else 0.58, 0.7)
+    return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
+
+
+def _labels(names: list[str]) -> dict[str, str]:
+    """Each name's initial; where initials clash, the initial and the name's last word
+    (`agent-a` -> `Aa`, `claude-10` -> `C10`), else its first letters (`Al`, `Am`),
+    else a number: unique, and never a label outside or daemon has."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name[:1].upper(), []).append(name)
+    reserved = {label for _, label in FIXED.values()}
+    labels: dict[str, str] = {}
+    for initial, group in groups.items():
+        words = [(_last_word(name), name) for name in group]
+        tries = [[initial]] if len(group) == 1 else []
+        tries.append([initial + (w[:3] or name[1:2]) for w, name in words])
+        tries.append([initial + (w[-3:] or name[1:3]) for w, name in words])
+        tries += [[initial + name[1:k] for name in group] for k in (2, 3)]
+        tries.append([f"{initial}{i}" for i in range(1, len(group) + 1)])
+        chosen = next(t for t in tries if len(set(t)) == len(group) and not reserved & set(t))
+        labels.update(zip(group, chosen, strict=True))
+    return labels
+
+
+def _last_word(name: str) -> str:
+    """What follows the name's last separator (`-`, `_`, ...); empty when it has none."""
+    match = re.search(r"[^0-9A-Za-z]([0-9A-Za-z]+)$", name[1:])
+    return match.group(1) if match else ""
+
+
+def _ink(colour: str) -> str:
+    """Black or white, whichever reads better on `colour` (WCAG contrast)."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    luminance = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return "#000" if (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) else "#fff"
+
+
+def _look_css(looks: dict[str, Look]) -> str:
+    return "".join(
+        f".{look.css}{{background:{look.colour};color:{_ink(look.colour)}}}"
+        for look in looks.values()
+    )
+
+
+def readable_duration(ms: float) -> str:
+    """`250 ms`, `1.5 s`, `42 s`, `3 min 20 s`, `1 h 5 min`, `2 d 3 h`."""
+    ms = max(ms, 0.0)
+    if ms < 999.5:
+        return f"{_short(ms)} ms"
+    if ms < 59_500:
+        return f"{_short(ms / 1000)} s"
+    rest = round(ms / 1000)
+    parts: list[str] = []
+    for size, unit in ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")):
+        count, rest = divmod(rest, size)
+        if count or parts:
+            parts.append(f"{count} {unit}")
+    return " ".join(p for p in parts[:2] if not p.startswith("0 "))
+
+
+def _short(value: float) -> str:
+    """One decimal below 10 (none when it is 0), whole numbers above."""
+    if value >= 9.95:
+        return str(round(value))
+    return f"{value:.1f}".removesuffix(".0")
 
 
 def _e(text: object) -> str:
@@ -121,35 +268,45 @@ def _time(ms: int | None) -> str:
     return "-" if ms is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
-def _swatch(name: str, colours: dict[str, str]) -> str:
-    return f"<span class='swatch' style='background:{colours[name]}'></span>{_e(name)}"
+def _chip(name: str, looks: dict[str, Look]) -> str:
+    """The agent's mark as the legend and the event list show it."""
+    look = looks[name]
+    return f"<span class='m {look.css}'>{_e(look.label)}</span>"
 
 
-def _overview(scan: _Scan, colours: dict[str, str]) -> str:
-    legend = " &nbsp; ".join(_swatch(n, colours) for n in sorted(scan.agents))
+def _named(name: str, looks: dict[str, Look]) -> str:
+    return f"{_chip(name, looks)} {_e(name)}" if name in looks else _e(name)
+
+
+def _overview(scan: _Scan, looks: dict[str, Look]) -> str:
+    legend = " &nbsp; ".join(_named(n, looks) for n in sorted(scan.agents, key=name_order))
+    span = ""
+    if scan.first_ts is not None and scan.last_ts is not None:
+        span = f" ({readable_duration(scan.last_ts - scan.first_ts)})"
     return (
         f"<p>{scan.total} events, {len(scan.files)} files, {_time(scan.first_ts)} to"
-        f" {_time(scan.last_ts)}.</p><p>{legend}</p>"
+        f" {_time(scan.last_ts)}{span}.</p><p>{legend}</p>"
     )
 
 
-def _stats_table(stats: list[AgentStats], colours: dict[str, str]) -> str:
+def _stats_table(stats: list[AgentStats], looks: dict[str, Look]) -> str:
     head = (
         "<h2>Agents</h2><table><tr><th>agent</th><th>reads</th><th>applied writes</th>"
         "<th>rejected</th><th>rejections by code</th><th>rebased edits</th>"
         "<th>recoveries</th><th>unrecovered</th>"
-        "<th>mean recovery (events / ms / attempts)</th></tr>"
+        "<th>mean recovery (events / time / attempts)</th></tr>"
     )
     rows = []
-    for s in stats:
+    for s in sorted(stats, key=lambda s: name_order(s.agent)):
         codes = ", ".join(f"{_e(c)}: {n}" for c, n in s.rejections.items()) or "-"
         mean = "-"
-        if s.recoveries:
-            mean = f"{s.mean_recovery_events} / {s.mean_recovery_ms} / {s.mean_recovery_attempts}"
+        if s.recoveries and s.mean_recovery_ms is not None:
+            took = readable_duration(s.mean_recovery_ms)
+            mean = f"{s.mean_recovery_events} / {took} / {s.mean_recovery_attempts}"
         cells = (s.reads, s.applied_writes, s.rejected_writes)
         nums = "".join(f"<td class='num'>{n}</td>" for n in cells)
         rows.append(
-            f"<tr><td>{_swatch(s.agent, colours) if s.agent in colours else _e(s.agent)}</td>"
+            f"<tr><td>{_named(s.agent, looks)}</td>"
             f"{nums}<td>{codes}</td><td class='num'>{s.rebased_edits}</td>"
             f"<td class='num'>{s.recoveries}</td><td class='num'>{s.unrecovered}</td>"
             f"<td>{mean}</td></tr>"
@@ -157,7 +314,74 @@ def _stats_table(stats: list[AgentStats], colours: dict[str, str]) -> str:
     return head + "".join(rows) + "</table>"
 
 
-def _timelines(scan: _Scan, colours: dict[str, str]) -> Iterator[str]:
+def _lanes(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
+    """One lane per agent, marks placed by time: who was editing what, when."""
+    yield "<h2>Timeline</h2>"
+    marks = list(scan.lanes)
+    if not marks:
+        yield "<p>No reads, writes or rejections yet.</p>"
+        return
+    start, end = min(r.ts for r in marks), max(r.ts for r in marks)
+    yield _lanes_intro(scan, start, end)
+    listed_from = scan.listed[0].seq if scan.listed else 0
+    width = min(TRACK_PX[1], max(TRACK_PX[0], 12 * len(marks)))
+    by_who: dict[str, list[Record]] = {}
+    for record in marks:
+        by_who.setdefault(_who(record), []).append(record)
+    yield "<div class='lanes'>"
+    for who in sorted(by_who, key=name_order):
+        track = "".join(
+            _mark(r, looks, listed_from, _lane_title(r), _at(r.ts, start, end)) for r in by_who[who]
+        )
+        yield (
+            f"<div class='lane' data-agent='{_e(who)}'><span class='who'>{_named(who, looks)}"
+            f"</span><div class='track' style='min-width:{width}px'>{track}</div></div>"
+        )
+    yield _axis(start, end, width) + "</div>"
+    idle = sorted(set(scan.lane_counts) - set(by_who), key=name_order)
+    if idle:
+        yield f"<p>Nothing in this window from: {_e(', '.join(idle))}.</p>"
+
+
+def _lanes_intro(scan: _Scan, start: int, end: int) -> str:
+    total = sum(scan.lane_counts.values())
+    which = "every read, write and rejection"
+    if total > len(scan.lanes):
+        which = f"the last {len(scan.lanes)} of {total} reads, writes and rejections"
+    shapes = (
+        "<span class='m rd x1'>●</span> read, <span class='m x1'>■</span> write,"
+        " <span class='m rej x1'>✕</span> rejected"
+    )
+    return (
+        f"<p>To scale: {which}, {_time(start)} to {_time(end)}"
+        f" ({readable_duration(end - start)}); {shapes}. Hover a mark for its event.</p>"
+    )
+
+
+def _at(ts: int, start: int, end: int) -> str:
+    share = 50.0 if end == start else (ts - start) * 100 / (end - start)
+    return f"left:{share:.3f}%"
+
+
+def _lane_title(record: Record) -> str:
+    stamp = f"{_time(record.ts)}.{record.ts % 1000:03d}"
+    return f"#{record.seq} {record.kind} {record.path or '-'} by {_who(record)}, {stamp}"
+
+
+def _axis(start: int, end: int, width: int) -> str:
+    ticks = [f"<span class='tick' style='left:0%'>{_time(start)}</span>"]
+    if end > start:
+        for share in (25, 50, 75, 100):
+            at = readable_duration((end - start) * share / 100)
+            end_cls = " end" if share == 100 else ""
+            ticks.append(f"<span class='tick{end_cls}' style='left:{share}%'>+{at}</span>")
+    return (
+        f"<div class='lane axis'><span class='who'></span>"
+        f"<div class='track' style='min-width:{width}px'>{''.join(ticks)}</div></div>"
+    )
+
+
+def _timelines(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
     yield "<h2>Files</h2>"
     listed_from = scan.listed[0].seq if scan.listed else 0
     for path in sorted(scan.files):
@@ -166,22 +390,27 @@ def _timelines(scan: _Scan, colours: dict[str, str]) -> Iterator[str]:
         more = f" ({hidden} earlier events not shown)" if hidden else ""
         count = f"<small>{scan.file_counts[path]} events{more}</small>"
         yield f"<h3><code>{_e(path)}</code> {count}</h3>"
-        yield "<div class='tl'>" + "".join(_mark(r, colours, listed_from) for r in marks) + "</div>"
+        tips = (f"#{r.seq} {_time(r.ts)} {_who(r)}: {r.event.summary()}" for r in marks)
+        row = "".join(_mark(r, looks, listed_from, t) for r, t in zip(marks, tips, strict=True))
+        yield f"<div class='tl'>{row}</div>"
 
 
-def _mark(record: Record, colours: dict[str, str], listed_from: int) -> str:
-    who = _who(record)
-    tip = _e(f"#{record.seq} {_time(record.ts)} {who}: {record.event.summary()}")
-    rejected = record.kind in REJECTED
-    cls = "m rej" if rejected else "m"
-    inner = "✕" if rejected else ""
-    style = f"background:{colours[who]}"
+def _mark(
+    record: Record, looks: dict[str, Look], listed_from: int, tip: str, style: str = ""
+) -> str:
+    """An event's mark: the agent's colour and label, its kind's shape, `tip` on hover;
+    a link to the event when the list below holds it."""
+    look = looks[_who(record)]
+    shape = SHAPES.get(record.kind, "")
+    cls = f"m {shape} {look.css}" if shape else f"m {look.css}"
+    label = _e(look.label) + ("✕" if shape == "rej" else "")
+    attrs = f"class='{cls}' title='{_e(tip)}'" + (f" style='{style}'" if style else "")
     if record.seq < listed_from:  # not in the event list: nothing to link to
-        return f"<span class='{cls}' style='{style}' title='{tip}'>{inner}</span>"
-    return f"<a class='{cls}' style='{style}' title='{tip}' href='#e{record.seq}'>{inner}</a>"
+        return f"<span {attrs}>{label}</span>"
+    return f"<a {attrs} href='#e{record.seq}'>{label}</a>"
 
 
-def _events(journal: Journal, scan: _Scan, colours: dict[str, str]) -> Iterator[str]:
+def _events(journal: Journal, scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
     yield "<h2>Events</h2>"
     if scan.older:
         yield from _older(scan)
@@ -193,7 +422,7 @@ def _events(journal: Journal, scan: _Scan, colours: dict[str, str]) -> Iterator[
         is_open = " open" if n == len(pages) - 1 else ""
         yield f"<details{is_open}><summary>events {page[0].seq} to {page[-1].seq}</summary>"
         for record in page:
-            yield _event(journal, record, colours, record.seq in diffed)
+            yield _event(journal, record, looks, record.seq in diffed)
         yield "</details>"
 
 
@@ -207,14 +436,13 @@ def _older(scan: _Scan) -> Iterator[str]:
     yield "</table>"
 
 
-def _event(journal: Journal, record: Record, colours: dict[str, str], with_diff: bool) -> str:
+def _event(journal: Journal, record: Record, looks: dict[str, Look], with_diff: bool) -> str:
     who = _who(record)
     rej = " rej" if record.kind in REJECTED else ""
     mark = "✕ " if rej else ""
     line = (
-        f"<span class='swatch' style='background:{colours[who]}'></span><b>#{record.seq}</b>"
-        f" {_time(record.ts)} {_e(who)} <code>{_e(record.kind)}</code> {mark}"
-        f"{_e(record.event.summary())}"
+        f"{_chip(who, looks)} <b>#{record.seq}</b> {_time(record.ts)} {_e(who)}"
+        f" <code>{_e(record.kind)}</code> {mark}{_e(record.event.summary())}"
     )
     body = _diff_html(journal, record) if with_diff else ""
     if rej:  # what the agent was told
