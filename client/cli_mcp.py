@@ -3,10 +3,16 @@
 `mcp` imports the MCP SDK only when it runs, so the core CLI works without the
 optional `mcp` extra; without it, `mcp` says how to install it (exit 2).
 `tools` needs neither the SDK nor a daemon: it prints the definitions that
-`client/tooldefs.py` makes from the schemas and the guidance.
+`client/tooldefs.py` makes from the schemas and the short descriptions, and with
+`--instructions FILE` writes the long guidance for the system prompt. Both
+commands serve a profile or a list of tools (`client/toolsets.py`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -19,7 +25,43 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.tooldefs import FORMATS, export
+from editjournal.client.guidance import instructions
+from editjournal.client.tooldefs import FORMATS, export, tool_definitions
+from editjournal.client.toolsets import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    TOKENIZER,
+    Cost,
+    costs,
+    select_tools,
+)
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def tool_choice(f: F) -> F:
+    """--profile and --tools: which tools a command serves or prints."""
+    f = click.option(
+        "--tools",
+        "names",
+        metavar="A,B,...",
+        help="Only these tools, comma-separated (instead of --profile).",
+    )(f)
+    return click.option(
+        "--profile",
+        type=click.Choice(list(PROFILES)),
+        default=DEFAULT_PROFILE,
+        show_default=True,
+        help="minimal: read_file, edit_file, agent_status; anchored: read_file, edit,"
+        " agent_status; patch: read_file, safe_patch, agent_status; all: every tool.",
+    )(f)
+
+
+def chosen_tools(profile: str, names: str | None) -> list[str]:
+    try:
+        return select_tools(profile, [n.strip() for n in (names or "").split(",") if n.strip()])
+    except ValueError as e:
+        raise BadInput(str(e)) from e
 
 
 @click.command(
@@ -29,11 +71,14 @@ from editjournal.client.tooldefs import FORMATS, export
 
 Examples:
   editjournal mcp
-  editjournal mcp --workspace ~/src/app --agent reviewer"""
+  editjournal mcp --workspace ~/src/app --agent reviewer
+  editjournal mcp --profile anchored
+  editjournal mcp --tools read_file,edit_file,undo"""
     )
 )
+@tool_choice
 @global_options()
-def mcp() -> int:
+def mcp(profile: str, names: str | None) -> int:
     """Serve the agent tools over MCP on stdin/stdout.
 
     The agent is named after the MCP client (its clientInfo name plus a
@@ -41,6 +86,7 @@ def mcp() -> int:
     tool call when none serves the workspace. Needs the `mcp` extra:
     pip install 'editjournal[mcp]'."""
     s = settings()
+    methods = chosen_tools(profile, names)
     root = check_workspace()
     try:
         from editjournal.client import mcp as server
@@ -48,15 +94,16 @@ def mcp() -> int:
         raise BadInput(
             f"the MCP SDK is not installed ({e}); install it with: pip install 'editjournal[mcp]'"
         ) from e
-    server.serve(root, s.agent, s.timeout)
+    server.serve(root, s.agent, s.timeout, methods)
     return EXIT_OK
 
 
 @click.command(
     epilog=verbatim(
         """Examples:
-  editjournal tools --format openai > editjournal-tools.json
-  editjournal tools --format gemini"""
+  editjournal tools --format openai --instructions system-prompt.md > tools.json
+  editjournal tools --format gemini --profile anchored
+  editjournal tools --format anthropic --tools read_file,edit_file --stats"""
     )
 )
 @click.option(
@@ -67,16 +114,53 @@ def mcp() -> int:
     show_default=True,
     help="The harness whose shape to print.",
 )
+@tool_choice
+@click.option(
+    "--instructions",
+    "instructions_file",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write the long guidance (tool-use rules, each tool's full description)"
+    " to this file, for the system prompt.",
+)
+@click.option(
+    "--stats", is_flag=True, help="Print each profile's size in tokens instead of the tools."
+)
 @global_options()
-def tools(fmt: str) -> int:
+def tools(
+    fmt: str, profile: str, names: str | None, instructions_file: Path | None, stats: bool
+) -> int:
     """Print the agent tool definitions as JSON.
 
-    Names, descriptions (the usage guidance) and input schemas, in the shape
-    of MCP tools/list entries, OpenAI or Anthropic tools, or Gemini function
-    declarations: for harnesses that call the daemon directly (through
-    `editjournal call` or the Python client). Needs no daemon."""
-    print_json(export(fmt))
+    Names, short descriptions (what each tool does and when to use it, within
+    every vendor's limits), input schemas and, for MCP, annotations, in the
+    shape of MCP tools/list entries, OpenAI or Anthropic tools, or Gemini
+    function declarations: for harnesses that call the daemon directly
+    (through `editjournal call` or the Python client). The full usage guidance
+    belongs in the system prompt: --instructions FILE writes it. Needs no
+    daemon."""
+    methods = chosen_tools(profile, names)
+    if stats:
+        show_costs(fmt, costs(fmt, methods if names else None))
+        return EXIT_OK
+    if instructions_file is not None:
+        instructions_file.write_text(instructions(methods), encoding="utf-8")
+    print_json(export(fmt, tool_definitions(methods)))
     return EXIT_OK
+
+
+def show_costs(fmt: str, rows: list[Cost]) -> None:
+    if settings().json:
+        print_json([{**vars(r), "definitions_tokens": r.definitions_tokens,
+                     "instructions_tokens": r.instructions_tokens, "tokenizer": TOKENIZER}
+                    for r in rows])  # fmt: skip
+        return
+    click.echo(f"{fmt} format; tokens estimated as {TOKENIZER}")
+    click.echo(f"{'set':<10}{'tools':>6}{'definitions':>13}{'tokens':>8}"
+               f"{'instructions':>14}{'tokens':>8}")  # fmt: skip
+    for r in rows:
+        click.echo(f"{r.name:<10}{r.tools:>6}{r.definitions_chars:>13,}"
+                   f"{r.definitions_tokens:>8,}{r.instructions_chars:>14,}"
+                   f"{r.instructions_tokens:>8,}")  # fmt: skip
 
 
 COMMANDS = (mcp, tools)

@@ -3,9 +3,12 @@
 An agent learns how to use `read_file` and `edit` only from text: what the
 rendered anchor rows mean, which operation fits which change, and what to do
 with each error. That text decides whether anchored editing works, so it
-lives here once instead of being paraphrased in every harness. The MCP server
-and the harnesses take `DESCRIPTIONS` for the tools and `TOOL_USE_RULES` for
-the system prompt.
+lives here once instead of being paraphrased in every harness. It is too long
+for a tool definition (OpenAI refuses a description over 1,024 characters), so
+the definitions carry the short `summaries.SUMMARIES` and `instructions()`
+gives this text — `TOOL_USE_RULES`, then each tool's `DESCRIPTIONS` entry — as
+system-prompt text: the MCP server's instructions, or `editjournal tools
+--instructions FILE`. The CLI's help shows `DESCRIPTIONS` too.
 
 The spec's "System prompt SHALL ..." passages (anchor freshness, anchor
 selection, the operation-selection matrix, multi-file order, parameter notes)
@@ -640,3 +643,11 @@ DESCRIPTIONS: dict[str, str] = {
     "checkpoint_diff": CHECKPOINT_DIFF_DESCRIPTION,
     "undo": UNDO_DESCRIPTION,
 }
+
+
+def instructions(methods: list[str]) -> str:
+    """The long guidance for a set of tools, as system-prompt text: the tool-use rules
+    (they are about `edit`, so only with it), then each tool's full description."""
+    parts = [TOOL_USE_RULES] if "edit" in methods else []
+    parts += [f"## {m}\n\n{DESCRIPTIONS[m]}" for m in methods if m in DESCRIPTIONS]
+    return "\n\n".join(parts) + "\n"

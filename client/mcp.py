@@ -2,9 +2,18 @@
 
 Built on the SDK's low-level `Server` (mcp 2.x), which takes each tool's input
 schema as raw JSON Schema: the definitions come from `tooldefs` (schemas +
-guidance), so a tool added to `TOOL_PARAMS` appears here with no code of its
-own. Each call goes through the ordinary client, `AsyncClient` (which starts the
-daemon when none serves), so MCP adds no second path into the daemon.
+short descriptions + annotations), so a tool added to `TOOL_PARAMS` appears here
+with no code of its own. `--profile` / `--tools` choose which tools are served
+(`toolsets`). Each call goes through the ordinary client, `AsyncClient` (which
+starts the daemon when none serves), so MCP adds no second path into the daemon.
+
+The long guidance of the served tools is the server's `instructions`, not their
+descriptions. The spec limits neither, but clients do: many hand MCP tools to
+their model's API as they are, and OpenAI's refuses the whole request when one
+description is over 1,024 characters; Claude Code cuts each description at
+2,048. So the descriptions are the short ones every API accepts, and the
+guidance is one block of system-prompt text, tool-use rules first (Claude Code
+keeps the first 2,048 characters of instructions too).
 
 One process serves one MCP connection (stdio), as one agent: `--agent`, or
 else the client's `clientInfo` name plus a per-connection id, so two sessions
@@ -37,8 +46,8 @@ from mcp.server.stdio import stdio_server
 
 from editjournal.client import AsyncClient
 from editjournal.client.errors import RequestError
-from editjournal.client.guidance import TOOL_USE_RULES
-from editjournal.client.mcp_text import error_text, result_text
+from editjournal.client.guidance import instructions
+from editjournal.client.mcp_text import error_text, result_text, structured
 from editjournal.client.staleness import EDITS_LOOKED_UP, StalenessNotices
 from editjournal.client.tooldefs import agent_methods, tool_definitions
 from editjournal.schemas.tools import LogEntry
@@ -99,6 +108,7 @@ class Session:
         told = await self._notices(client)
         if told:
             reply.text = "\n".join([*(f"notice: {n}" for n in told), reply.text])
+            reply.structured["notices"] = told  # for clients that show only this
         return reply
 
     async def _notices(self, client: AsyncClient) -> list[str]:
@@ -121,8 +131,8 @@ class Session:
 
 def _reply(method: str, response: Response) -> Reply:
     if response.ok or response.error is None:
-        result = response.result if isinstance(response.result, dict) else {}
-        return Reply(result_text(method, response.result, response.warnings), result)
+        text = result_text(method, response.result, response.warnings)
+        return Reply(text, structured(method, response.result, response.warnings))
     error = RequestError.from_wire(response.error, response.seq)
     return Reply(error_text(error), _error_object(error), is_error=True)
 
@@ -140,12 +150,20 @@ def _error_object(error: RequestError) -> dict[str, Any]:
 # --- the SDK's side ----------------------------------------------------------------------
 
 
-def build_server(session: Session) -> Server[Any]:
+def build_server(session: Session, methods: list[str] | None = None) -> Server[Any]:
+    """The server of `methods` (default: every agent tool): their short descriptions in
+    tools/list, their long guidance as the server's instructions."""
+    methods = agent_methods() if methods is None else methods
     tools = [
-        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
-        for t in tool_definitions()
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.input_schema,
+            annotations=types.ToolAnnotations.model_validate(t.annotations),
+        )
+        for t in tool_definitions(methods)
     ]
-    known = set(agent_methods())
+    known = set(methods)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -168,7 +186,7 @@ def build_server(session: Session) -> Server[Any]:
     return Server(
         SERVER_NAME,
         version=version("editjournal"),
-        instructions=TOOL_USE_RULES,
+        instructions=instructions(methods),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -182,16 +200,22 @@ def _result(reply: Reply) -> types.CallToolResult:
     )
 
 
-async def _serve(session: Session) -> None:
-    server = build_server(session)
+async def _serve(session: Session, methods: list[str] | None) -> None:
+    server = build_server(session, methods)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve(workspace: Path, agent: str | None = None, timeout: float = 30.0) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin."""
+def serve(
+    workspace: Path,
+    agent: str | None = None,
+    timeout: float = 30.0,
+    methods: list[str] | None = None,
+) -> None:
+    """Serve `methods` (default: every agent tool) over MCP on stdin/stdout until the
+    client closes stdin."""
     session = Session(workspace, agent, timeout)
     try:
-        anyio.run(_serve, session)
+        anyio.run(_serve, session, methods)
     finally:
         session.close()

@@ -8,6 +8,10 @@ suggested action. The structured reply travels beside this text as MCP
 structured content, so nothing is lost by leaving fields out here. A tool
 this module has no view for is shown as compact JSON. Reuses the CLI's
 renderers in `render.py` with their terminal styles removed. Pure: no I/O.
+
+Some clients show the model the structured content instead of this text
+(Claude Code, VS Code), so `structured` makes it readable on its own: a read
+with hashes carries its `rendered` rows, and the warnings ride along.
 """
 
 from __future__ import annotations
@@ -45,6 +49,38 @@ def result_text(method: str, result: Any, warnings: list[str]) -> str:
     body = view(result) if view else msgspec.json.encode(result).decode()
     notes = [f"warning: {w}" for w in warnings]
     return "\n".join([*notes, click.unstyle(body)])
+
+
+def structured(method: str, result: Any, warnings: list[str]) -> dict[str, Any]:
+    """A successful reply as MCP structured content: the daemon's result, a read's rows
+    built, and the envelope's warnings (no result has a field of that name)."""
+    body = dict(result) if isinstance(result, dict) else {}
+    if method == "read_file":
+        body = _with_rows(body)
+    elif method == "read_many_files" and isinstance(body.get("files"), list):
+        body["files"] = [_item_with_rows(item) for item in body["files"]]
+    if warnings:
+        body["warnings"] = list(warnings)
+    return body
+
+
+def _item_with_rows(item: Any) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("result"), dict):
+        return {**item, "result": _with_rows(item["result"])}
+    return item
+
+
+def _with_rows(read: dict[str, Any]) -> dict[str, Any]:
+    """A lean read (`anchors` + `marks`, the daemon's reply with hashes) with `rendered`
+    built, as `ReadFileResult.rendered` builds it. `lines` stays out (its null with it):
+    a row object per line would more than double the reply again (197 lines: 11 KB
+    lean, 21 KB with `rendered`, 48 KB with `lines`), and `anchors` + `marks` +
+    `content` already hold it (the Python client rebuilds it)."""
+    if read.get("anchors") is None or read.get("marks") is None or read.get("rendered"):
+        return read
+    rows = msgspec.convert(read, ReadFileResult).rendered
+    kept = {k: v for k, v in read.items() if not (k == "lines" and v is None)}
+    return {**kept, "rendered": rows}
 
 
 def read_text(result: ReadFileResult) -> str:

@@ -2,10 +2,13 @@
 
 One list of definitions feeds every harness: the MCP server's `tools/list` and
 `editjournal tools --format mcp|openai|anthropic|gemini`. A definition is a
-tool name from `TOOL_PARAMS`, its description from `guidance.DESCRIPTIONS`,
-and an input schema made by `msgspec.json.schema` from the params Struct —
-never written by hand, so a new field or a new tool appears everywhere at
-once. Only the daemon's own admin methods (`ADMIN_METHODS`) are left out.
+tool name from `TOOL_PARAMS`, its short description from `summaries.SUMMARIES`
+(held to the strictest vendor limit of `vendor_limits`; the long guidance goes
+to the system prompt, `guidance.instructions`), MCP annotations (read-only,
+destructive, idempotent) and an input schema made by `msgspec.json.schema` from
+the params Struct — never written by hand, so a new field or a new tool appears
+everywhere at once. Only the daemon's own admin methods (`ADMIN_METHODS`) are
+left out.
 
 The generated schema is adjusted for a model, the same way for every format:
 `$ref`s are inlined (the params are not recursive; a recursive one fails
@@ -25,6 +28,9 @@ from typing import Any
 import msgspec
 
 from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.client.recovery import READ_ONLY_METHODS
+from editjournal.client.summaries import SUMMARIES
+from editjournal.client.vendor_limits import DESCRIPTION_MAX, GEMINI_KEYS
 from editjournal.schemas.tools import TOOL_PARAMS, Params
 
 # The daemon's own methods: liveness, daemon status and the audit log are for people
@@ -34,13 +40,25 @@ ADMIN_METHODS = frozenset({"ping", "status", "log"})
 DEPRECATED_ALIASES = {"file_path": "path"}
 FORMATS = ("mcp", "openai", "anthropic", "gemini")
 
-# The keys Gemini's FunctionDeclaration.parameters (an OpenAPI 3.0 Schema subset) accepts.
-GEMINI_KEYS = frozenset(
+# MCP tool annotations (spec 2025-11-25, ToolAnnotations): hints a client may use to ask
+# before a call, never a promise. readOnlyHint for the methods a Client may send twice
+# (`recovery.READ_ONLY_METHODS`: they change no file and no plan); for every other tool
+# destructiveHint says whether it may change or remove what is there (the spec's
+# default, true) or only adds: content added, a plan or a checkpoint recorded.
+ADDITIVE = frozenset(
     {
-        "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
-        "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
-        "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum",
-        "maximum",
+        "append_to_file", "prepend_to_file", "prepare_file_range_edit", "prepare_file_append",
+        "prepare_file_insert_after", "prepare_file_insert_before",
+        "prepare_file_block_replace", "checkpoint_create",
+    }
+)  # fmt: skip
+# idempotentHint: the same call again changes nothing more, whatever the arguments: the
+# same content written again, a checkpoint put back again, a hunk that applies (or is
+# discarded) at most once.
+IDEMPOTENT = frozenset(
+    {
+        "write_file", "overwrite_entire_file", "checkpoint_restore", "apply_file_modification",
+        "discard_hunk",
     }
 )  # fmt: skip
 
@@ -56,8 +74,9 @@ class ToolDef:
     """One agent-facing tool: what every export format is made from."""
 
     name: str
-    description: str
+    description: str  # the short one; the long guidance is `guidance.instructions`
     input_schema: JsonSchema
+    annotations: dict[str, bool]  # MCP ToolAnnotations, camelCase as on the wire
 
 
 def agent_methods() -> list[str]:
@@ -65,19 +84,49 @@ def agent_methods() -> list[str]:
     return [method for method in TOOL_PARAMS if method not in ADMIN_METHODS]
 
 
-def tool_definitions() -> list[ToolDef]:
-    return [tool_definition(method) for method in agent_methods()]
+def tool_definitions(methods: list[str] | None = None) -> list[ToolDef]:
+    """The definitions of `methods` (default: every agent method), in that order."""
+    chosen = agent_methods() if methods is None else methods
+    return [tool_definition(method) for method in chosen]
 
 
 def tool_definition(method: str) -> ToolDef:
     params = TOOL_PARAMS[method]
-    return ToolDef(method, describe(method, params), input_schema(params))
+    return ToolDef(method, summarize(method, params), input_schema(params), annotate(method))
 
 
 def describe(method: str, params: type[Params]) -> str:
     """The guidance text; a tool that has none yet falls back to its params docstring."""
     fallback = (params.__doc__ or "").strip() or f"The daemon's `{method}` method."
     return DESCRIPTIONS.get(method, fallback)
+
+
+def summarize(method: str, params: type[Params]) -> str:
+    """The short description. A tool without a summary yet (a test says it must have one)
+    gets its guidance's first paragraph, cut at a sentence to fit every vendor."""
+    if method in SUMMARIES:
+        return SUMMARIES[method]
+    first = describe(method, params).split("\n\n")[0]
+    return fit(first, DESCRIPTION_MAX)
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` whole when it fits, else its longest run of whole sentences that does."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = cut.rfind(". ")
+    return cut[: end + 1] if end > 0 else cut[: limit - 3].rstrip() + "..."
+
+
+def annotate(method: str) -> dict[str, bool]:
+    """The MCP annotations of `method`: a closed world (the workspace) for every tool."""
+    if method in READ_ONLY_METHODS:
+        return {"readOnlyHint": True, "openWorldHint": False}
+    hints = {"readOnlyHint": False, "destructiveHint": method not in ADDITIVE}
+    if method in IDEMPOTENT:
+        hints["idempotentHint"] = True
+    return {**hints, "openWorldHint": False}
 
 
 # --- JSON Schema for a model -----------------------------------------------------------------
@@ -174,7 +223,12 @@ def export(fmt: str, tools: list[ToolDef] | None = None) -> Any:
     tools = tool_definitions() if tools is None else tools
     if fmt == "mcp":  # entries of a tools/list result
         return [
-            {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+            {
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": t.input_schema,
+                "annotations": t.annotations,
+            }
             for t in tools
         ]
     if fmt == "openai":  # chat completions `tools`

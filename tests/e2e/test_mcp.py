@@ -28,7 +28,10 @@ from editjournal.client.guidance import (
     DESCRIPTIONS,
     OPERATION_SELECTION_MATRIX,
     SAFE_PATCH_USAGE_PROTOCOL,
+    TOOL_USE_RULES,
 )
+from editjournal.client.recovery import READ_ONLY_METHODS
+from editjournal.client.summaries import SUMMARIES
 from editjournal.client.tooldefs import agent_methods
 from tests.conftest import RunningDaemon
 from tests.e2e.test_readme import stop_daemon
@@ -133,18 +136,21 @@ def test_tools_list_every_agent_tool_with_valid_schemas_and_the_guidance(daemon:
             for name, tool in listed.items():
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
                 assert "$ref" not in str(tool.input_schema)
-                assert tool.description == DESCRIPTIONS[name]
+                assert tool.description == SUMMARIES[name]  # short: every API takes it
+                assert tool.annotations is not None
+                assert tool.annotations.read_only_hint is (name in READ_ONLY_METHODS)
                 jsonschema.validate(SAMPLES[name], tool.input_schema)
                 reply = await session.call_tool(name, SAMPLES[name])
                 code = (reply.structured_content or {}).get("error", {}).get("code")
                 assert code != "invalid_params", f"{name}: {text(reply)}"
-            edit_text = " ".join(listed["edit"].description.split())
-            assert " ".join(ANCHOR_FRESHNESS_RULE.split()) in edit_text
-            assert "| Change a contiguous block of lines | replace_range |" in (
-                listed["edit"].description
-            )
-            assert OPERATION_SELECTION_MATRIX in listed["edit"].description
-            assert SAFE_PATCH_USAGE_PROTOCOL in listed["safe_patch"].description
+            # the long guidance is the server's instructions: the rules first, then each tool's
+            guide = session.instructions or ""
+            assert guide.startswith(TOOL_USE_RULES)
+            assert " ".join(ANCHOR_FRESHNESS_RULE.split()) in " ".join(guide.split())
+            assert "| Change a contiguous block of lines | replace_range |" in guide
+            assert OPERATION_SELECTION_MATRIX in guide
+            assert SAFE_PATCH_USAGE_PROTOCOL in guide
+            assert all(f"## {name}\n\n{DESCRIPTIONS[name]}" in guide for name in listed)
 
             # what the schema refuses, the daemon refuses too, with msgspec's path
             bad = {"path": "app.py", "max_lines": -1}  # (0 is the "not given" sentinel)
@@ -174,6 +180,11 @@ def test_read_edit_stale_anchor_and_notice_of_another_agents_edit(daemon: Runnin
             rows = text(read).split("\n", 1)[1]
             assert rows.splitlines()[0].startswith("1#") and "|def step_1(state):" in rows
             assert read.structured_content and read.structured_content["line_count"] == 15
+            # the rows ride in the structured content too (some clients show only that),
+            # without a row object per line: anchors + marks + content hold those
+            assert read.structured_content["rendered"] == rows
+            assert "lines" not in read.structured_content
+            assert len(read.structured_content["anchors"]) == 15
 
             edited = await session.call_tool(
                 "edit",
@@ -207,8 +218,11 @@ def test_read_edit_stale_anchor_and_notice_of_another_agents_edit(daemon: Runnin
                 f" with since_version {edited.structured_content['version']} shows what"
                 " changed, with fresh anchors."
             )
+            assert reply.structured_content is not None
+            assert reply.structured_content["notices"] == [first.removeprefix("notice: ")]
             again = await session.call_tool("read_file", {"path": "other.py"})
             assert "notice:" not in text(again)  # each change is told once
+            assert again.structured_content and "notices" not in again.structured_content
 
             # our anchor of line 5 is stale now: an error the model can act on
             stale = await session.call_tool(
@@ -245,6 +259,61 @@ def test_read_edit_stale_anchor_and_notice_of_another_agents_edit(daemon: Runnin
             assert target.read_text().splitlines()[4] == "    pass"
 
     run(scenario)
+
+
+def test_a_profile_serves_its_tools_and_their_guidance_only(daemon: RunningDaemon):
+    (daemon.root / "app.py").write_text(SOURCE)
+
+    async def scenario() -> None:
+        async with connected(daemon.root, "--profile", "patch") as session:
+            listed = [t.name for t in (await session.list_tools()).tools]
+            assert listed == ["read_file", "safe_patch", "agent_status"]
+            guide = session.instructions or ""
+            assert SAFE_PATCH_USAGE_PROTOCOL in guide and DESCRIPTIONS["edit"] not in guide
+            refused = await session.call_tool("edit", SAMPLES["edit"])
+            assert refused.is_error and "unknown tool 'edit'" in text(refused)
+            assert refused.structured_content == {"error": {"code": "unknown_tool"}}
+        async with connected(daemon.root, "--tools", "read_file,undo") as session:
+            listed = [t.name for t in (await session.list_tools()).tools]
+            assert listed == ["read_file", "undo"]
+            read = await session.call_tool("read_many_files", {"paths": ["app.py"], "hashes": True})
+            assert read.is_error
+            read = await session.call_tool("read_file", {"file_path": "app.py", "hashes": True})
+            assert not read.is_error, text(read)
+            structured = read.structured_content or {}
+            assert structured["rendered"].startswith("1#")  # the rows, built by the server
+            assert any("file_path" in w for w in structured["warnings"])  # deprecated alias
+
+    run(scenario)
+
+
+def test_a_read_of_many_files_carries_each_files_rows(daemon: RunningDaemon):
+    (daemon.root / "app.py").write_text(SOURCE)
+
+    async def scenario() -> None:
+        async with connected(daemon.root, "--profile", "all") as session:
+            reply = await session.call_tool(
+                "read_many_files", {"paths": ["app.py", "missing.py"], "hashes": True}
+            )
+            files = (reply.structured_content or {})["files"]
+            assert files[0]["result"]["rendered"].splitlines()[0].startswith("1#")
+            assert "lines" not in files[0]["result"]
+            assert files[1]["ok"] is False and files[1]["error"]["code"] == "file_not_found"
+
+    run(scenario)
+
+
+def test_an_unknown_profile_or_tool_is_refused_before_serving(daemon: RunningDaemon):
+    for option in (["--profile", "tiny"], ["--tools", "read_file,nope"]):
+        done = subprocess.run(
+            [str(BIN / "editjournal"), "mcp", "--workspace", str(daemon.root), *option],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "tiny" in done.stderr or "unknown tool nope" in done.stderr
 
 
 def test_two_connections_are_two_agents_and_the_daemon_is_started(workspace: Path):

@@ -1,4 +1,5 @@
-"""Tool definitions: generated from the schemas and the guidance, valid in every export format."""
+"""Tool definitions: generated from the schemas and the guidance, valid in every export format;
+tool profiles and what they cost; MCP annotations; the long guidance as instructions."""
 
 from __future__ import annotations
 
@@ -9,18 +10,30 @@ import jsonschema
 import msgspec
 import pytest
 
-from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.client.guidance import DESCRIPTIONS, TOOL_USE_RULES, instructions
+from editjournal.client.recovery import READ_ONLY_METHODS
 from editjournal.client.staleness import StalenessNotices, changed_lines
+from editjournal.client.summaries import SUMMARIES
 from editjournal.client.tooldefs import (
     ADMIN_METHODS,
     FORMATS,
     GEMINI_KEYS,
     agent_methods,
     export,
+    fit,
     gemini_schema,
+    summarize,
     tool_definitions,
 )
-from editjournal.schemas.tools import TOOL_PARAMS, AgentStatusResult, FileSeen, LogEntry
+from editjournal.client.toolsets import PROFILES, costs, estimate_tokens, select_tools
+from editjournal.client.vendor_limits import DESCRIPTION_MAX
+from editjournal.schemas.tools import (
+    TOOL_PARAMS,
+    AgentStatusParams,
+    AgentStatusResult,
+    FileSeen,
+    LogEntry,
+)
 
 ANCHOR = "12#a1b2c3"
 SHA = "0" * 64
@@ -142,9 +155,36 @@ def test_every_agent_method_is_a_tool_and_admin_methods_are_not():
     assert not ADMIN_METHODS & set(agent_methods())
 
 
-def test_every_tool_has_its_guidance_as_description():
+def test_every_tool_has_a_short_description_and_its_full_guidance():
+    assert set(SUMMARIES) == set(DESCRIPTIONS) == set(agent_methods())
     for tool in tool_definitions():
-        assert tool.description == DESCRIPTIONS[tool.name]
+        assert tool.description == SUMMARIES[tool.name]
+        assert len(tool.description) <= DESCRIPTION_MAX
+        assert len(tool.description) <= len(DESCRIPTIONS[tool.name])
+
+
+def test_the_anchored_tools_short_descriptions_keep_what_a_model_cannot_guess():
+    read, edit, patch = SUMMARIES["read_file"], SUMMARIES["edit"], SUMMARIES["safe_patch"]
+    assert "hashes: true" in read and "LINE#ANCHOR|text" in read and "advisory" in read
+    for op in ("replace_line", "insert_after", "insert_before", "delete_line"):
+        assert op in edit
+    assert "replace_range" in edit and "delete_range" in edit and "start_hash" in edit
+    assert "anchor_stale" in edit and "details.delta" in edit
+    assert "base_content_sha256" in patch and "state_mismatch" in patch and "rebase" in patch
+
+
+def test_a_tool_without_a_summary_gets_its_first_paragraph_cut_to_fit(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.delitem(SUMMARIES, "agent_status")
+    summary = summarize("agent_status", AgentStatusParams)
+    assert DESCRIPTIONS["agent_status"].startswith(summary) and summary.endswith(".")
+    assert len(summary) <= DESCRIPTION_MAX
+    long = "One sentence here. " * 80
+    cut = fit(long.strip(), DESCRIPTION_MAX)
+    assert len(cut) <= DESCRIPTION_MAX and cut.endswith("here.")
+    assert fit("short.", DESCRIPTION_MAX) == "short."
+    assert fit("x" * 2000, 100) == "x" * 97 + "..."
 
 
 @pytest.mark.parametrize("name", agent_methods())
@@ -185,8 +225,38 @@ def test_mcp_format_is_tools_list_entries():
     from mcp import types
 
     for entry in export("mcp"):
-        assert set(entry) == {"name", "description", "inputSchema"}
-        types.Tool.model_validate(entry)  # the SDK's own model of a tools/list entry
+        assert set(entry) == {"name", "description", "inputSchema", "annotations"}
+        tool = types.Tool.model_validate(entry)  # the SDK's own model of a tools/list entry
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+
+
+def _hints() -> dict[str, dict[str, bool]]:
+    return {t.name: t.annotations for t in tool_definitions()}
+
+
+def test_read_only_tools_are_annotated_so_and_no_others():
+    read_only = {name for name, hints in _hints().items() if hints["readOnlyHint"]}
+    assert read_only == READ_ONLY_METHODS & set(agent_methods())
+    assert {"read_file", "show", "checkpoint_diff", "list_hunks"} <= read_only
+    for name in read_only:  # the other hints mean something only for a writing tool
+        assert set(_hints()[name]) == {"readOnlyHint", "openWorldHint"}
+
+
+def test_writing_tools_say_whether_they_destroy_and_whether_a_repeat_does_more():
+    hints = _hints()
+    for name in ("edit", "safe_patch", "edit_file", "overwrite_entire_file", "undo"):
+        assert hints[name]["destructiveHint"] is True, name
+    for name in ("append_to_file", "prepare_file_append", "checkpoint_create"):
+        assert hints[name]["destructiveHint"] is False, name
+    idempotent = {name for name, h in hints.items() if h.get("idempotentHint")}
+    assert idempotent == {
+        "write_file",
+        "overwrite_entire_file",
+        "checkpoint_restore",
+        "apply_file_modification",
+        "discard_hunk",
+    }
+    assert "idempotentHint" not in hints["edit"] and "idempotentHint" not in hints["undo"]
 
 
 def test_openai_format():
@@ -240,6 +310,53 @@ def test_gemini_turns_a_nullable_union_into_nullable():
         "default": None,
         "nullable": True,
     }
+
+
+# --- profiles, instructions, cost ----------------------------------------------------------
+
+
+def test_profiles_name_small_sets_and_all_is_every_tool():
+    assert select_tools("minimal") == ["read_file", "agent_status", "edit_file"]
+    assert select_tools("anchored") == ["read_file", "edit", "agent_status"]
+    assert select_tools("patch") == ["read_file", "safe_patch", "agent_status"]
+    assert select_tools("all") == agent_methods() == select_tools()
+
+
+def test_a_profile_tool_the_daemon_lacks_is_skipped():
+    assert "apply_patch" in PROFILES["minimal"]
+    assert "apply_patch" not in TOOL_PARAMS  # when it arrives, minimal serves it
+    assert "apply_patch" not in select_tools("minimal")
+
+
+def test_a_tool_list_picks_those_tools_in_the_daemons_order():
+    assert select_tools("patch", ["undo", "read_file", "undo"]) == ["read_file", "undo"]
+    with pytest.raises(ValueError, match="unknown tool nope; the tools are read_file"):
+        select_tools("all", ["read_file", "nope"])
+    with pytest.raises(ValueError, match="unknown profile 'tiny'; one of minimal"):
+        select_tools("tiny")
+
+
+def test_instructions_hold_the_rules_and_every_chosen_tools_full_guidance():
+    text = instructions(select_tools("anchored"))
+    assert text.startswith(TOOL_USE_RULES)  # first: a client that cuts keeps the rules
+    for name in ("read_file", "edit", "agent_status"):
+        assert f"## {name}\n\n{DESCRIPTIONS[name]}" in text
+    assert DESCRIPTIONS["safe_patch"] not in text
+    patch = instructions(select_tools("patch"))  # the rules are about edit: not without it
+    assert TOOL_USE_RULES not in patch and DESCRIPTIONS["safe_patch"] in patch
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_each_profile_costs_less_than_all(fmt: str):
+    rows = {row.name: row for row in costs(fmt)}
+    assert list(rows) == list(PROFILES)
+    for name in ("minimal", "anchored", "patch"):
+        assert rows[name].definitions_chars < rows["all"].definitions_chars / 3
+        assert rows[name].instructions_chars < rows["all"].instructions_chars / 2
+    assert rows["all"].tools == len(agent_methods())
+    assert rows["all"].definitions_tokens == estimate_tokens(rows["all"].definitions_chars)
+    chosen = costs(fmt, ["read_file"])[-1]
+    assert (chosen.name, chosen.tools) == ("--tools", 1)
 
 
 def test_unknown_format_is_refused():
