@@ -22,9 +22,15 @@ from typing import Any, TypeVar
 
 import click
 import msgspec
+from click.core import ParameterSource
 
 from editjournal.client import Client
-from editjournal.client.connection import require_workspace, workspace_root
+from editjournal.client.connection import (
+    WORKSPACE_ENV,
+    WorkspaceChoice,
+    choose_workspace,
+    require_workspace,
+)
 from editjournal.client.render import emit
 from editjournal.schemas.errors import ErrorCode
 
@@ -41,15 +47,21 @@ class Settings:
     """The global options as finally given; `path` is the file a command is about."""
 
     workspace: str | None = None
+    workspace_given_by: str = "given by --workspace"  # or by EDITJOURNAL_WORKSPACE
     agent: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     json: bool = False
     path: str | None = None
 
     @property
+    def choice(self) -> WorkspaceChoice:
+        """The workspace named, else found from the current directory, and why."""
+        return choose_workspace(self.workspace, self.workspace_given_by)
+
+    @property
     def root(self) -> Path:
         """The workspace, resolved; `WorkspaceNotFound` when it does not exist."""
-        return require_workspace(workspace_root(self.workspace))
+        return require_workspace(self.choice.root)
 
 
 class BadInput(click.ClickException):
@@ -77,6 +89,10 @@ def _store(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is not None and value is not False:
             setattr(ctx.ensure_object(Settings), name, value)
+            if name == "workspace" and param.name is not None:
+                from_env = ctx.get_parameter_source(param.name) is ParameterSource.ENVIRONMENT
+                given_by = f"given by {WORKSPACE_ENV if from_env else '--workspace'}"
+                ctx.ensure_object(Settings).workspace_given_by = given_by
         return value
 
     return callback
@@ -86,7 +102,12 @@ _GLOBALS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
     (
         "--workspace",
         "EDITJOURNAL_WORKSPACE",
-        {"metavar": "DIR", "help": "Workspace root (env EDITJOURNAL_WORKSPACE; default: .)."},
+        {
+            "metavar": "DIR",
+            "help": "Workspace root (env EDITJOURNAL_WORKSPACE; default: found from the"
+            " current directory: the nearest with .editjournal/, else the git work tree,"
+            " else the directory itself).",
+        },
     ),
     (
         "--agent",
@@ -133,14 +154,18 @@ def global_options(*, group: bool = False) -> Callable[[F], F]:
 def open_client(*, autostart: bool = True, daemon_options: tuple[str, ...] = ()) -> Client:
     """A client of the workspace's daemon; says so on stderr when it had to start one."""
     s = settings()
+    choice = s.choice
     client = Client(
-        s.root, s.agent, autostart=autostart, timeout=s.timeout, daemon_options=daemon_options
+        require_workspace(choice.root),
+        s.agent,
+        autostart=autostart,
+        timeout=s.timeout,
+        daemon_options=daemon_options,
     )
     if client.started_daemon is not None:
-        started = client.started_daemon
         click.echo(
-            f"editjournal: started daemon pid {started.pid} for {client.root};"
-            f" `{command_line(client.root, 'stop')}` ends it",
+            f"editjournal: started daemon pid {client.started_daemon.pid} for {client.root}"
+            f" ({choice.why}); `{command_line(client.root, 'stop')}` ends it",
             err=True,
         )
     return client
@@ -179,10 +204,10 @@ def program() -> str:
 
 
 def command_line(root: Path | None, *words: str) -> str:
-    """A command as a person can paste it: quoted, naming the workspace unless it is
-    the current directory (where the command finds it anyway)."""
+    """A command as a person can paste it: quoted, naming the workspace unless run
+    here the command finds it anyway (`choose_workspace`)."""
     argv = [program(), *words]
-    if root is not None and str(root) != os.path.realpath("."):
+    if root is not None and root != choose_workspace().root:
         argv += ["--workspace", str(root)]
     return shlex.join(argv)
 

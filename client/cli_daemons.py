@@ -5,7 +5,8 @@ own parser is built from (`schemas.daemonoptions.DAEMON_OPTIONS`), turned into
 its argv by `daemon_argv`, so an
 option a limit error tells the user to raise (`--max-file-size`) works with
 both. Every command checks the workspace exists before anything else: a typo
-creates nothing and leaves no daemon behind. `serve` replaces this process by
+creates nothing and leaves no daemon behind; nor does / or the home directory
+itself without `--allow-broad` (`workspace_too_broad`). `serve` replaces this process by
 the daemon (`os.execv`), started from "/" like every daemon (see
 `editjournal.client.connection`).
 """
@@ -36,6 +37,8 @@ from editjournal.client.connection import (
     DAEMON_CWD,
     daemon_command,
     live_endpoint,
+    refuse_too_broad,
+    require_workspace,
     running_daemons,
     start_daemon,
     state_dir,
@@ -118,23 +121,27 @@ def serve(**options: Any) -> int:
     """Run the daemon in this terminal.
 
     Event lines go to stderr; Ctrl-C stops it (exit 130). Exits 3 when another
-    daemon already serves the workspace."""
-    root = settings().root
+    daemon already serves the workspace. Refuses / and the home directory itself
+    unless --allow-broad is given."""
+    choice = settings().choice
+    root = require_workspace(choice.root)
     running = live_endpoint(root)
     if running is not None:
         raise already_serving(root, running)
-    emit(_serve_banner(root), err=True)
+    argv = daemon_argv(options)
+    refuse_too_broad(root, argv)
+    emit(_serve_banner(root, choice.why), err=True)
     os.chdir(DAEMON_CWD)  # never run the daemon from inside the workspace
-    command = daemon_command(root, "--log-stderr", *daemon_argv(options))
+    command = daemon_command(root, "--log-stderr", *argv)
     os.execv(command[0], command)
 
 
-def _serve_banner(root: Path) -> list[str]:
+def _serve_banner(root: Path, why: str) -> list[str]:
     """What to type in another terminal, with this workspace filled in, as printed."""
     readme = next((n for n in ("README.md", "README") if (root / n).is_file()), None)
     read = [f"    {command_line(root, 'read', readme, '--hashes')}"] if readme else []
     return [
-        f"editjournal: serving {root} in the foreground (Ctrl-C stops it)",
+        f"editjournal: serving {root} ({why}) in the foreground (Ctrl-C stops it)",
         "  talk to it from another terminal:",
         f"    {command_line(root, 'status')}",
         *read,
@@ -158,7 +165,8 @@ def start(**options: Any) -> int:
     Takes the same daemon options as `serve`. Does nothing when a daemon already
     serves the workspace (which keeps its own options)."""
     s = settings()
-    root = s.root
+    choice = s.choice
+    root = require_workspace(choice.root)
     argv = daemon_argv(options)
     running = live_endpoint(root)
     endpoint = running or start_daemon(root, s.timeout, argv)
@@ -166,7 +174,7 @@ def start(**options: Any) -> int:
         print_json({"started": running is None, **msgspec.to_builtins(endpoint)})
         return EXIT_OK
     if running is None:
-        emit(f"started: pid {endpoint.pid} serves {root} on {endpoint.socket}")
+        emit(f"started: pid {endpoint.pid} serves {root} ({choice.why}) on {endpoint.socket}")
         return EXIT_OK
     emit(f"already running: pid {running.pid} serves {root} on {running.socket}")
     if argv:

@@ -1,7 +1,10 @@
 """The commands that reach agents: `mcp` (an MCP server on stdio) and `tools` (definitions).
 
 `mcp` imports the MCP SDK only when it runs, so the core CLI works without the
-optional `mcp` extra; without it, `mcp` says how to install it (exit 2).
+optional `mcp` extra; without it, `mcp` says how to install it (exit 2). Hosts
+start their servers wherever they like (some in `/` or the home directory): a
+workspace too broad to serve is refused at once, its code on stderr (exit 2),
+before any daemon could start watching everything under it.
 `tools` needs neither the SDK nor a daemon: it prints the definitions that
 `client/tooldefs.py` makes from the schemas and the short descriptions, and with
 `--instructions FILE` writes the long guidance for the system prompt. Both
@@ -19,12 +22,12 @@ import click
 from editjournal.client.cli_common import (
     EXIT_OK,
     BadInput,
-    check_workspace,
     global_options,
     print_json,
     settings,
 )
 from editjournal.client.cli_help import verbatim
+from editjournal.client.connection import live_endpoint, refuse_too_broad, require_workspace
 from editjournal.client.guidance import instructions
 from editjournal.client.tooldefs import FORMATS, export, tool_definitions
 from editjournal.client.toolsets import (
@@ -83,11 +86,18 @@ def mcp(profile: str, names: str | None) -> int:
 
     The agent is named after the MCP client (its clientInfo name plus a
     per-connection id) unless --agent is given. Starts a daemon on the first
-    tool call when none serves the workspace. Needs the `mcp` extra:
+    tool call when none serves the workspace. Without --workspace, the workspace
+    is found from the server's working directory; started from / or the home
+    directory itself, it refuses to run (workspace_too_broad) unless a daemon
+    serves that directory already. Needs the `mcp` extra:
     pip install 'editjournal[mcp]'."""
     s = settings()
     methods = chosen_tools(profile, names)
-    root = check_workspace()
+    choice = s.choice
+    root = require_workspace(choice.root)
+    if live_endpoint(root) is None:  # a host that starts its servers in / or ~: say so now
+        refuse_too_broad(root)
+    click.echo(f"editjournal mcp: workspace {root} ({choice.why})", err=True)
     try:
         from editjournal.client import mcp as server
     except ImportError as e:

@@ -1,4 +1,9 @@
-"""Finding, probing and starting a workspace's daemon.
+"""Finding the workspace, then probing and starting its daemon.
+
+With no workspace named, the one meant is found as git finds its repository
+(`discover`), so a command run in a subdirectory talks to the daemon of the
+workspace around it instead of starting a second one nested inside. `/` and the
+home directory itself are never served unless asked (`refuse_too_broad`).
 
 libzmq's `connect` to a missing ipc path does not fail — messages just queue —
 so the client probes the socket with a raw AF_UNIX connect first: ENOENT (no
@@ -17,17 +22,21 @@ anyway, never the workspace (so `python -m` cannot pick up a workspace's
 from __future__ import annotations
 
 import os
+import shlex
 import socket
+import stat
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from editjournal.client.errors import DaemonUnavailable, WorkspaceNotFound
+from editjournal.client.errors import DaemonUnavailable, WorkspaceNotFound, WorkspaceTooBroad
 from editjournal.client.trust import Untrusted, check_socket, open_log, read_trusted
+from editjournal.schemas.daemonoptions import too_broad, too_broad_message
 from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,
     ENDPOINT_FILE,
@@ -39,13 +48,96 @@ from editjournal.schemas.endpoint import (
 )
 from editjournal.schemas.errors import ErrorCode
 
+WORKSPACE_ENV = "EDITJOURNAL_WORKSPACE"
+ALLOW_BROAD = "--allow-broad"  # the daemon's option (schemas.daemonoptions)
 EXIT_ALREADY_SERVED = 3  # python -m editjournal.daemon: another daemon won the lock
 DAEMON_MODULE = "editjournal.daemon"
 DAEMON_CWD = "/"  # never the workspace: see the module docstring
 
 
+@dataclass(frozen=True)
+class WorkspaceChoice:
+    """The workspace a command or client means, and why (said when a daemon is started)."""
+
+    root: Path
+    why: str
+
+
+def choose_workspace(
+    workspace: str | os.PathLike[str] | None = None, given_by: str = "as given"
+) -> WorkspaceChoice:
+    """`workspace` as given (no walking), else EDITJOURNAL_WORKSPACE's, else the one
+    `discover` finds from the working directory."""
+    if workspace:
+        return WorkspaceChoice(Path(os.path.realpath(workspace)), given_by)
+    if named := os.environ.get(WORKSPACE_ENV):
+        return WorkspaceChoice(Path(os.path.realpath(named)), f"given by {WORKSPACE_ENV}")
+    return discover(Path(os.path.realpath(".")))
+
+
 def workspace_root(workspace: str | os.PathLike[str] | None) -> Path:
-    return Path(os.path.realpath(workspace or os.environ.get("EDITJOURNAL_WORKSPACE", ".")))
+    return choose_workspace(workspace).root
+
+
+def discover(start: Path) -> WorkspaceChoice:
+    """As git finds its repository: from `start` up, the nearest directory with this
+    user's `.editjournal/` (a workspace served before, or now), else the nearest git
+    work tree's root (`.git`, a directory or a file), else `start` itself.
+
+    Markers that are not this user's own are passed over (as git's safe.directory
+    does): anyone may create `/tmp/.git`. `/` and the home directory are never found
+    on the way up, unless a daemon serves them now (someone served one on purpose,
+    with --allow-broad): a dotfiles repository in ~, or a `.editjournal/` left there,
+    must not swallow every directory under it."""
+    home = home_dir()
+    above = [start, *start.parents]
+    for directory in above:
+        if _own(directory / STATE_DIR_NAME, directory=True) and (
+            not too_broad(str(directory), home) or _serving(directory)
+        ):
+            return WorkspaceChoice(directory, f"found {STATE_DIR_NAME}/ in {directory}")
+    for directory in above:
+        if _own(directory / ".git") and not too_broad(str(directory), home):
+            return WorkspaceChoice(directory, f"git work tree {directory}")
+    return WorkspaceChoice(start, "the current directory")
+
+
+def _own(path: Path, *, directory: bool = False) -> bool:
+    """`path` exists, is this user's, and (when asked) is a directory, not a link to one."""
+    try:
+        found = path.lstat()
+    except OSError:
+        return False
+    return found.st_uid == os.getuid() and (stat.S_ISDIR(found.st_mode) or not directory)
+
+
+def _serving(root: Path) -> bool:
+    try:
+        return live_endpoint(root) is not None
+    except Untrusted:
+        return False
+
+
+def home_dir() -> str | None:
+    """The user's home directory, resolved (None when it cannot be told)."""
+    home = os.path.expanduser("~")
+    return os.path.realpath(home) if home != "~" else None
+
+
+def refuse_too_broad(root: Path, options: Sequence[str] = ()) -> None:
+    """`WorkspaceTooBroad` when `root` is / or the home directory itself and `options`
+    (a daemon's) do not hold --allow-broad: checked before anything is created there."""
+    what = too_broad(str(root), home_dir())
+    if what is None or ALLOW_BROAD in options:
+        return
+    start = shlex.join(["editjournal", "start", "--workspace", str(root), ALLOW_BROAD])
+    raise WorkspaceTooBroad(
+        ErrorCode.WORKSPACE_TOO_BROAD.value,
+        too_broad_message(str(root), what),
+        {"workspace": str(root)},
+        "run it in a project directory, or name one with --workspace DIR; to serve"
+        f" {root} anyway: {start}",
+    )
 
 
 def require_workspace(root: Path) -> Path:
@@ -141,7 +233,8 @@ def running_daemons(refused: list[Untrusted] | None = None) -> list[Endpoint]:
 
 def spawn_daemon(root: Path, options: Sequence[str] = ()) -> subprocess.Popen[bytes]:
     """Run the daemon with `--detach`; this process exits once the forked daemon serves."""
-    directory = state_dir(require_workspace(root))
+    refuse_too_broad(require_workspace(root), options)
+    directory = state_dir(root)
     directory.mkdir(mode=0o700, exist_ok=True)
     with os.fdopen(open_log(directory / LOG_FILE), "ab") as log:  # never through a link
         return subprocess.Popen(

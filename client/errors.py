@@ -169,6 +169,13 @@ class WorkspaceNotFound(DaemonUnavailable):
     codes = frozenset({"workspace_not_found"})
 
 
+class WorkspaceTooBroad(DaemonUnavailable):
+    """The workspace is / or the home directory itself, and serving it was not asked for
+    (`--allow-broad`): no daemon was started."""
+
+    codes = frozenset({"workspace_too_broad"})
+
+
 class RequestTimeout(DaemonProblem):
     """The daemon did not answer within the client's timeout."""
 

@@ -3,6 +3,9 @@
 Clients start it with those isolation flags and "/" as working directory (see
 `editjournal.client.connection`); once running, the daemon also moves to "/"
 itself, so nothing it does later resolves a relative path inside the workspace.
+It refuses, before creating anything there, a workspace that does not exist and
+one that is `/` or the home directory itself unless `--allow-broad` is given (a
+daemon there would watch and journal everything under it).
 
 In the foreground by default. With `--detach` the process forks: the child
 becomes the daemon (in its own session, so the starting client's Ctrl-C does
@@ -30,7 +33,13 @@ from editjournal.daemon.runtime.server import Server
 from editjournal.daemon.settings.limits import Limits
 from editjournal.daemon.store.journal import JournalError
 from editjournal.daemon.watch.intake import WatchSettings
-from editjournal.schemas.daemonoptions import DAEMON_OPTIONS, DaemonOption
+from editjournal.schemas.daemonoptions import (
+    DAEMON_OPTIONS,
+    DaemonOption,
+    too_broad,
+    too_broad_message,
+)
+from editjournal.schemas.errors import CATALOGUE, ErrorCode
 from editjournal.schemas.units import UnitError, parse_size
 
 EXIT_FAILED, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 1, 3, 130
@@ -88,6 +97,12 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def home_dir() -> str | None:
+    """The user's home directory, resolved (None when it cannot be told)."""
+    home = os.path.expanduser("~")
+    return os.path.realpath(home) if home != "~" else None
+
+
 def watch_settings(args: argparse.Namespace) -> WatchSettings:
     return WatchSettings(ignore=args.ignore, poll_s=args.poll_interval, retry_s=args.watch_retry)
 
@@ -98,12 +113,24 @@ def log_settings(args: argparse.Namespace) -> LogSettings:
     )
 
 
+def refusal(root: str, allow_broad: bool) -> str | None:
+    """Why `root` (resolved) is not to be served at all, as printed, or None."""
+    if not os.path.isdir(root):
+        what = "is not a directory" if os.path.exists(root) else "does not exist"
+        return f"workspace_not_found: workspace {root} {what}"
+    broad = too_broad(root, home_dir())
+    if broad and not allow_broad:
+        fix = CATALOGUE[ErrorCode.WORKSPACE_TOO_BROAD].suggested_action
+        return f"workspace_too_broad: {too_broad_message(root, broad)}\n  to fix: {fix}"
+    return None
+
+
 def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
     """Start serving; `report(code)` is called once: 0 when serving, else the failure."""
     root = os.path.realpath(args.workspace)
-    if not os.path.isdir(root):
-        what = "is not a directory" if os.path.exists(root) else "does not exist"
-        print(f"editjournal: workspace_not_found: workspace {root} {what}", file=sys.stderr)
+    refused = refusal(root, args.allow_broad)
+    if refused is not None:  # before anything is created or watched there
+        print(f"editjournal: {refused}", file=sys.stderr)
         report(EXIT_FAILED)
         return EXIT_FAILED
     os.chdir("/")  # never work inside the workspace (see the module docstring)

@@ -4,6 +4,9 @@ built from it, so their names, kinds, defaults and help cannot drift apart
 (`tests/unit/test_daemon_options.py` holds the daemon's own defaults to it).
 
 Pure data: the daemon and the client each turn a row into their parser's terms.
+`too_broad` is the one rule both sides apply before serving a directory: `/` and the
+home directory itself are served only with `--allow-broad` (a daemon there would
+watch and journal everything the user has).
 """
 
 from __future__ import annotations
@@ -76,6 +79,11 @@ DAEMON_OPTIONS: tuple[DaemonOption, ...] = (
         "How often to try watching again after a refusal", "SECONDS",
     ),
     DaemonOption(
+        "--allow-broad", "flag", False,
+        "Serve even / or the home directory itself (refused otherwise: a daemon there"
+        " would watch and journal everything under it).",
+    ),
+    DaemonOption(
         "--log-level", "choice", "info",
         "What daemon.log keeps of the daemon's own lines; debug adds one per event"
         " (libraries log their warnings and errors only)",
@@ -87,3 +95,21 @@ DAEMON_OPTIONS: tuple[DaemonOption, ...] = (
         "SIZE",
     ),
 )  # fmt: skip
+
+
+def too_broad(root: str, home: str | None) -> str | None:
+    """What makes `root` too broad to serve without `--allow-broad` ("the file system's
+    root", "the home directory"), or None. Both paths resolved by the caller (realpath):
+    pure, so the daemon and the client judge alike."""
+    if root == "/":
+        return "the file system's root"
+    if home and root == home:
+        return "the home directory"
+    return None
+
+
+def too_broad_message(root: str, what: str) -> str:
+    return (
+        f"refusing to serve {root}, {what} itself: a daemon there would watch and journal"
+        " everything under it"
+    )

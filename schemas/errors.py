@@ -85,11 +85,13 @@ class ErrorCode(str, enum.Enum):
     WRITE_DISPLACED = "write_displaced"
     READ_BUDGET_EXCEEDED = "read_budget_exceeded"
     READ_ONLY_FILE = "read_only_file"
-    # client side (never sent by the daemon): no daemon, no answer, no workspace, run
-    # files not to be trusted; and a daemon's start-up refusal (another one serves)
+    # client side (never sent by the daemon): no daemon, no answer, no workspace (or one
+    # too broad to serve), run files not to be trusted; and a daemon's start-up refusal
+    # (another one serves)
     DAEMON_UNAVAILABLE = "daemon_unavailable"
     TIMEOUT = "timeout"
     WORKSPACE_NOT_FOUND = "workspace_not_found"
+    WORKSPACE_TOO_BROAD = "workspace_too_broad"
     UNTRUSTED_RUN_FILE = "untrusted_run_file"
     DAEMON_ALREADY_RUNNING = "daemon_already_running"
 
@@ -348,6 +350,14 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.WORKSPACE_NOT_FOUND: ErrorSpec(
         "The workspace directory does not exist (or is not a directory); nothing was created.",
         "check --workspace / EDITJOURNAL_WORKSPACE, or create the directory first",
+    ),
+    ErrorCode.WORKSPACE_TOO_BROAD: ErrorSpec(
+        "The workspace is / or the home directory itself (where a command lands when run"
+        " from there without --workspace): no daemon was started, as one would watch and"
+        " journal everything under it.",
+        "run the command in a project directory, or name one with --workspace DIR; to serve"
+        " this directory anyway, start its daemon with"
+        " `editjournal start --workspace DIR --allow-broad`",
     ),
     ErrorCode.UNTRUSTED_RUN_FILE: ErrorSpec(
         "A daemon's run file (daemon.json, a registry entry, the socket, daemon.log) or its"

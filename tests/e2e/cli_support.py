@@ -32,8 +32,10 @@ def cli(
     stdin: str | None = None,
     agent: str = "cli-test",
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`editjournal --workspace ROOT ARGS...` (no --workspace when root is None)."""
+    """`editjournal --workspace ROOT ARGS...` (no --workspace when root is None), run in
+    `cwd` when given (else this process's working directory)."""
     workspace = ["--workspace", str(root)] if root is not None else []
     return subprocess.run(
         [*CLI, *workspace, *args],
@@ -42,6 +44,7 @@ def cli(
         text=True,
         timeout=TIMEOUT,
         env=env or cli_env(EDITJOURNAL_AGENT=agent),
+        cwd=cwd,
     )
 
 

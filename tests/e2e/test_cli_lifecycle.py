@@ -50,7 +50,9 @@ def test_auto_start_says_so_and_the_stop_it_names_works(tmp_path: Path, env: dic
     endpoint = live_endpoint(root)
     assert endpoint is not None
     notice = re.search(
-        rf"started daemon pid {endpoint.pid} for {root}; `(.+)` ends it", done.stderr
+        rf"started daemon pid {endpoint.pid} for {root} \(given by --workspace\);"
+        r" `(.+)` ends it",
+        done.stderr,
     )
     assert notice is not None, done.stderr
     assert done.stdout == "alpha\n"  # the notice never mixes into the output
@@ -85,7 +87,7 @@ def test_start_takes_the_daemon_options_and_file_too_large_names_a_working_comma
     refused = cli(root, "read", "big.txt", env=env)
     assert refused.returncode == 1
     assert "file_too_large" in refused.stderr
-    action = re.search(r"suggested action: [^:]*: (.+--max-file-size.+)$", refused.stderr, re.M)
+    action = re.search(r"suggested action: [^:]*: `(.+--max-file-size.+)`$", refused.stderr, re.M)
     assert action is not None, refused.stderr
     restarted = subprocess.run(action.group(1), shell=True, env=env, capture_output=True, text=True)
     assert restarted.returncode == 0, restarted.stderr

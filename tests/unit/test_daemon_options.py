@@ -27,6 +27,7 @@ def test_the_daemons_own_defaults_are_the_tables():
         "--log-max-bytes": LogSettings.max_bytes,
         "--no-watch": False,
         "--ignore": (),
+        "--allow-broad": False,
     }
     assert {o.flag: o.default for o in DAEMON_OPTIONS} == defaults
     assert (LOG_BACKUPS, set(LOG_LEVELS)) == (BACKUPS, set(LEVELS))
@@ -51,7 +52,7 @@ def test_what_the_cli_passes_the_daemon_parses_back():
     values = {
         "max_file_size": 16 * 1024 * 1024, "max_file_lines": 5, "no_watch": True,
         "ignore": ("*.log", "build/"), "poll_interval": 0.5, "watch_retry": 7.0,
-        "log_level": "debug", "log_max_bytes": 0,
+        "log_level": "debug", "log_max_bytes": 0, "allow_broad": True,
     }  # fmt: skip
     args = vars(parse_args(daemon_argv(values)))
     for name, value in values.items():
