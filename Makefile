@@ -1,19 +1,32 @@
 # Every target bootstraps .venv itself: a fresh machine needs only Python and make.
+# `run` installs what running needs (the package and its `mcp` extra); the other
+# targets the development set (`dev`: tests, hypothesis, ruff, mypy), a superset.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 WORKSPACE ?= .
 
 .PHONY: run test stress bench lint format clean
 
+$(RUN_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) -e '.[mcp]'
+	@touch $(RUN_STAMP)
+
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	@touch $(STAMP)
+	$(PIP) -e '.[dev]'
+	@touch $(STAMP) $(RUN_STAMP)
 
-run: $(STAMP) ## serve WORKSPACE (default: this directory) in the foreground; Ctrl-C stops it
-	$(BIN)/editjournal --workspace "$(WORKSPACE)" serve
+# Ctrl-C reaches make, the shell and the daemon alike: the daemon stops cleanly and
+# the shell's trap ends the recipe with success, so make reports no error for it
+# (an exit of 130, an interrupt the shell did not see, is no error either).
+run: $(RUN_STAMP) ## serve WORKSPACE (default: this directory) in the foreground; Ctrl-C stops it
+	@trap 'exit 0' INT; $(BIN)/editjournal --workspace "$(WORKSPACE)" serve \
+		|| { code=$$?; test $$code -eq 130 || exit $$code; }
 
 test: $(STAMP) ## the whole suite (stress suites excluded)
 	$(BIN)/python -m pytest -q -m "not stress"

@@ -1,4 +1,5 @@
-"""How the audit results read at a terminal: diffs in colour, blame, history, stats.
+"""How the audit results read at a terminal: the log, diffs in colour, blame, history,
+stats, pending hunks; counts in words (`1 file`, `2 files`), durations in units (`8.4 s`).
 
 Only text, styled with `click.style`; `render.emit` drops the styles unless
 stdout is a terminal (and NO_COLOR is unset), so pipes and files get plain text.
@@ -14,13 +15,64 @@ from editjournal.schemas.tools import (
     AgentStats,
     BlameResult,
     HistoryResult,
+    HunkInfo,
     LogEntry,
     ShowResult,
 )
+from editjournal.schemas.units import format_duration
 
 
 def when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+
+
+def plural(n: float, word: str, words: str | None = None) -> str:
+    """`1 file`, `2 files`, `1.5 events` (a mean is plural unless it is exactly one)."""
+    shown = f"{n:,}" if isinstance(n, int) else f"{round(n, 1):g}"
+    return f"{shown} {word if n == 1 else (words or word + 's')}"
+
+
+def duration_ms(ms: float) -> str:
+    """A duration a person reads: `840 ms`, `8.4 s`, `2m 5s`."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return format_duration(ms / 1000)
+
+
+def log_lines(events: list[LogEntry]) -> list[str]:
+    """`log`: one row per event, the columns as wide as the longest agent and kind shown
+    (`watch` prints live, one event at a time, so it cannot know the widths)."""
+    seq_width = max((len(str(e.seq)) for e in events), default=0)
+    agent_width = max((len(e.agent or "-") for e in events), default=0)
+    kind_width = max((len(e.kind) for e in events), default=0)
+    return [
+        f"{e.seq:>{max(6, seq_width)}}  {when(e.ts)}  {e.agent or '-':<{agent_width}}  "
+        f"{click.style(e.kind.ljust(kind_width), fg='cyan')}  {e.summary}"
+        for e in events
+    ]
+
+
+def hunk_lines(hunks: list[HunkInfo], expired: list[str], now_ms: int) -> list[str]:
+    """`list-hunks`: the pending hunks as a table, times local and relative."""
+    rows = [("HUNK", "KIND", "PATH", "BASE", "PREPARED", "EXPIRES")]
+    for h in hunks:
+        left = format_duration(max(0, h.expires_at_ms - now_ms) / 1000)
+        rows.append(
+            (h.hunk_id, h.kind, h.path, f"v{h.base_version}", when(h.created_at_ms),
+             f"{when(h.expires_at_ms)} (in {left})")
+        )  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]
+    if not hunks:
+        lines = ["no pending hunks"]
+    if expired:
+        lines.append(f"expired (now journaled): {', '.join(expired)}")
+    return lines
 
 
 def diff_lines(diff: str) -> list[str]:
@@ -108,10 +160,16 @@ def stats_lines(agents: list[AgentStats]) -> list[str]:
         for code, n in s.rejections.items():
             lines.append(f"    {code}: {n}")
         if s.recoveries:
-            lines.append(
-                f"  recoveries {s.recoveries}: mean {s.mean_recovery_events} events,"
-                f" {s.mean_recovery_ms} ms, {s.mean_recovery_attempts} attempts"
-            )
+            events, ms, attempts = (
+                s.mean_recovery_events, s.mean_recovery_ms, s.mean_recovery_attempts
+            )  # fmt: skip
+            means = [
+                None if events is None else plural(events, "event"),
+                None if ms is None else duration_ms(ms),
+                None if attempts is None else plural(attempts, "attempt"),
+            ]
+            shown = ", ".join(m for m in means if m) or "-"
+            lines.append(f"  recoveries {s.recoveries}: mean {shown}")
         if s.unrecovered:
             lines.append(f"  unrecovered rejections {s.unrecovered}")
     return lines

@@ -21,6 +21,7 @@ import click
 from editjournal.client.audit_render import (
     blame_lines,
     history_lines,
+    plural,
     show_lines,
     stats_lines,
 )
@@ -36,6 +37,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
+from editjournal.client.errors import RequestError
 from editjournal.client.render import emit
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
@@ -60,9 +62,20 @@ def show(seq: int) -> int:
     For a write or an outside change, the unified diff of what it changed
     (coloured at a terminal)."""
     with open_client() as client:
-        result = client.show(seq)
+        try:
+            result = client.show(seq)
+        except RequestError as e:
+            if e.code == "unknown_seq":  # the catalogue's action names details.last_seq
+                e.suggested_action = _newest(e.details.get("last_seq"))
+            raise
     print_result(result, show_lines)
     return EXIT_OK
+
+
+def _newest(last_seq: Any) -> str:
+    if not last_seq:
+        return "the journal has no events yet"
+    return f"the newest event is seq {last_seq}: `editjournal log` lists them"
 
 
 @click.command(
@@ -198,7 +211,8 @@ def replay(until_seq: int | None, target: str, journal_file: str | None) -> int:
     if settings().json:
         print_json(report.__dict__)
         return EXIT_OK
-    lines = [f"replayed {len(report.written)} files as of seq {report.until_seq} into {target}"]
+    files = plural(len(report.written), "file")
+    lines = [f"replayed {files} as of seq {report.until_seq} into {target}"]
     for label, paths in (
         ("removed by then", report.absent),
         ("content not stored", report.not_stored),
@@ -245,7 +259,7 @@ def verify(journal_file: str | None) -> int:
 
 def _verify_lines(outcome: Any) -> list[str]:
     colour = {"ok": "green", "failed": "red", "skipped": "yellow"}
-    lines = [f"{outcome.events} events checked"]
+    lines = [f"{plural(outcome.events, 'event')} checked"]
     for check, verdict in outcome.checks.items():
         lines.append(f"{check:<10} {click.style(verdict, fg=colour[verdict])}")
     if outcome.state_digest:
@@ -259,25 +273,28 @@ def _verify_lines(outcome: Any) -> list[str]:
 @click.command(
     epilog=verbatim(
         """Examples:
-  editjournal export --jsonl > events.jsonl
-  editjournal export --jsonl --blobs -o events.jsonl --journal copy.db"""
+  editjournal export > events.jsonl
+  editjournal export --blobs -o events.jsonl --journal copy.db"""
     )
 )
-@click.option("--jsonl", is_flag=True, help="One JSON object a line (the only format).")
+@click.option(
+    "--jsonl",
+    is_flag=True,
+    default=True,
+    help="One JSON object a line (the only format: the default).",
+)
 @click.option("--blobs", is_flag=True, help="Carry each needed content inline (else by sha256).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write here (default: stdout).")  # fmt: skip
 @journal_option
 @global_options()
 def export(jsonl: bool, blobs: bool, output: str | None, journal_file: str | None) -> int:
-    """Every event, in order, for other tools.
+    """Every event, in order, for other tools, as JSON Lines.
 
     Each line: seq, ts, agent, kind, path, prev_hash, hash, event (every field);
     with --blobs, `blobs` maps each content's sha256 to its text (or base64)."""
     from editjournal.daemon.audit.export import export_lines
 
-    if not jsonl:
-        raise BadInput("choose a format: --jsonl")
     with opened(journal_file) as journal:
         if output is None:
             for line in export_lines(journal, blobs=blobs):

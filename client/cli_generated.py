@@ -8,19 +8,23 @@ tools. A field `path` becomes the PATH argument; every other field an option:
 a bool a flag, a number or text a value, a list of text a repeatable option,
 anything else JSON. A text value of `-` is read from stdin, so long content
 need not be quoted on the command line. The reply is shown as the tool's
-message, its diff and its warnings (or, with `--json`, as JSON).
+message, its diff and its warnings, or as a table where it is a list
+(`list-hunks`); with `--json`, as JSON.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import click
 import msgspec
 from msgspec import inspect as mi
 
+from editjournal.client.audit_render import hunk_lines
 from editjournal.client.cli_common import (
     EXIT_OK,
     BadInput,
@@ -33,7 +37,7 @@ from editjournal.client.cli_common import (
 from editjournal.client.cli_help import first_sentence, verbatim
 from editjournal.client.guidance import DESCRIPTIONS
 from editjournal.client.tooldefs import DEPRECATED_ALIASES, agent_methods
-from editjournal.schemas.tools import TOOL_PARAMS
+from editjournal.schemas.tools import TOOL_PARAMS, ListHunksResult
 
 HAND_WRITTEN = frozenset(
     {"read_file", "edit", "safe_patch", "agent_status", "show", "history", "blame", "stats"}
@@ -144,7 +148,7 @@ def make_command(method: str) -> click.Command:
         with open_client() as client:
             result = client.request(method, request)
             warnings = client.last_response.warnings if client.last_response else []
-        print_result(result, result_lines, warnings)
+        print_result(result, VIEWS.get(method, result_lines), warnings)
         return EXIT_OK
 
     summary = first_sentence(DESCRIPTIONS.get(method, "") or TOOL_PARAMS[method].__doc__ or "")
@@ -169,6 +173,15 @@ def result_lines(result: Any) -> list[str]:
     if reply.get("diff"):
         lines.append(str(reply["diff"]))
     return lines or [json.dumps(reply, indent=2)]
+
+
+def list_hunks_lines(result: Any) -> list[str]:
+    hunks = msgspec.convert(result, ListHunksResult)
+    return hunk_lines(hunks.hunks, hunks.expired, int(time.time() * 1000))
+
+
+#: Replies with no message to show: how they read instead.
+VIEWS: dict[str, Callable[[Any], list[str]]] = {"list_hunks": list_hunks_lines}
 
 
 COMMANDS: tuple[click.Command, ...] = tuple(make_command(m) for m in generated_methods())

@@ -44,7 +44,9 @@ def method_summary(method: str) -> str:
     if method not in DESCRIPTIONS:
         return _METHODS.get(method, "")
     sentence = first_sentence(DESCRIPTIONS[method])
-    return sentence if len(sentence) <= SUMMARY_CHARS else sentence.split(",")[0] + "."
+    if len(sentence) <= SUMMARY_CHARS:
+        return sentence
+    return sentence.split(",")[0].rstrip(".") + "."  # one full stop, cut or not
 
 
 def methods_text() -> str:

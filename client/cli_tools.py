@@ -9,6 +9,7 @@ daemon when none serves the workspace (and says so on stderr).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import typing
@@ -18,7 +19,8 @@ from typing import Any
 import click
 import msgspec
 
-from editjournal.client.audit_render import diff_lines
+from editjournal.client import Client
+from editjournal.client.audit_render import diff_lines, log_lines, plural
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -32,6 +34,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import CALL_EPILOG, EDIT_EPILOG, verbatim
+from editjournal.client.errors import RequestError, StateMismatch
 from editjournal.client.render import (
     agent_status_lines,
     edit_lines,
@@ -40,11 +43,20 @@ from editjournal.client.render import (
     patch_lines,
     status_lines,
 )
+from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.events import AnyEvent
-from editjournal.schemas.tools import TOOL_PARAMS, ReadFileResult, ReadManyFilesResult
+from editjournal.schemas.tools import (
+    TOOL_PARAMS,
+    AgentStatusResult,
+    ReadFileResult,
+    ReadManyFilesResult,
+)
 from editjournal.schemas.units import UnitError, parse_duration
 
 EVENT_KINDS = [kind.__struct_config__.tag for kind in typing.get_args(AnyEvent)]
+MAX_LOG_LIMIT = 100_000
+SHORT_SHA = 7  # the fewest hex digits `patch --base` takes for a sha256, as git takes
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 @click.command(
@@ -157,8 +169,9 @@ def edit(path: str, ops_file: str, skip_safety_check: bool) -> int:
 @click.command(
     epilog=verbatim(
         """Examples:
+  editjournal patch src/app.py fix.diff --base 3a7b0c94e21f
   editjournal patch src/app.py fix.diff --base "$(sha256sum < src/app.py | cut -d' ' -f1)"
-  git diff -- src/app.py | editjournal patch src/app.py - --base 3a7b...e2 --rebase"""
+  git diff -- src/app.py | editjournal patch src/app.py - --base 3a7b0c9 --rebase"""
     )
 )
 @click.argument("path", type=click.Path())  # relative to the workspace, not checked here
@@ -169,7 +182,8 @@ def edit(path: str, ops_file: str, skip_safety_check: bool) -> int:
     "--base",
     required=True,
     metavar="SHA256",
-    help="SHA-256 of the content the diff was made from (`read --json` shows it as sha256).",
+    help="SHA-256 of the content the diff was made from, or a unique prefix of it (7 or more"
+    " hex digits, as `read` prints it).",
 )
 @click.option(
     "--rebase",
@@ -187,24 +201,70 @@ def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check:
 
     DIFF is a file or - for stdin (the default). The diff applies only to the
     content whose SHA-256 is --base; hunks are found by their context, whatever
-    their line numbers say, and land all or nothing."""
+    their line numbers say, and land all or nothing. --base may be a prefix of
+    the sha256 (7 or more hex digits, such as the 12 `read` prints), as git takes
+    one: it must name exactly one version of the file the journal knows."""
     s = settings()
     s.path = path
     check_workspace()
+    _check_base(base)
     where = "on stdin" if diff_file == "-" else f"in {diff_file}"
     diff = _read_stdin("a unified diff") if diff_file == "-" else _read_file(diff_file)
     if not diff.strip():
         raise BadInput(f"no diff {where}")
     with open_client() as client:
         result = client.safe_patch(
-            path, diff, base, rebase=rebase, include_content=False,
+            path, diff, full_base(client, path, base), rebase=rebase, include_content=False,
             skip_safety_check=skip_safety_check,
         )  # fmt: skip
     if s.json:
         print_json(result)
         return EXIT_OK
-    emit(patch_lines(result))
+    # the daemon's message is a sentence ("Patch applied successfully."): the CLI's
+    # first line goes on after it ("...: PATH version V sha256 S")
+    emit(patch_lines(msgspec.structs.replace(result, message=result.message.rstrip("."))))
     return EXIT_OK
+
+
+def _check_base(base: str) -> None:
+    if not (_HEX.fullmatch(base) and SHORT_SHA <= len(base) <= 64):
+        raise BadInput(
+            f"--base {base!r} is not a SHA-256: give its 64 hex digits, or {SHORT_SHA} or more"
+            " of its first ones (`editjournal read PATH` prints 12)"
+        )
+
+
+def full_base(client: Client, path: str, base: str) -> str:
+    """The sha256 --base names: itself when whole, else the one version of `path` the
+    journal knows (`history`, which records nothing) whose sha256 starts with it.
+
+    Only a spelling: the daemon still checks the result against the file as it is, so
+    a prefix of an older version is refused `state_mismatch` (or, with --rebase,
+    carried over what changed since) exactly as its full sha256 would be."""
+    if len(base) == 64:
+        return base
+    prefix = base.lower()
+    try:
+        versions = client.history(path).versions
+    except RequestError as e:
+        if e.code != ErrorCode.FILE_NOT_IN_JOURNAL.value:
+            raise
+        versions = []
+    found = sorted({v.sha256 for v in versions if v.sha256 and v.sha256.startswith(prefix)})
+    if len(found) > 1:
+        raise BadInput(
+            f"--base {base} is ambiguous: {len(found)} versions of {path} have a sha256 starting"
+            " with it; give more digits"
+        )
+    if not found:
+        raise StateMismatch.local(
+            ErrorCode.STATE_MISMATCH,
+            f"--base {base} is the start of no sha256 of {path} the journal knows: the diff was"
+            " not made from the file as it is (nothing was written)",
+            path=path,
+            base=base,
+        )
+    return found[0]
 
 
 def read_operations(source: str) -> list[Any]:
@@ -262,10 +322,10 @@ def _read_file(source: str) -> str:
 @click.option("-p", "--patch", is_flag=True, help="Show each content change's diff.")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1, max=100_000),
+    type=click.IntRange(min=1, max=MAX_LOG_LIMIT),
     default=50,
     show_default=True,
-    help="At most this many events.",
+    help="At most this many events: the newest that match.",
 )
 @global_options()
 def log(
@@ -281,7 +341,8 @@ def log(
     """The journal, oldest first.
 
     One line per event: seq, time, agent, kind, what happened; with -p, each
-    write's and outside change's diff below it."""
+    write's and outside change's diff below it. The newest --limit events that
+    match; when older ones match too, stderr says how to see them."""
     since_ts = _since_ts(since)
     with open_client() as client:
         result = client.log(
@@ -292,15 +353,25 @@ def log(
             until_seq=until_seq,
             since_ts=since_ts,
             patch=patch,
-            limit=limit,
+            limit=min(limit + 1, MAX_LOG_LIMIT),  # one more: are there older ones?
         )
+    older = len(result.events) > limit
+    result.events = result.events[-limit:]
     if settings().json:
         print_json(result)
         return EXIT_OK
-    for entry in result.events:
-        emit(event_line(entry, with_time=True))
+    for entry, line in zip(result.events, log_lines(result.events), strict=True):
+        emit(line)
         if entry.diff:
             emit(diff_lines(entry.diff))
+    if older:
+        first = result.events[0].seq
+        emit(
+            f"-- the newest {plural(limit, 'event')} that match; older ones too:"
+            f" --limit {min(limit * 4, MAX_LOG_LIMIT)} shows more,"
+            f" --until-seq {first - 1} the ones before these",
+            err=True,
+        )
     return EXIT_OK
 
 
@@ -362,8 +433,14 @@ def agent_status(of: str | None) -> int:
     AGENT defaults to the caller (--agent)."""
     with open_client() as client:
         result = client.agent_status(of)
-    print_result(result, agent_status_lines)
+    print_result(result, _agent_status_lines)
     return EXIT_OK
+
+
+def _agent_status_lines(result: AgentStatusResult) -> list[str]:
+    """The shared rendering, its head line in words: `1 file seen`, not `1 files`."""
+    head = f"{result.agent}: {plural(len(result.files), 'file')} seen, {result.stale_files} stale"
+    return [head, *agent_status_lines(result)[1:]]
 
 
 def _complete_method(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:

@@ -56,7 +56,7 @@ class SnapshotCache:
         """`workspace.read(path)`, or the same snapshot again when the file is unchanged."""
         if workspace.overlay:  # a batch's pending write must answer (Workspace.read)
             return workspace.read(path)
-        rel = workspace.relative(path)
+        rel = workspace.file_relative(path)  # `f.txt/` is refused here too, never served
         now = time.time_ns()
         info = workspace.stat(rel)
         found = self._items.get(rel)

@@ -117,6 +117,13 @@ class Workspace:
         (`PathJudge.relative`)."""
         return self._paths.relative(path)
 
+    def file_relative(self, path: str) -> str:
+        """`relative`, for a path that must name a file: `inner.txt/` is refused, so every
+        read and write path (caches included) judges the spelling before the name."""
+        rel = self.relative(path)
+        _refuse_trailing_slash(path, rel)
+        return rel
+
     def absolute(self, rel: str) -> Path:
         """The absolute path of a workspace path; re-confined so no caller can skip the check."""
         return self._paths.absolute(rel)
@@ -130,8 +137,7 @@ class Workspace:
 
     def read(self, path: str) -> FileSnapshot:
         """Read a text file's exact bytes; refuse what is too big or not UTF-8 text."""
-        rel = self.relative(path)
-        _refuse_trailing_slash(path, rel)
+        rel = self.file_relative(path)
         if self.overlay and (pending := self._pending(rel)) is not None:
             return pending  # first: no cache of what is on disk may answer for it
         fd = self._paths.open_confined(rel, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
@@ -256,8 +262,7 @@ class Workspace:
         `durable=False`: the temp file is not fsynced here; `PreparedWrite.sync` does it.
         `sha256`: the caller's hash of these very bytes, so a big file is not hashed twice.
         """
-        rel = self.relative(path)
-        _refuse_trailing_slash(path, rel)
+        rel = self.file_relative(path)
         data = _as_bytes(data, rel)
         self._check_size(len(data), rel, writing=True)
         text = _decode(data, rel)
@@ -275,8 +280,7 @@ class Workspace:
     def prepare_delete(self, path: str) -> PreparedWrite:
         """Check that a removal can be done; `publish` unlinks the file by the name given
         (a symlink itself, like `rm`), after its event is committed."""
-        rel = self.relative(path)
-        _refuse_trailing_slash(path, rel)
+        rel = self.file_relative(path)
         self._paths.refuse_protected(rel)
         located = self._paths.locate(rel, follow_final=False, refuse=self._paths.protected)
         try:

@@ -10,7 +10,8 @@ saw — an `edit_file` or `update_section` whose matched lines changed since (by
 someone else) is refused `anchor_stale`, naming who changed them and handing
 over the delta; agents that never read the file keep the plain semantics. A
 `write_file` over content the agent has not seen is written, with a warning
-naming what it overwrote.
+naming what it overwrote. Like the prepare tools, every file they write ends with
+a newline (`final_newline=True`); the reply says when that added one.
 
 What it must never do: re-implement a step of the writing path, or touch the disk.
 """
@@ -34,6 +35,7 @@ from editjournal.daemon.text.replace import (
     find_all,
     matched_lines,
     narrowed_splice,
+    newline_added,
     normalized,
     plan_replace,
     similar_lines,
@@ -149,7 +151,7 @@ class _EditFile(_Atomic):
             seen = Joined.of(base.doc)
             seen_offsets = find_all(seen, old)
             if len(seen_offsets) == expected:
-                planned = _replaced(seen, seen_offsets, old, new, base)
+                planned = _replaced(seen, seen_offsets, old, new, base, target.doc)
                 _refuse_unseen_in_snapshot(target, _relied_spans(planned.plan, base.doc))
                 return planned
         if not offsets:
@@ -157,7 +159,7 @@ class _EditFile(_Atomic):
         if len(offsets) != expected:
             spans = matched_lines(joined, offsets, len(old))
             raise _multiple(target, spans, expected, self.params.expected_replacements)
-        planned = _replaced(joined, offsets, old, new, None)
+        planned = _replaced(joined, offsets, old, new, None, target.doc)
         _refuse_unseen(target, _relied_spans(planned.plan, target.doc), "the replacement")
         return planned
 
@@ -166,17 +168,22 @@ class _EditFile(_Atomic):
         return f"Edited {written.target.path}: {n} replacement{'s' * (n != 1)}"
 
 
-def _replaced(joined: Joined, offsets: list[int], old: str, new: str, base: Base | None) -> Planned:
+def _replaced(
+    joined: Joined, offsets: list[int], old: str, new: str, base: Base | None, now: Document
+) -> Planned:
     """The replacements as splices of the lines they change, in `joined`'s content
-    (`base`, or the current content); the lines they leave as they were are context."""
+    (`base`, or the current content `now`); the lines they leave as they were are
+    context. The file ends with a newline afterwards, as every text tool leaves it."""
     plan, final = plan_replace(joined, offsets, old, new)
     narrowed = [narrowed_splice(s, joined.doc.lines) for s in plan.splices]
     splices = tuple(s for s, _ in narrowed if s.new_lines or s.end > s.start) or plan.splices
     context = tuple(n for _, lines in narrowed for n in lines)
     if base is not None:
-        final = None  # the end of the file may have moved since: keep the file's own
+        final = None  # the end of the file may have moved since: judge the file's own
+    left = joined.doc.line_count + sum(len(s.new_lines) - (s.end - s.start) for s in splices)
+    notes = newline_added(now, final) if left else ()
     reply = {"replacements": len(offsets)}
-    return Planned(EditPlan(splices), base, context, final, reply=reply)
+    return Planned(EditPlan(splices, notes), base, context, True, reply=reply)
 
 
 def _relied_spans(plan: EditPlan, doc: Document) -> list[tuple[int, int]]:
@@ -205,11 +212,11 @@ class _Add(_Atomic):
             separated = doc.line_count > 0 and not doc.final_newline
         else:
             separated = doc.line_count > 0 and not ends_newline
-        final = ends_newline if self.at_end or doc.line_count == 0 else None
+        ends = ends_newline if self.at_end or doc.line_count == 0 else None
         splice = Splice(0, self.name, at, at, lines, (at if self.at_end else 1,))
         corrections = (("separator_added", self._separator_note()),) if separated else ()
-        plan = EditPlan((splice,), corrections)
-        return Planned(plan, final_newline=final, reply={"separator_added": separated})
+        plan = EditPlan((splice,), corrections + newline_added(doc, ends))
+        return Planned(plan, final_newline=True, reply={"separator_added": separated})
 
     def _separator_note(self) -> str:
         if self.at_end:
@@ -231,7 +238,9 @@ class _Section(_Atomic):
         header, end = find_section(lines, self.params.section_header, path)
         span = (header.start + 1, max(end, header.end))
         _refuse_unseen(target, [span], f"section {self.params.section_header!r}")
-        return Planned(plan_section(lines, header, end, self.params.new_content))
+        plan = plan_section(lines, header, end, self.params.new_content)
+        notes = newline_added(target.doc, None)  # the header stays: never an empty file
+        return Planned(EditPlan(plan.splices, notes), final_newline=True)
 
     def message(self, written: Written) -> str:
         return f"Updated section {self.params.section_header!r} of {written.target.path}"
@@ -255,9 +264,9 @@ class _WriteFile(_Atomic):
         content = normalized(self.params.content)
         lines = added_lines(content) if content else ()
         splice = Splice(0, self.name, 0, target.doc.line_count, lines, ())
-        final = content.endswith("\n") if content else None
+        notes = newline_added(target.doc, content.endswith("\n")) if content else ()
         reply = {"overwrote_unseen": list(self.overwrote)}
-        return Planned(EditPlan((splice,)), final_newline=final, reply=reply)
+        return Planned(EditPlan((splice,), notes), final_newline=True, reply=reply)
 
     def message(self, written: Written) -> str:
         verb = "Created" if not written.target.exists else "Written"

@@ -231,7 +231,7 @@ def serve_at_version(ctx: Context, path: str, params: ReadFileParams) -> ReadFil
             ErrorCode.INVALID_PARAMS,
             "Use either at_version or since_version, not both - at `$.params.at_version`",
         )
-    rel = ctx.workspace.relative(path)
+    rel = ctx.workspace.file_relative(path)
     version, data = stored_at(ctx.journal, rel, int(params.at_version or 0))
     parsed = document(ctx, version.sha256, {str(version.sha256): data})
     assert parsed is not None  # content_at found the bytes
@@ -353,7 +353,7 @@ def _read_once(
 ) -> ReadManyItem:
     """`path`'s item, reusing the read of an earlier spelling of the same file."""
     try:
-        rel = ctx.workspace.relative(path)
+        rel = ctx.workspace.file_relative(path)  # before an earlier spelling may answer
         read = served.get(rel)
         if read is None:
             first_seq = ctx.next_seq + sum(len(r.events) for r in served.values())

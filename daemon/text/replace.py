@@ -6,9 +6,11 @@ ending, the BOM and the final newline). This module translates: the file is
 compared as its lines joined by "\\n" (so an `old_string` written with "\\n"
 matches a CRLF file), each match becomes a splice of the whole lines it
 touches, and the result is exactly `text.replace(old, new)` with the file's
-own line endings kept. The closest similar lines for a failed match come from
-rapidfuzz (a C++ edit-distance library: fast enough to score every window of
-a large file, where difflib's SequenceMatcher is quadratic per pair).
+own line endings kept (the handler then ends the file with a newline, as every
+text tool does: `newline_added` says when that added one). The closest similar
+lines for a failed match come from rapidfuzz (a C++ edit-distance library: fast
+enough to score every window of a large file, where difflib's SequenceMatcher is
+quadratic per pair).
 
 What it must never do: decide whether a match is allowed (the handler checks
 the agent's snapshot) or apply a hint.
@@ -30,6 +32,7 @@ _ENDINGS = re.compile(r"\r\n|\r")
 SIMILAR_LIMIT = 3
 SIMILAR_CUTOFF = 50.0  # rapidfuzz ratio (0-100) below which a line is no hint at all
 MAX_WINDOW = 50  # lines of old_string compared at most, to bound the hint's cost
+FINAL_NEWLINE_ADDED = "final_newline_added"  # the auto-correction's type, as the path's
 
 
 def normalized(text: str) -> str:
@@ -143,6 +146,21 @@ def narrowed_splice(splice: Splice, lines: Sequence[str]) -> tuple[Splice, tuple
     return replace(
         splice, start=start, end=end, new_lines=body, targets=tuple(range(start + 1, end + 1))
     ), context
+
+
+def newline_added(doc: Document, content_ends: bool | None) -> tuple[tuple[str, str], ...]:
+    """The auto-correction a text tool reports when the file it writes ends with a newline
+    that neither the file nor the tool's text had (the rule: every file a text tool writes
+    ends with one). `content_ends`: whether the tool's text that ends the file ends with
+    "\\n"; None when the tool leaves the file's last line alone (the file's own end counts).
+    The caller leaves out an empty result, which has no line to end."""
+    if content_ends is None:
+        if doc.line_count == 0 or doc.final_newline:
+            return ()
+        return ((FINAL_NEWLINE_ADDED, "The file did not end with a newline: now it does."),)
+    if content_ends:
+        return ()
+    return ((FINAL_NEWLINE_ADDED, "The content did not end with a newline: one was added."),)
 
 
 def added_lines(content: str) -> tuple[str, ...]:

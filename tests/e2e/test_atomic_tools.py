@@ -116,19 +116,21 @@ def test_edit_file_keeps_line_endings_and_matches_across_lines(
         ("a\nb\nc\n", "a\n", "z"),  # the replacement runs on into the next line
         ("a\nb", "b", ""),  # the last line emptied, no final newline
         ("a\nb", "\nb", ""),
-        ("a\nb\n", "b\n", "c"),  # the final newline replaced away
+        ("a\nb\n", "b\n", "c"),  # the final newline replaced away: one is put back
         ("a\nb", "b", "b\n"),  # a final newline added
         ("x y x\nx\n", "x", "é"),  # several matches on one line
         ("ünï côdé\n", "côdé", "code ✓"),
     ],
 )
-def test_edit_file_result_is_exactly_str_replace(
+def test_edit_file_result_is_str_replace_ending_with_a_newline(
     daemon: RunningDaemon, client: Client, text: str, old: str, new: str
 ):
     target = put(daemon, "r.txt", text)
     count = text.count(old)
     client.edit_file("r.txt", old, new, expected_replacements=count)
-    assert target.read_text(encoding="utf-8") == text.replace(old, new)
+    replaced = text.replace(old, new)
+    expected = replaced if replaced.endswith("\n") or not replaced else replaced + "\n"
+    assert target.read_text(encoding="utf-8") == expected
 
 
 def test_edit_file_on_a_missing_file_is_file_not_found(client: Client):
@@ -183,7 +185,7 @@ def test_append_adds_a_separating_newline_and_reports_it(daemon: RunningDaemon, 
     assert result.separator_added
     assert [c.type for c in result.auto_corrections] == ["separator_added"]
     assert not client.append_to_file("w.md", "- c").separator_added
-    assert target.read_text() == "# W\n- a\n- b\n- c"
+    assert target.read_text() == "# W\n- a\n- b\n- c\n"  # a text tool ends the file
 
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n"])
@@ -198,9 +200,10 @@ def test_append_and_prepend_keep_crlf_and_bom(daemon: RunningDaemon, client: Cli
 def test_prepend_to_an_empty_file_and_without_final_newline(daemon: RunningDaemon, client: Client):
     target = put(daemon, "p.md", "")
     client.prepend_to_file("p.md", "# Title")
-    assert target.read_text() == "# Title"
+    assert target.read_text() == "# Title\n"
+    target.write_text("# Title")  # an outside writer leaves no final newline
     result = client.prepend_to_file("p.md", "> note")
-    assert target.read_text() == "> note\n# Title" and result.separator_added
+    assert target.read_text() == "> note\n# Title\n" and result.separator_added
 
 
 def test_append_of_empty_content_is_invalid_params(client: Client):
