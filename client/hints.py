@@ -1,21 +1,35 @@
 """What a person at a terminal should do about an error: real commands and flags.
 
-The wire catalogue (`schemas.errors`) suggests actions to agents in the tools'
-own terms (`pass skip_safety_check`, `details.neighbor_anchors`). A person
-uses the CLI, so the CLI keeps its own small table, by error code, of
-suggestions that name commands which work as printed (`editjournal read F
---since V`, `--skip-safety-check`, `editjournal start --max-file-size 16MiB`).
-Codes without an entry fall back to the catalogue's text. Pure: builds strings.
+The daemon words its suggestions for agents, in the tools' terms, and spells
+every call it suggests as `method({...})` with the real arguments
+(`schemas.suggestions`). The CLI says the same in its own words (`cli_words`):
+each such call becomes the command that makes it (`command_for`: the method's
+command — generated from the tool's schema, or hand-written — with each param
+as its argument or option), in backticks and runnable as printed; each
+`pass param: value` names the option; each `details.x` what is printed. A few
+codes get the CLI's own suggestion (`HINTS`), where a person's next step is not
+an agent's: a flag of the command just run, the daemon's lifecycle. Pure:
+builds strings.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import click
 
 from editjournal.client.errors import RequestError
+from editjournal.client.render import cli_message
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
+from editjournal.schemas.errors import ErrorCode, suggested_action
+from editjournal.schemas.suggestions import FoundCall, calls_in
+from editjournal.schemas.tools import TOOL_PARAMS
 from editjournal.schemas.units import limit_that_fits
 
 
@@ -32,44 +46,199 @@ Hint = Callable[[RequestError, HintContext], "str | None"]
 
 
 def suggestion(error: RequestError, ctx: HintContext) -> str | None:
-    """The CLI's suggestion for `error`, else the catalogue's (the daemon's)."""
+    """The CLI's suggestion for `error`, else the daemon's in the CLI's words."""
     hint = HINTS.get(error.code)
-    return (hint(error, ctx) if hint else None) or error.suggested_action
+    made = hint(error, ctx) if hint else None
+    if made is not None:
+        return made
+    return cli_words(error.suggested_action, ctx) if error.suggested_action else None
 
 
-def _file(ctx: HintContext) -> str:
-    return ctx.path or "FILE"
+# --- the daemon's words, the CLI's way ---------------------------------------------------
 
 
-def _anchor_stale(error: RequestError, ctx: HintContext) -> str:
-    delta = error.details.get("delta")
+def cli_words(text: str, ctx: HintContext, where: str = "above") -> str:
+    """`text` with every call it suggests as its command (in backticks), its params as
+    flags and its `details.x` as what is printed `where` (a suggestion ends an error:
+    what it refers to is above it)."""
+    parts, at = [], 0
+    for found in calls_in(text, TOOL_PARAMS):
+        parts += [cli_message(text[at : found.start], where), f"`{_command_line(found, ctx)}`"]
+        at = found.end
+    return "".join([*parts, cli_message(text[at:], where)])
+
+
+def cli_text(text: str, command: Callable[..., str]) -> str:
+    """A daemon's message or warning in the CLI's words, for a command to print
+    (`command(*words)`: a pasteable command line in its workspace)."""
+    return cli_words(text, HintContext(command=command, root=None, path=None), "below")
+
+
+def _command_line(found: FoundCall, ctx: HintContext) -> str:
+    """The command that makes the call; `editjournal call` (params on stdin) when no
+    command takes all its params."""
+    words = command_for(found.method, found.params)
+    if words is not None:
+        return ctx.command(*words)
+    params = shlex.quote(json.dumps(found.params, ensure_ascii=False))
+    return f"echo {params} | {ctx.command('call', found.method)}"
+
+
+# A hand-written command's words, where they are not the generated `method-name`.
+_COMMAND_OF: dict[str, tuple[str, ...]] = {
+    "read_file": ("read",),
+    "safe_patch": ("patch",),
+    "checkpoint_create": ("checkpoint", "create"),
+    "checkpoint_list": ("checkpoint", "list"),
+    "checkpoint_diff": ("checkpoint", "diff"),
+    "checkpoint_restore": ("checkpoint", "restore"),
+}
+# (method, param) -> the click parameter a hand-written command takes it as, where the
+# names differ (`undo --of AGENT`: its `agent` would clash with the global --agent).
+_PARAM_OF: dict[tuple[str, str], str] = {
+    ("read_file", "since_version"): "since",
+    ("read_file", "range"): "range_",
+    ("safe_patch", "base_content_sha256"): "base",
+    ("undo", "agent"): "of",
+    ("agent_status", "agent"): "of",
+    ("stats", "agent"): "of",
+    ("log", "agent"): "by",
+}
+
+
+@functools.cache
+def _commands() -> dict[str, click.Command]:
+    """Every command that talks to a daemon, by name (the groups' too). Imported when
+    first needed, so that the command modules may import this one to word their
+    replies."""
+    from editjournal.client import cli_audit, cli_checkpoint, cli_generated, cli_tools, cli_undo
+
+    modules = (cli_tools, cli_generated, cli_undo, cli_checkpoint, cli_audit)
+    return {c.name: c for m in modules for c in m.COMMANDS if c.name}
+
+
+def command_of(method: str) -> tuple[tuple[str, ...], click.Command] | None:
+    """The words naming `method`'s command, and the command; None when it has none."""
+    words = _COMMAND_OF.get(method, (method.replace("_", "-"),))  # a generated command's
+    command = _commands().get(words[0])
+    for word in words[1:]:
+        group = command if isinstance(command, click.Group) else None
+        command = group.commands.get(word) if group else None
+    return (words, command) if command is not None else None
+
+
+def command_for(method: str, params: dict[str, Any]) -> list[str] | None:
+    """The command line (without the program) that calls `method` with `params`; None
+    when no command takes every param as given."""
+    found = command_of(method)
+    if found is None:
+        return None
+    words, command = found
+    arguments: dict[str, list[str]] = {}
+    options: list[str] = []
+    for field, value in params.items():
+        param = _param(command, _PARAM_OF.get((method, field), field))
+        if param is None:
+            return None
+        if isinstance(param, click.Argument):
+            arguments[param.name or field] = _words(value) if param.nargs == -1 else [_word(value)]
+            continue
+        given = _option_words(param, value)
+        if given is None:
+            return None
+        options += given
+    positional = []
+    for param in command.params:
+        if isinstance(param, click.Argument):
+            if param.required and param.name not in arguments:
+                return None
+            positional += arguments.get(param.name or "", [])
+    return [*words, *positional, *options]
+
+
+def _param(command: click.Command, name: str) -> click.Parameter | None:
+    """The command's parameter `name`, never a global option (exposes no value)."""
+    return next((p for p in command.params if p.name == name and p.expose_value), None)
+
+
+def _option_words(param: click.Parameter, value: Any) -> list[str] | None:
+    assert isinstance(param, click.Option)
+    flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+    if param.is_flag:
+        return [flag] if value is True else ([] if value is False else None)
+    if param.multiple:
+        return [word for item in _words(value) for word in (flag, item)]
+    return [flag, _word(value)]
+
+
+def _words(value: Any) -> list[str]:
+    return [_word(v) for v in value] if isinstance(value, list) else [_word(value)]
+
+
+def _word(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int | float) else json.dumps(value)
+
+
+# --- the CLI's own suggestions --------------------------------------------------------
+
+
+def _path(error: RequestError, ctx: HintContext) -> str | None:
+    """The file the error is about: as the command named it, else as the daemon did."""
+    path = ctx.path or error.details.get("path")
+    return path if isinstance(path, str) and path else None
+
+
+def _cmd(ctx: HintContext, *words: str) -> str:
+    return f"`{ctx.command(*words)}`"
+
+
+def _anchor_stale(error: RequestError, ctx: HintContext) -> str | None:
+    """The daemon's words; when they hand over a delta, how to see it again; when they
+    cannot name the file, the read that gives fresh anchors."""
+    delta, path = error.details.get("delta"), _path(error, ctx)
+    if path is None:
+        return None
     if delta:
-        since = ctx.command("read", _file(ctx), "--since", str(delta["from_version"]))
-        return (
-            "retry with the fresh anchors of the delta above, no re-read needed"
-            f" ({since} shows it again)"
-        )
-    version = error.details.get("your_version")
-    if version is not None:
-        return f"see what changed: {ctx.command('read', _file(ctx), '--since', str(version))}"
-    return f"re-read the file: {ctx.command('read', _file(ctx), '--hashes')}"
+        said = cli_words(error.suggested_action or "", ctx)
+        since = _cmd(ctx, "read", path, "--since", str(delta["from_version"]))
+        return f"{said} ({since} shows it again)"
+    if "path" not in error.details:
+        return f"read the file again for fresh anchors: {_cmd(ctx, 'read', path, '--hashes')}"
+    return None
+
+
+def _restart(option: str, value: str) -> Hint:
+    def hint(error: RequestError, ctx: HintContext) -> str:
+        restart = f"{ctx.command('stop')} && {ctx.command('start', option, value)}"
+        return f"restart the daemon with a higher limit: `{restart}`"
+
+    return hint
 
 
 def _file_too_large(error: RequestError, ctx: HintContext) -> str | None:
     size = error.details.get("size")
     if not isinstance(size, int):
         return None
-    limit = limit_that_fits(size)
-    restart = f"{ctx.command('stop')} && {ctx.command('start', '--max-file-size', limit)}"
-    return f"restart the daemon with a higher limit: {restart}"
+    return _restart("--max-file-size", limit_that_fits(size))(error, ctx)
 
 
-def _file_changing(error: RequestError, ctx: HintContext) -> str:
-    return f"retry once the other writer is done; {ctx.command('log', '--path', _file(ctx))}"
+def _file_too_many_lines(error: RequestError, ctx: HintContext) -> str | None:
+    lines = error.details.get("lines")
+    if not isinstance(lines, int):
+        return None
+    limit = -(-lines * 2 // 100_000) * 100_000  # as the daemon's suggestion: twice the file
+    return _restart("--max-file-lines", str(limit))(error, ctx)
 
 
-def _state_mismatch(error: RequestError, ctx: HintContext) -> str:
-    read = ctx.command("read", _file(ctx), "--json")
+def _state_mismatch(error: RequestError, ctx: HintContext) -> str | None:
+    path = _path(error, ctx)
+    if path is None:
+        return None
+    read = _cmd(ctx, "read", path, "--json")
     if error.details.get("conflicts"):
         return (
             "the changes since your base are shown above: redo the diff against the file as"
@@ -79,9 +248,56 @@ def _state_mismatch(error: RequestError, ctx: HintContext) -> str:
     return f"redo the diff against the file as it is now; {read} shows its content and sha256"
 
 
+def _no_match(error: RequestError, ctx: HintContext) -> str | None:
+    path, field = _path(error, ctx), error.details.get("field")
+    if path is None:
+        return None
+    shown = _cmd(ctx, "read", path, "--hashes")
+    if isinstance(field, str):  # a prepare_file_* anchor or block
+        return f"check --{field.replace('_', '-')} against the file ({shown}), or --match"
+    return (
+        f"copy --old-string exactly from the file (the closest lines above are a hint);"
+        f" {shown} shows it"
+    )
+
+
+def _multiple_matches(error: RequestError, ctx: HintContext) -> str:
+    field = error.details.get("field")
+    if isinstance(field, str):  # a prepare_file_* anchor or block
+        option = "--" + field.replace("_", "-")
+        return f"pass --occurrence (1-based) to choose one, or make {option} more specific"
+    return (
+        "include more surrounding lines in --old-string, or pass --expected-replacements"
+        f" {error.details.get('count', 2)} to change every one"
+    )
+
+
+def _invalid_diff(error: RequestError, ctx: HintContext) -> str | None:
+    path = _path(error, ctx)
+    if path is None:
+        return None
+    return (
+        "make the diff from the file as it is now (context and removed lines must match it);"
+        f" {_cmd(ctx, 'read', path)} shows it"
+    )
+
+
+def _write_displaced(error: RequestError, ctx: HintContext) -> str | None:
+    path, seq = _path(error, ctx), error.details.get("seq")
+    if path is None or not isinstance(seq, int):
+        return None
+    since = _cmd(ctx, "read", path, "--since", str(seq))
+    return f"{since} shows the outside change; redo the change over it"
+
+
+def _unknown_seq(error: RequestError, ctx: HintContext) -> str:
+    """The code's own words from the details (a command may have put its own in)."""
+    return cli_words(suggested_action(ErrorCode.UNKNOWN_SEQ, error.details), ctx)
+
+
 def _timeout(error: RequestError, ctx: HintContext) -> str:
     log = ctx.root / STATE_DIR_NAME / LOG_FILE if ctx.root else LOG_FILE
-    return f"check {ctx.command('status')} and the daemon's log, {log}"
+    return f"check {_cmd(ctx, 'status')} and the daemon's log, {log}"
 
 
 HINTS: dict[str, Hint] = {
@@ -99,40 +315,40 @@ HINTS: dict[str, Hint] = {
     ),
     "invalid_range_order": lambda e, c: "for one line, use replace_line or delete_line",
     "overlapping_operations": lambda e, c: "merge the overlapping operations into one",
-    "safety_check_failed": lambda e, c: (
-        "fix the operations, or rerun with --skip-safety-check if the edit is what you mean"
-    ),
     "invalid_params": lambda e, c: (
-        f"fix the field named in the message; {c.command('edit', '--help')} shows the format"
+        f"fix the field named in the message; {_cmd(c, 'edit', '--help')} shows the format"
         if e.details.get("method") == "edit"
         else None
     ),
-    "unknown_method": lambda e, c: f"{c.command('call', '--help')} lists the methods",
+    "unknown_method": lambda e, c: f"{_cmd(c, 'call', '--help')} lists the methods",
     "file_too_large": _file_too_large,
-    "file_changing": _file_changing,
+    "file_too_many_lines": _file_too_many_lines,
     "daemon_unavailable": lambda e, c: (
-        f"start one: {c.command('start')} (or {c.command('serve')} in a terminal of its own)"
+        f"start one: {_cmd(c, 'start')} (or {_cmd(c, 'serve')} in a terminal of its own)"
     ),
-    "daemon_already_running": lambda e, c: f"use it, or stop it first: {c.command('stop')}",
+    "daemon_already_running": lambda e, c: f"use it, or stop it first: {_cmd(c, 'stop')}",
     "timeout": _timeout,
-    "no_match": lambda e, c: (
-        "copy --old-string exactly from the file (the closest lines above are a hint);"
-        f" {c.command('read', _file(c), '--hashes')} shows it"
-    ),
-    "multiple_matches": lambda e, c: (
-        "include more surrounding lines in --old-string, or pass --expected-replacements"
-        f" {e.details.get('count', 'N')} to change every one"
-    ),
+    "no_match": _no_match,
+    "multiple_matches": _multiple_matches,
     "section_not_found": lambda e, c: (
         "pass one of the headers the message names as --section-header"
     ),
     "section_ambiguous": lambda e, c: "make the headers unique, or use edit-file for this one",
     "state_mismatch": _state_mismatch,
-    "invalid_diff": lambda e, c: (
-        "make the diff from the file as it is now (context and removed lines must match it);"
-        f" {c.command('read', _file(c))} shows it"
+    "invalid_diff": _invalid_diff,
+    "write_displaced": _write_displaced,
+    "unknown_seq": _unknown_seq,
+    "hunk_kind_mismatch": lambda e, c: "leave --existing-hunk-id out to prepare a new hunk",
+    "content_looks_like_diff": lambda e, c: (
+        "to store the text as it is, pass --content-format text; to change part of the file,"
+        " prepare the change with a prepare-file-* command and apply it with"
+        " apply-file-modification"
+    ),
+    "workspace_too_broad": lambda e, c: (
+        "run the command in a project directory, or name one with --workspace; to serve"
+        f" this one anyway, start its daemon with {_cmd(c, 'start', '--allow-broad')}"
     ),
     "journal_corrupt": lambda e, c: (
-        f"stop the daemon ({c.command('stop')}) and restore .editjournal/journal.db from a backup"
+        f"stop the daemon ({_cmd(c, 'stop')}) and restore .editjournal/journal.db from a backup"
     ),
 }

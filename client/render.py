@@ -6,7 +6,10 @@ used only when the stream is a terminal and `NO_COLOR` is unset or empty
 edit's conflicts and delta with fresh anchors, a low-entropy line's neighbour
 anchors, an ambiguous anchor's candidates — since a person, unlike an agent,
 never sees `details`; the daemon's messages name `details.x` for agents, so
-those references are reworded to point at what is printed below them.
+those references are reworded to point at what is printed with them, and the
+params they say to pass (`pass rebase: true`) are named as the flags a person
+types (`pass --rebase`). The calls a suggestion names become commands in
+`hints.py`; the MCP server's text (`mcp_text.py`) keeps the daemon's words.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import click
 from editjournal.client.errors import RequestError
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import (
+    TOOL_PARAMS,
     AgentStatusResult,
     EditResult,
     LogEntry,
@@ -175,24 +179,60 @@ _SHOWN_BELOW = {
 }
 
 
-def plain_message(message: str) -> str:
-    """The daemon's message with `details.x` references pointed at what is printed."""
-    return re.sub(r"details\.(\w+)", lambda m: _SHOWN_BELOW.get(m.group(1), m.group(0)), message)
+def plain_message(message: str, where: str = "below") -> str:
+    """The daemon's text with `details.x` references pointed at what is printed
+    `where` ("below" the message, "above" the suggestion that ends an error)."""
+
+    def shown(m: re.Match[str]) -> str:
+        said = _SHOWN_BELOW.get(m.group(1))
+        return said.replace("below", where) if said else m.group(0)
+
+    return re.sub(r"details\.(\w+)", shown, message)
 
 
-def error_lines(error: RequestError, suggestion: str | None) -> list[str]:
-    """An error as a person reads it: code and message, what it refers to, what to do."""
+# Every param a tool takes but `path` (an argument, never a flag): the words `pass X` may name.
+_PARAMS = {name for params in TOOL_PARAMS.values() for name in params.__struct_fields__}
+_PASS = re.compile(r"\bpass (\w+)(?:: (true|\"[^\"]*\"|-?\d+\b))?")
+
+
+def flags_named(text: str) -> str:
+    """`pass rebase: true` -> `pass --rebase`, `pass content_format: "text"` ->
+    `pass --content-format text`: a param of the call as the command's option (the
+    generated commands name every param so; the hand-written ones keep the names)."""
+
+    def flag(m: re.Match[str]) -> str:
+        name, value = m.group(1), m.group(2)
+        if name not in _PARAMS or name == "path":
+            return m.group(0)
+        option = "--" + name.replace("_", "-")
+        if value is None or value == "true":
+            return f"pass {option}"
+        return f"pass {option} {value.strip(chr(34))}"
+
+    return _PASS.sub(flag, text)
+
+
+def cli_message(message: str, where: str = "below") -> str:
+    """The daemon's text in the CLI's words: what is printed, and flags."""
+    return flags_named(plain_message(message, where))
+
+
+def error_lines(
+    error: RequestError, suggestion: str | None, say: Callable[[str], str] = cli_message
+) -> list[str]:
+    """An error as a person reads it: code and message, what it refers to, what to do.
+    `say` puts the daemon's words in the surface's own (the CLI's by default)."""
     head = click.style(f"editjournal: {error.code}:", fg="red", bold=True)
-    lines = [f"{head} {plain_message(error.message)}"]
+    lines = [f"{head} {say(error.message)}"]
     for key, show in _DETAIL_VIEWS.items():
         if error.details.get(key):
-            lines += list(show(error.details[key]))
+            lines += list(show(error.details[key], say))
     if suggestion:
         lines.append(f"{INDENT}suggested action: {suggestion}")
     return lines
 
 
-def _conflicts(conflicts: list[dict[str, Any]]) -> Iterator[str]:
+def _conflicts(conflicts: list[dict[str, Any]], say: Callable[[str], str]) -> Iterator[str]:
     yield f"{INDENT}conflicts (the later changes to those lines):"
     for c in conflicts:
         who = c.get("agent") or "an outside writer"
@@ -200,7 +240,7 @@ def _conflicts(conflicts: list[dict[str, Any]]) -> Iterator[str]:
         yield f"{INDENT * 2}seq {c['seq']}  {who}  {c['kind']}  line(s) {lines}"
 
 
-def _delta(delta: dict[str, Any]) -> Iterator[str]:
+def _delta(delta: dict[str, Any], say: Callable[[str], str]) -> Iterator[str]:
     yield (
         f"{INDENT}delta from version {delta.get('from_version')} to {delta.get('to_version')}"
         " (new lines with fresh anchors):"
@@ -210,40 +250,40 @@ def _delta(delta: dict[str, Any]) -> Iterator[str]:
         yield INDENT * 2 + (click.style(row, fg=colour) if colour else row)
 
 
-def _neighbours(anchors: list[str]) -> Iterator[str]:
+def _neighbours(anchors: list[str], say: Callable[[str], str]) -> Iterator[str]:
     yield f"{INDENT}neighbour anchors: {'  '.join(anchors)}"
 
 
-def _candidates(candidates: list[dict[str, Any]]) -> Iterator[str]:
+def _candidates(candidates: list[dict[str, Any]], say: Callable[[str], str]) -> Iterator[str]:
     yield f"{INDENT}candidates:"
     for c in candidates:
         yield f"{INDENT * 2}line {c['line']}: {c.get('preview', '')!r}"
 
 
-def _warnings(warnings: list[dict[str, Any]]) -> Iterator[str]:
+def _warnings(warnings: list[dict[str, Any]], say: Callable[[str], str]) -> Iterator[str]:
     """Each finding, by operation (0: the edit as a whole); one alone is the message."""
     if len(warnings) < 2:
         return
     yield f"{INDENT}safety warnings:"
     for w in warnings:
         where = f"operation {w['operation']}" if w.get("operation") else "the whole edit"
-        yield f"{INDENT * 2}{where}: {w.get('message')}"
+        yield f"{INDENT * 2}{where}: {say(str(w.get('message')))}"
 
 
-def _problems(problems: list[dict[str, Any]]) -> Iterator[str]:
+def _problems(problems: list[dict[str, Any]], say: Callable[[str], str]) -> Iterator[str]:
     yield f"{INDENT}problems:"
     for n, p in enumerate(problems, start=1):
-        yield f"{INDENT * 2}{n}. {p.get('code')}: {plain_message(str(p.get('message')))}"
+        yield f"{INDENT * 2}{n}. {p.get('code')}: {say(str(p.get('message')))}"
 
 
-def _similar(windows: list[dict[str, Any]]) -> Iterator[str]:
+def _similar(windows: list[dict[str, Any]], say: Callable[[str], str]) -> Iterator[str]:
     yield f"{INDENT}closest similar lines (a hint only; nothing was changed):"
     for window in windows:
         for row in window.get("lines", []):
             yield f"{INDENT * 2}{row['line']}#{row['hash']}|{row['text']}"
 
 
-_DETAIL_VIEWS: dict[str, Callable[[Any], Iterator[str]]] = {
+_DETAIL_VIEWS: dict[str, Callable[[Any, Callable[[str], str]], Iterator[str]]] = {
     "similar_lines": _similar,
     "conflicts": _conflicts,
     "delta": _delta,

@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from editjournal.schemas.suggestions import SUGGESTIONS
 from editjournal.schemas.wire import Error
 
 
@@ -98,7 +99,10 @@ class ErrorCode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class ErrorSpec:
-    """What a code means and what the caller should do about it."""
+    """What a code means and what the caller should do about it: in these fixed words
+    unless `schemas.suggestions` makes them from the error's details (its real path,
+    seq, checkpoint). A call is spelt `method({...})`, so each surface can name it in
+    its own terms (the CLI: its command)."""
 
     summary: str
     suggested_action: str
@@ -143,7 +147,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.NOT_UTF8: ErrorSpec(
         "The file is text in another encoding than UTF-8 (details.encoding names the one it"
         " looks like); only UTF-8 text is served.",
-        "convert it to UTF-8 (e.g. `iconv -f ENCODING -t UTF-8`) or leave it alone",
+        "convert it to UTF-8 outside editjournal (with iconv, say), or leave it alone",
     ),
     ErrorCode.FILE_TOO_LARGE: ErrorSpec(
         "The file is larger than the daemon's size limit (details.size and details.limit in"
@@ -168,7 +172,8 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.HARD_LINKED: ErrorSpec(
         "The file has other hard links (st_nlink > 1): replacing it would split it from them,"
         " and one of them may be outside the workspace.",
-        "write a copy without links (cp f f.new && mv f.new f), or edit it outside editjournal",
+        "write a copy without links (cp it, then mv the copy over it), or edit it outside"
+        " editjournal",
     ),
     ErrorCode.DIRECTORY_NOT_PRIVATE: ErrorSpec(
         "A directory the daemon keeps private (.editjournal/ or the runtime socket directory)"
@@ -180,7 +185,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.ANCHOR_STALE: ErrorSpec(
         "An anchor matches no line of the file: the file changed since it was read.",
-        "re-read_file",
+        "read the file again for fresh anchors (read_file with hashes: true)",
     ),
     ErrorCode.ANCHOR_AMBIGUOUS: ErrorSpec(
         "An anchor matches several lines.", "add occurrence (1-indexed) and line"
@@ -201,7 +206,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.SAFETY_CHECK_FAILED: ErrorSpec(
         "The edit looked suspicious and was not written.",
-        "check details.safety_warnings, or pass skip_safety_check",
+        "check details.safety_warnings, or pass skip_safety_check: true",
     ),
     ErrorCode.FILE_CHANGING: ErrorSpec(
         "The file kept changing on disk while the edit was being written; nothing was written.",
@@ -251,7 +256,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.HUNK_NOT_FOUND: ErrorSpec(
         "No prepared hunk has that hunk_id (hunk_ids are made by the daemon; a discarded"
         " hunk is gone).",
-        "prepare the change again (prepare_*), or see list_hunks",
+        "prepare the change again, or see your pending hunks: list_hunks({})",
     ),
     ErrorCode.HUNK_EXPIRED: ErrorSpec(
         "The prepared hunk outlived its time to live (details.expires_at_ms); nothing was written.",
@@ -263,12 +268,12 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.HUNK_ALREADY_APPLIED: ErrorSpec(
         "The hunk was applied already (details.applied_seq); a hunk applies at most once.",
-        "read the file (read_file) to see it; prepare a new hunk for a further change",
+        "read the file to see it; prepare a new hunk for a further change",
     ),
     ErrorCode.HUNK_KIND_MISMATCH: ErrorSpec(
         "existing_hunk_id names a hunk of another prepare kind; a hunk is re-planned only by"
         " the tool that made it.",
-        'omit existing_hunk_id (or pass "") to prepare a new hunk',
+        "leave existing_hunk_id out to prepare a new hunk",
     ),
     ErrorCode.APPLY_REJECTED: ErrorSpec(
         "Lines the plan relies on changed since it was prepared (details.conflicts names who"
@@ -277,8 +282,8 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.CONTENT_LOOKS_LIKE_DIFF: ErrorSpec(
         "overwrite_entire_file's content looks like a diff or patch; nothing was written.",
-        "apply changes with prepare_* + apply_file_modification; to store the text as it is,"
-        ' pass content_format: "text"',
+        'to store the text as it is, pass content_format: "text"; to change part of the'
+        " file, prepare the change (prepare_file_*) and apply it (apply_file_modification)",
     ),
     ErrorCode.WRITE_ACCESS_DENIED: ErrorSpec(
         "The workspace's .editjournal/config.toml does not let this agent write; nothing was"
@@ -291,7 +296,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.CHECKPOINT_NOT_FOUND: ErrorSpec(
         "No checkpoint has that id (its seq) or name; nothing was written.",
-        "see checkpoint_list for the checkpoints there are",
+        "see the checkpoints there are: checkpoint_list({})",
     ),
     ErrorCode.CHECKPOINT_EXISTS: ErrorSpec(
         "A checkpoint of that name exists already (names are unique); nothing was recorded.",
@@ -300,12 +305,12 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.NOTHING_TO_UNDO: ErrorSpec(
         "There is no applied write to undo: the agent never wrote the file, or the seq"
         " named is not a write to it.",
-        "check the file's writes with `editjournal log --path PATH --kind edit_applied`",
+        "see the file's writes (history, with the file's path)",
     ),
     ErrorCode.UNDO_CONFLICT: ErrorSpec(
         "Lines the write changed were changed again since (details.conflicts names those"
         " events: seq, agent, kind, lines); nothing was written.",
-        "undo the later events first, or edit the file by hand (read_file shows it now)",
+        "undo the later writes first, or edit the file as it is now (read_file shows it)",
     ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
         "The journal's stored data is damaged: a blob does not match its SHA-256, or (at"
@@ -316,16 +321,16 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ),
     ErrorCode.UNKNOWN_SEQ: ErrorSpec(
         "No event has that seq: it is past the journal's last event.",
-        "pick a seq that log shows (details.last_seq is the newest)",
+        "pick a seq no later than the journal's newest event",
     ),
     ErrorCode.FILE_NOT_IN_JOURNAL: ErrorSpec(
         "The journal has never recorded that file (as of that version): nothing to show.",
-        "check the path (workspace-relative) with log --path, or read the file first",
+        "check the path (workspace-relative), or read the file first",
     ),
     ErrorCode.VERSION_NOT_STORED: ErrorSpec(
         "The file did not exist at that version, or its content then was not stored (an"
         " outside change to a file no agent had read keeps only its hash).",
-        "see history PATH for the versions whose content is stored",
+        "see the versions whose content is stored (history, with the file's path)",
     ),
     ErrorCode.JOURNAL_UNAVAILABLE: ErrorSpec(
         "The journal could not record the request (locked by another process, disk full,"
@@ -335,8 +340,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.DISK_FULL: ErrorSpec(
         "The disk (or a quota) ran out of space while the change was written or journaled;"
         " nothing was written and nothing was recorded.",
-        "free space on the file system that holds the file (details.path) or the journal,"
-        " then retry",
+        "free space on the file system that holds the file or the journal, then retry",
     ),
     ErrorCode.DAEMON_UNAVAILABLE: ErrorSpec(
         "No daemon serves the workspace.", "run `editjournal start` or allow auto-start"
@@ -369,7 +373,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.READ_ONLY_FILE: ErrorSpec(
         "The file has no write bit: the daemon neither replaces nor removes it, whoever it"
         " runs as (root too), as editors and rm ask first; nothing was changed.",
-        "make it writable first (chmod u+w PATH) if it is meant to change",
+        "make it writable first (chmod u+w, in a shell) if it is meant to change",
     ),
     ErrorCode.READ_BUDGET_EXCEEDED: ErrorSpec(
         "This file was not read: the files before it in the same read_many_files already"
@@ -384,6 +388,13 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " redo the change over it",
     ),
 }
+
+
+def suggested_action(code: ErrorCode, details: dict[str, Any]) -> str:
+    """What to do about `code`: made from `details` when they hold what it needs, else
+    the catalogue's fixed words."""
+    make = SUGGESTIONS.get(code.value)
+    return (make(details) if make else None) or CATALOGUE[code].suggested_action
 
 
 class EditJournalError(Exception):
@@ -404,7 +415,17 @@ class ToolError(EditJournalError):
         self.code = code
         self.message = message
         self.details = details or {}
-        self.suggested_action = suggested_action or CATALOGUE[code].suggested_action
+        self.suggested_action = suggested_action
+
+    @property
+    def suggested_action(self) -> str:
+        """The one given, else the code's, made from the details as they are now (an
+        explanation added later — a delta, the path — changes what to do)."""
+        return self._suggested or suggested_action(self.code, self.details)
+
+    @suggested_action.setter
+    def suggested_action(self, value: str | None) -> None:
+        self._suggested = value  # None: the code's own suggestion
 
     def detached(self) -> ToolError:
         """This error without its traceback and chained causes, to be kept in a result.

@@ -198,8 +198,6 @@ def _refuse_diff(content: str) -> None:
     if reason is not None:
         raise ToolError(
             ErrorCode.CONTENT_LOOKS_LIKE_DIFF,
-            f"content looks like a diff or patch ({reason}); nothing was written. To change"
-            " part of the file, use prepare_* + apply_file_modification; to store this text"
-            ' as it is, pass content_format: "text"',
+            f"content looks like a diff or patch ({reason}); nothing was written",
             {"reason": reason},
         )

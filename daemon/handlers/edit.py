@@ -72,8 +72,16 @@ class _Edit:
     def explain(self, target: Target, error: ToolError) -> ToolError:
         """Make an `anchor_stale` as useful as the journal allows: name who changed the
         lines (through the agent's last read if need be) and hand over the delta."""
-        done = "conflicts" in error.details or "unseen_lines" in error.details
-        if error.code is not ErrorCode.ANCHOR_STALE or done:
+        if error.code is not ErrorCode.ANCHOR_STALE:
+            return error
+        explained = self._explained(target, error)
+        # the file's path lets the code's suggestion name the read to make, or none
+        explained.details.setdefault("path", target.path)
+        explained.suggested_action = None
+        return explained
+
+    def _explained(self, target: Target, error: ToolError) -> ToolError:
+        if "conflicts" in error.details or "unseen_lines" in error.details:
             return error
         base = target.agent_base
         ctx, snap, doc, anchors = target.ctx, target.snap, target.doc, target.anchors

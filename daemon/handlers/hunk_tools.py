@@ -52,8 +52,7 @@ def owned_hunk(ctx: Context, hunk_id: str, tool: str, now: int) -> Hunk:
     if hunk is None:
         error = ToolError(
             ErrorCode.HUNK_NOT_FOUND,
-            f"no prepared hunk {hunk_id!r}: hunk_ids come from a prepare_* reply (list_hunks"
-            " shows yours)",
+            f"no prepared hunk {hunk_id!r}: none was prepared with that id, or it was discarded",
             {"hunk_id": hunk_id},
         )
     elif hunk.agent != ctx.agent:

@@ -39,6 +39,7 @@ from editjournal.daemon.text.lines import Document
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, HunkPrepared, HunkRejected
+from editjournal.schemas.suggestions import call
 from editjournal.schemas.tools import (
     BlanklineStyle,
     HunkEvidence,
@@ -159,8 +160,7 @@ def _replanned_id(ctx: Context, params: PrepareParams, kind: str, now: int) -> s
     if hunk.kind != kind:
         error = ToolError(
             ErrorCode.HUNK_KIND_MISMATCH,
-            f"hunk {hunk_id} is a {hunk.kind} hunk; {tool} re-plans only {kind} hunks."
-            ' Omit existing_hunk_id (or pass "") to prepare a new hunk',
+            f"hunk {hunk_id} is a {hunk.kind} hunk; {tool} re-plans only {kind} hunks",
             {"hunk_id": hunk_id, "hunk_kind": hunk.kind, "kind": kind},
         )
         rejected: AnyEvent = HunkRejected(
@@ -232,7 +232,7 @@ def _result(target: Target, found: Found, event: HunkPrepared, params: Any) -> H
     result = HunkPlanResult(
         message=(
             f"Planned {event.hunk_kind} hunk {event.hunk_id} for {target.path} (nothing written);"
-            f' apply it with apply_file_modification({{"hunk_id": "{event.hunk_id}"}})'
+            f" apply it with {call('apply_file_modification', hunk_id=event.hunk_id)}"
         ),
         summary="",
         hunk_id=event.hunk_id,

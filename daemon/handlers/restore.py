@@ -32,6 +32,7 @@ from editjournal.daemon.writing.stale import named
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, CheckpointRestored, EditApplied
+from editjournal.schemas.suggestions import call
 from editjournal.schemas.tools import (
     MAX_LISTED_FILES,
     CheckpointRestoreParams,
@@ -49,7 +50,7 @@ def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome
     if ctx.finished is None and not job.try_inline(ctx):
         return Outcome(job=job)
     found, checkpoint, contents = job.finish(ctx), job.checkpoint, job.before
-    plan = _RestorePlan(ctx, checkpoint, params.remove_new, unchanged=found.unchanged)
+    plan = _RestorePlan(ctx, checkpoint, params, unchanged=found.unchanged)
     plan.left_alone = [{"path": p, "why": why} for p, why in found.left_alone]
     for path in [*found.modified, *found.deleted]:
         plan.consider(path, contents[path].sha256)
@@ -68,7 +69,7 @@ class _RestorePlan:
 
     ctx: Context
     checkpoint: Checkpoint
-    remove_new: bool
+    params: CheckpointRestoreParams
     jobs: list[tuple[Target, Writer]] = field(default_factory=list)
     noticed: list[AnyEvent] = field(default_factory=list)  # of the files left alone
     kept_new: list[str] = field(default_factory=list)
@@ -80,7 +81,7 @@ class _RestorePlan:
         target = open_target(self.ctx, path, missing_ok=True)
         if wanted == _present(target):  # (None == None: new since, and gone again)
             self.unchanged.append(target.path)
-        elif wanted is None and not self.remove_new:
+        elif wanted is None and not self.params.remove_new:
             self.kept_new.append(target.path)
         else:
             self.jobs.append((target, _Restore(self.checkpoint, wanted)))
@@ -116,17 +117,30 @@ class _RestorePlan:
             unchanged_count=len(self.unchanged),
             left_alone=self.left_alone[:MAX_LISTED_FILES],
         )
+        outcome.warnings += self._warnings()
+        return outcome
+
+    def _warnings(self) -> list[str]:
+        """What the restore did not do, and (for the files new since) how to."""
+        warnings = []
         if self.kept_new:
-            outcome.warnings.append(
+            again = call(
+                "checkpoint_restore",
+                id_or_name=self.checkpoint.name,
+                paths=self.params.paths,
+                remove_new=True,
+            )
+            warnings.append(
                 f"kept {len(self.kept_new)} file(s) created since the checkpoint"
-                f" ({', '.join(self.kept_new[:5])}): pass remove_new to remove them"
+                f" ({', '.join(self.kept_new[:5])}); restoring with remove_new removes them:"
+                f" {again}"
             )
         if self.left_alone:
-            outcome.warnings.append(
-                f"left {len(self.left_alone)} changed file(s) alone, not text"
-                f" ({', '.join(a['path'] for a in self.left_alone[:5])}): see left_alone"
+            listed = "; ".join(f"{a['path']}: {a['why']}" for a in self.left_alone[:5])
+            warnings.append(
+                f"left {len(self.left_alone)} changed file(s) alone, not text ({listed})"
             )
-        return outcome
+        return warnings
 
     def _report(self, written: Written, seq: int, events: list[AnyEvent]) -> RestoredFile:
         target = written.target

@@ -51,24 +51,28 @@ def _undone(ctx: Context, path: str, params: UndoParams) -> Record:
         )
         record = next(iter(found), None)
         if record is None:
-            raise _nothing(f"{agent} has no applied write to {path} to undo", path)
+            raise _nothing(ctx, f"{agent} has no applied write to {path} to undo", path)
         return record
     record = next(iter(ctx.journal.records(after_seq=params.seq - 1, limit=1)), None)
     if record is not None and isinstance(record.event, CheckpointRestored):
         written = record.event.files.get(path)
         if written is None:
-            raise _nothing(f"the restore at seq {params.seq} did not write {path}", path)
+            raise _nothing(ctx, f"the restore at seq {params.seq} did not write {path}", path)
         record = next(iter(ctx.journal.records(after_seq=written - 1, limit=1)), None)
     if record is None:
-        raise _nothing(f"there is no event {params.seq} in the journal", path)
+        raise _nothing(ctx, f"there is no event {params.seq} in the journal", path)
     if not isinstance(record.event, EditApplied) or record.event.path != path:
         what = f"{record.kind} of {record.path}" if record.path else record.kind
-        raise _nothing(f"seq {record.seq} is a {what}, not an applied write to {path}", path)
+        raise _nothing(ctx, f"seq {record.seq} is a {what}, not an applied write to {path}", path)
     return record
 
 
-def _nothing(message: str, path: str) -> ToolError:
-    return ToolError(ErrorCode.NOTHING_TO_UNDO, message, {"path": path})
+def _nothing(ctx: Context, message: str, path: str) -> ToolError:
+    """The refusal; its suggestion names the file's writes only when the journal has any
+    event about the file (the history of a file it never saw is an error too)."""
+    known = next(iter(ctx.journal.records(path=path, limit=1)), None) is not None
+    unknown = "check the path (workspace-relative): the journal has no event about it"
+    return ToolError(ErrorCode.NOTHING_TO_UNDO, message, {"path": path}, None if known else unknown)
 
 
 STALE = Stale(ErrorCode.UNDO_CONFLICT, "change")

@@ -213,7 +213,7 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     written = _written(target, writer, planned, new_doc, corrections, findings)
     warnings = [*warnings, *planned.plan.warnings]
     if findings:
-        warnings.append("safety check overridden (skip_safety_check): " + _joined(findings))
+        warnings.append("safety check overridden as asked: " + _joined(findings))
     return Outcome(
         writer.result(written),
         events=[*target.noticed, _applied_event(written, writer)],
@@ -314,7 +314,8 @@ def _all_refused(errors: list[ToolError]) -> ToolError:
     first = errors[0]
     refused = [{"code": e.code.value, "message": e.message, **e.details} for e in errors]
     message = f"{first.message} (nothing was written: all files or none)"
-    return ToolError(first.code, message, {**first.details, "refused": refused})
+    details = {**first.details, "refused": refused}
+    return ToolError(first.code, message, details, first.suggested_action)
 
 
 def _applied_doc(doc: Document, planned: Planned) -> tuple[Document, tuple[tuple[str, str], ...]]:

@@ -169,7 +169,7 @@ def unseen_refusal(
         f"{what} relies on line(s) {shown_lines(lines)} of your latest view (version"
         f" {latest_version}), which you have not been shown"
         + (f": they changed since — by {who}" if who else "")
-        + ("; details.delta has them with fresh anchors" if found else "; re-read those lines")
+        + ("; details.delta has them with fresh anchors" if found else "")
     )
     details: dict[str, object] = {
         "unseen_lines": list(lines),

@@ -230,7 +230,8 @@ def test_a_hunk_survives_a_restart(workspace: Path, notes: Path):
 def test_overwrite_refuses_diff_looking_content_unless_declared(client: Client, notes: Path):
     patch = "--- a/notes.md\n+++ b/notes.md\n@@ -1,1 +1,1 @@\n-# Notes\n+# Changed\n"
     error = refused(lambda: client.overwrite_entire_file("notes.md", patch))
-    assert error.code == "content_looks_like_diff" and 'content_format: "text"' in error.message
+    assert error.code == "content_looks_like_diff" and "looks like a diff" in error.message
+    assert 'pass content_format: "text"' in error.suggested_action
     assert notes.read_text() == TEXT
     written = client.overwrite_entire_file("notes.md", patch, content_format="text")
     assert notes.read_text() == patch and not written.normalized.content_eof_newline_added

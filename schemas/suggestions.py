@@ -1,0 +1,183 @@
+"""Suggested calls in the daemon's words: one spelling every surface can read back.
+
+The daemon words its messages, warnings and suggested actions for agents, in the
+tools' own terms. When it suggests a call it spells it as `call` does — the
+method and its params as one JSON object, real values filled in:
+`checkpoint_restore({"id_or_name": "before", "remove_new": true})`. That reads
+as a tool call where tools are called (MCP), and `calls_in` finds every such
+call in a text again, so a surface with other words (the CLI: the command that
+does the same) renders each in its own terms. One source says what to do.
+
+`SUGGESTIONS` makes a code's suggested action from an error's details, so it
+names the real path, seq or checkpoint; `schemas.errors` falls back to the
+catalogue's fixed words when a code has none here or the details lack what it
+needs. Pure: builds and parses strings, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from editjournal.schemas.units import limit_that_fits
+
+Details = dict[str, Any]
+
+
+def call(method: str, **params: Any) -> str:
+    """`method({"param": value, ...})`: a suggested call, params in the order given
+    (those that are None left out)."""
+    given = {name: value for name, value in params.items() if value is not None}
+    return f"{method}({json.dumps(given, ensure_ascii=False)})"
+
+
+@dataclass(frozen=True)
+class FoundCall:
+    """A call `calls_in` found: where it is in the text, and what it calls."""
+
+    start: int
+    end: int
+    method: str
+    params: dict[str, Any]
+
+
+_OPENING = re.compile(r"\b([a-z][a-z0-9_]*)\(\{")
+
+
+def calls_in(text: str, methods: Collection[str]) -> list[FoundCall]:
+    """Every `method({...})` in `text` whose method is one of `methods` and whose
+    params are one JSON object, in order."""
+    found: list[FoundCall] = []
+    decoder = json.JSONDecoder()
+    for match in _OPENING.finditer(text):
+        if match.group(1) not in methods or (found and match.start() < found[-1].end):
+            continue
+        try:
+            params, end = decoder.raw_decode(text, match.end() - 1)
+        except ValueError:
+            continue
+        if isinstance(params, dict) and text[end : end + 1] == ")":
+            found.append(FoundCall(match.start(), end + 1, match.group(1), params))
+    return found
+
+
+# --- a code's suggested action, made from the error's details ---------------------------
+
+
+def _anchor_stale(d: Details) -> str | None:
+    path = d.get("path")
+    if d.get("delta"):
+        return "retry at once with the fresh anchors of details.delta: no re-read needed"
+    if path and d.get("your_version") is not None:
+        seen = call("read_file", path=path, since_version=d["your_version"])
+        return f"see what changed since your read ({seen}) and retry with its fresh anchors"
+    if path:
+        return f"read the file again for fresh anchors: {call('read_file', path=path, hashes=True)}"
+    return None
+
+
+def _file_too_many_lines(d: Details) -> str | None:
+    lines = d.get("lines")
+    if not isinstance(lines, int):
+        return None
+    limit = -(-lines * 2 // 100_000) * 100_000  # twice the file, in round hundred thousands
+    return (
+        "restart the daemon with a higher limit (editjournal stop && editjournal start"
+        f" --max-file-lines {limit}), or skip the file"
+    )
+
+
+def _file_too_large(d: Details) -> str | None:
+    size = d.get("size")
+    if not isinstance(size, int):
+        return None
+    return (
+        "restart the daemon with a higher limit (editjournal stop && editjournal start"
+        f" --max-file-size {limit_that_fits(size)}), or skip the file"
+    )
+
+
+def _file_changing(d: Details) -> str | None:
+    path, seq = d.get("path"), d.get("seq")
+    if not path:
+        return None
+    shown = (
+        call("history", path=path)
+        if seq is None
+        else call("read_file", path=path, since_version=seq)
+    )
+    return f"retry once the other writer is done ({shown} shows its changes)"
+
+
+def _undo_conflict(d: Details) -> str | None:
+    path, conflicts = d.get("path"), d.get("conflicts") or []
+    if not path:
+        return None
+    now = call("read_file", path=path, hashes=True)
+    if not conflicts or any(c.get("kind") != "edit_applied" for c in conflicts):
+        return f"edit the file as it is now ({now})"  # an outside change has no undo
+    latest = max(c["seq"] for c in conflicts)
+    again = call("undo", path=path, seq=latest)
+    return f"undo the later writes first (the latest: {again}), or edit the file as it is ({now})"
+
+
+def _with_path(make: Callable[[str], str]) -> Callable[[Details], str | None]:
+    """`make(path)` when the details name the error's path."""
+
+    def made(d: Details) -> str | None:
+        path = d.get("path")
+        return make(path) if isinstance(path, str) and path else None
+
+    return made
+
+
+def _copied(path: str) -> str:
+    """A hard-linked file's way out: a copy of its own, put in its place."""
+    new = shlex.quote(path + ".new")
+    return (
+        f"write a copy without links, outside editjournal (in the workspace: cp"
+        f" {shlex.quote(path)} {new} && mv {new} {shlex.quote(path)}), or leave it alone"
+    )
+
+
+def _unknown_seq(d: Details) -> str | None:
+    last = d.get("last_seq")
+    if not isinstance(last, int):
+        return None
+    if last < 1:
+        return "the journal has no events yet"
+    return f"the newest event is seq {last}: {call('show', seq=last)}"
+
+
+SUGGESTIONS: dict[str, Callable[[Details], str | None]] = {
+    "anchor_stale": _anchor_stale,
+    "file_too_large": _file_too_large,
+    "file_too_many_lines": _file_too_many_lines,
+    "file_changing": _file_changing,
+    "undo_conflict": _undo_conflict,
+    "unknown_seq": _unknown_seq,
+    "hunk_already_applied": _with_path(
+        lambda p: (
+            f"see it in the file: {call('read_file', path=p)}; prepare a new hunk for a"
+            " further change"
+        )
+    ),
+    "nothing_to_undo": _with_path(lambda p: f"see the file's writes: {call('history', path=p)}"),
+    "file_not_in_journal": _with_path(
+        lambda p: (
+            "check the path (workspace-relative), or read the file first:"
+            f" {call('read_file', path=p)}"
+        )
+    ),
+    "version_not_stored": _with_path(
+        lambda p: f"see the versions whose content is stored: {call('history', path=p)}"
+    ),
+    "read_budget_exceeded": _with_path(
+        lambda p: f"read it in another request: {call('read_file', path=p)}"
+    ),
+    "hard_linked": _with_path(_copied),
+}
