@@ -31,6 +31,7 @@ from editjournal.client.cli_common import (
     BadInput,
     check_workspace,
     global_options,
+    in_workspace,
     open_client,
     print_json,
     print_result,
@@ -90,7 +91,7 @@ def _newest(last_seq: Any) -> str:
 def history(path: str) -> int:
     """Every version of a file: seq, time, author, kind, lines, +/-."""
     with open_client() as client:
-        result = client.history(path)
+        result = client.history(in_workspace(path))
     print_result(result, history_lines)
     return EXIT_OK
 
@@ -111,7 +112,7 @@ def blame(path: str, at_version: int | None) -> int:
     Per line: seq, agent ("outside" for changes made outside the daemon and for
     lines already there when the journal first saw the file), kind, time, text."""
     with open_client() as client:
-        result = client.blame(path, at_version=at_version)
+        result = client.blame(in_workspace(path), at_version=at_version)
     print_result(result, blame_lines)
     return EXIT_OK
 

@@ -13,6 +13,7 @@ from editjournal.client.cli_common import (
     EXIT_OK,
     check_workspace,
     global_options,
+    in_workspace_all,
     open_client,
     print_result,
 )
@@ -49,7 +50,7 @@ def create(name: str | None, paths: tuple[str, ...]) -> int:
     """Record every file of the workspace that is not ignored (or only --path ones)."""
     check_workspace()
     with open_client() as client:
-        result = client.checkpoint_create(name, paths=list(paths) or None)
+        result = client.checkpoint_create(name, paths=in_workspace_all(paths) or None)
         warnings = _warnings(client)
     print_result(result, result_lines, warnings)
     return EXIT_OK
@@ -75,7 +76,8 @@ def diff(id_or_name: str, paths: tuple[str, ...], stat: bool) -> int:
     """What changed since checkpoint ID_OR_NAME, per file, without restoring anything."""
     check_workspace()
     with open_client() as client:
-        result = client.checkpoint_diff(id_or_name, paths=list(paths) or None, patch=not stat)
+        about = in_workspace_all(paths) or None
+        result = client.checkpoint_diff(id_or_name, paths=about, patch=not stat)
     print_result(result, _diff_lines, [])
     return EXIT_OK
 
@@ -98,7 +100,7 @@ def restore(id_or_name: str, paths: tuple[str, ...], remove_new: bool) -> int:
     check_workspace()
     with open_client() as client:
         result = client.checkpoint_restore(
-            id_or_name, paths=list(paths) or None, remove_new=remove_new
+            id_or_name, paths=in_workspace_all(paths) or None, remove_new=remove_new
         )
         warnings = _warnings(client)
     print_result(result, result_lines, warnings)

@@ -78,6 +78,31 @@ def settings() -> Settings:
     return click.get_current_context().ensure_object(Settings)
 
 
+def in_workspace(path: str) -> str:
+    """A path as the user typed it, as the daemon takes it (relative to the root).
+
+    With the workspace found from the current directory (none named), a relative path
+    is relative to where the user stands, as git reads it: `cd ws/src && editjournal
+    read app.py` reads ws/src/app.py. With a workspace named (`--workspace`,
+    EDITJOURNAL_WORKSPACE), it is relative to that workspace's root, as always. A path
+    that leaves the workspace goes on absolute: the daemon refuses it, and says why."""
+    s = settings()
+    if s.workspace is not None or os.path.isabs(path):
+        return path
+    root, here = s.root, Path(os.getcwd())
+    if here == root:
+        return path
+    full = os.path.normpath(here / path)
+    rel = os.path.relpath(full, root)
+    if rel == ".." or rel.startswith("../"):
+        return full
+    return rel + "/" if path.endswith("/") and rel != "." else rel  # keep what is refused
+
+
+def in_workspace_all(paths: Sequence[str]) -> list[str]:
+    return [in_workspace(p) for p in paths]
+
+
 def check_workspace() -> Path:
     """The workspace, or `WorkspaceNotFound` (exit 2) before anything else happens."""
     return settings().root
@@ -185,8 +210,16 @@ def print_result(
         print_json(result)
         return
     if warnings:
-        emit([f"warning: {w}" for w in warnings], err=True)
+        emit([f"warning: {in_cli_words(w)}" for w in warnings], err=True)
     emit(lines_of(result))
+
+
+def in_cli_words(text: str) -> str:
+    """A daemon's message or warning with each call it suggests (`method({...})`) as
+    the command that makes it, runnable as printed."""
+    from editjournal.client.hints import cli_text  # it reads the click commands: lazily
+
+    return cli_text(text, lambda *words: command_line(settings().root, *words))
 
 
 def json_line(value: Any) -> str:

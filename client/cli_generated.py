@@ -30,6 +30,9 @@ from editjournal.client.cli_common import (
     BadInput,
     check_workspace,
     global_options,
+    in_cli_words,
+    in_workspace,
+    in_workspace_all,
     open_client,
     print_result,
     settings,
@@ -141,6 +144,10 @@ def make_command(method: str) -> click.Command:
     ]
 
     def run(**given: Any) -> int:
+        if given.get("path") is not None:
+            given["path"] = in_workspace(given["path"])
+        if isinstance(given.get("paths"), (list, tuple)):
+            given["paths"] = in_workspace_all(given["paths"])
         settings().path = given.get("path")
         check_workspace()
         values = {name: _value(by_name[name], given.get(name)) for name in by_name}
@@ -165,7 +172,7 @@ def make_command(method: str) -> click.Command:
 def result_lines(result: Any) -> list[str]:
     """A reply as text: its message, where it left the file, and its diff."""
     reply = result if isinstance(result, dict) else msgspec.to_builtins(result)
-    lines = [str(reply["message"])] if "message" in reply else []
+    lines = [in_cli_words(str(reply["message"]))] if "message" in reply else []
     if "file_path" in reply and "version" in reply:
         lines.append(f"{reply['file_path']} version {reply['version']}")
     if reply.get("summary"):  # a prepared hunk: the plan at a glance

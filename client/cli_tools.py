@@ -27,6 +27,8 @@ from editjournal.client.cli_common import (
     BadInput,
     check_workspace,
     global_options,
+    in_workspace,
+    in_workspace_all,
     json_line,
     open_client,
     print_json,
@@ -110,7 +112,7 @@ def read(
     The read becomes your snapshot of the file: what your anchors refer to. The
     content goes to stdout, its version and sha256 to stderr."""
     s = settings()
-    s.path = path
+    s.path = path = in_workspace(path)
     with open_client() as client:
         result = client.read_file(
             path, hashes=hashes, range=range_, since_version=since, at_version=at_version
@@ -151,8 +153,8 @@ def read(
 def edit(path: str, ops_file: str, skip_safety_check: bool) -> int:
     """Apply anchored operations to a file, all or nothing."""
     s = settings()
-    s.path = path
-    check_workspace()  # a mistyped workspace fails before anyone types operations
+    s.path = path = in_workspace(path)  # also: a mistyped workspace fails before anyone
+    check_workspace()  # types operations
     operations = read_operations(ops_file)
     with open_client() as client:
         result = client.edit(path, operations, skip_safety_check=skip_safety_check)
@@ -205,7 +207,7 @@ def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check:
     the sha256 (7 or more hex digits, such as the 12 `read` prints), as git takes
     one: it must name exactly one version of the file the journal knows."""
     s = settings()
-    s.path = path
+    s.path = path = in_workspace(path)
     check_workspace()
     _check_base(base)
     where = "on stdin" if diff_file == "-" else f"in {diff_file}"
@@ -346,7 +348,7 @@ def log(
     since_ts = _since_ts(since)
     with open_client() as client:
         result = client.log(
-            path=path,
+            path=in_workspace(path) if path is not None else None,
             agent=by,
             kind=kind,
             after_seq=after_seq,
@@ -408,7 +410,8 @@ def watch(paths: tuple[str, ...], count: int, idle_timeout: float | None) -> int
     All events, or those about PATHs, until Ctrl-C (or --count, --idle-timeout).
     With --json, one JSON object per line."""
     as_json = settings().json
-    with open_client() as client, client.subscribe(list(paths) or None) as subscription:
+    about = in_workspace_all(paths) or None
+    with open_client() as client, client.subscribe(about) as subscription:
         for n, event in enumerate(subscription.events(idle_timeout), start=1):
             emit(json_line(event) if as_json else event_line(event))
             sys.stdout.flush()

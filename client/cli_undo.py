@@ -11,6 +11,7 @@ from editjournal.client.cli_common import (
     EXIT_OK,
     check_workspace,
     global_options,
+    in_workspace,
     open_client,
     print_result,
     settings,
@@ -34,7 +35,7 @@ from editjournal.client.cli_help import verbatim
 @global_options()
 def undo(path: str, of: str | None, seq: int | None) -> int:
     """Revert a write to PATH when the lines it changed are untouched since. Tool: undo."""
-    settings().path = path
+    settings().path = path = in_workspace(path)
     check_workspace()
     with open_client() as client:
         result = client.undo(path, agent=of, seq=seq)

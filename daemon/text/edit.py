@@ -280,7 +280,6 @@ def _stale(anchor: str, field_name: str, message: str | None = None) -> ToolErro
         ErrorCode.ANCHOR_STALE,
         message or f"anchor {anchor} ({field_name}) matches no line of the current file",
         {"anchor": anchor, "field": field_name},
-        "re-read_file",
     )
 
 

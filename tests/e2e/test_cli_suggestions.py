@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import click
-import pytest
 
 from editjournal.client import Client
 from editjournal.client.cli import cli as editjournal_group
@@ -241,11 +240,6 @@ def test_diff_looking_content_names_the_content_format_option(daemon: RunningDae
     every_suggestion_works(done)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reply's message is printed as the daemon wrote it: cli_generated.result_lines"
-    " must put it in the CLI's words (hints.cli_text)",
-)
 def test_a_prepared_hunk_names_the_command_that_applies_it(daemon: RunningDaemon):
     put(daemon)
     done = run(daemon, "prepare-file-append", "t.py", "--content", "# end", ok=True)
@@ -295,11 +289,6 @@ def test_a_restore_that_leaves_a_file_alone_says_why(daemon: RunningDaemon):
     every_suggestion_works(done)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reply's warnings are printed as the daemon wrote them: cli_common.print_result"
-    " must put them in the CLI's words (hints.cli_text)",
-)
 def test_a_restore_that_keeps_new_files_names_the_restore_that_removes_them(
     daemon: RunningDaemon,
 ):
