@@ -146,7 +146,7 @@ def make_command(method: str) -> click.Command:
     def run(**given: Any) -> int:
         if given.get("path") is not None:
             given["path"] = in_workspace(given["path"])
-        if isinstance(given.get("paths"), (list, tuple)):
+        if given.get("paths"):  # (none given: an empty tuple, left for `_value`)
             given["paths"] = in_workspace_all(given["paths"])
         settings().path = given.get("path")
         check_workspace()

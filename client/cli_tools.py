@@ -222,9 +222,7 @@ def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check:
     if s.json:
         print_json(result)
         return EXIT_OK
-    # the daemon's message is a sentence ("Patch applied successfully."): the CLI's
-    # first line goes on after it ("...: PATH version V sha256 S")
-    emit(patch_lines(msgspec.structs.replace(result, message=result.message.rstrip("."))))
+    emit(patch_lines(result))
     return EXIT_OK
 
 

@@ -108,7 +108,7 @@ def event_line(event: PublishedEvent | LogEntry, *, with_time: bool = False) -> 
 
 def edit_lines(result: EditResult) -> list[str]:
     lines = [
-        f"{result.message}: {result.file_path} version {result.version}",
+        f"{result.message.rstrip('.')}: {result.file_path} version {result.version}",
         f"lines {result.lines_before} -> {result.lines_after} ({result.net_change:+d})",
     ]
     if result.rebased_from_version is not None:
@@ -120,7 +120,8 @@ def edit_lines(result: EditResult) -> list[str]:
 def patch_lines(result: SafePatchResult) -> list[str]:
     state = result.latest_file_state
     lines = [
-        f"{result.message}: {state.file_path} version {state.version} sha256 {state.sha256}",
+        f"{result.message.rstrip('.')}: {state.file_path} version {state.version}"
+        f" sha256 {state.sha256}",
         f"lines {result.lines_before} -> {result.lines_after} ({result.net_change:+d})",
     ]
     for hunk in result.hunks:
@@ -136,7 +137,8 @@ def patch_lines(result: SafePatchResult) -> list[str]:
 
 
 def agent_status_lines(result: AgentStatusResult) -> list[str]:
-    lines = [f"{result.agent}: {len(result.files)} files seen, {result.stale_files} stale"]
+    n = len(result.files)
+    lines = [f"{result.agent}: {n} file{'s' * (n != 1)} seen, {result.stale_files} stale"]
     for seen in result.files:
         state = (
             "current"
