@@ -41,6 +41,7 @@ from editjournal.client.errors import (
     StateMismatch,
     UndoConflict,
     WorkspaceNotFound,
+    WorkspaceTooBroad,
 )
 from editjournal.client.exchange import Exchange, ParamsGiven, result_of, typed
 from editjournal.client.recovery import POLL_SLICE_S, DaemonDied, daemon_alive, may_retry, pid_gone
@@ -73,6 +74,7 @@ __all__ = [
     "Subscription",
     "UndoConflict",
     "WorkspaceNotFound",
+    "WorkspaceTooBroad",
 ]
 
 R = TypeVar("R", bound=Result)
