@@ -27,7 +27,12 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.connection import live_endpoint, refuse_too_broad, require_workspace
+from editjournal.client.connection import (
+    ALLOW_BROAD,
+    live_endpoint,
+    refuse_too_broad,
+    require_workspace,
+)
 from editjournal.client.guidance import instructions
 from editjournal.client.tooldefs import FORMATS, export, tool_definitions
 from editjournal.client.toolsets import (
@@ -80,8 +85,13 @@ Examples:
     )
 )
 @tool_choice
+@click.option(
+    "--allow-broad",
+    is_flag=True,
+    help="Serve / or the home directory itself if that is the workspace (not advised).",
+)
 @global_options()
-def mcp(profile: str, names: str | None) -> int:
+def mcp(profile: str, names: str | None, allow_broad: bool) -> int:
     """Serve the agent tools over MCP on stdin/stdout.
 
     The agent is named after the MCP client (its clientInfo name plus a
@@ -89,14 +99,15 @@ def mcp(profile: str, names: str | None) -> int:
     tool call when none serves the workspace. Without --workspace, the workspace
     is found from the server's working directory; started from / or the home
     directory itself, it refuses to run (workspace_too_broad) unless a daemon
-    serves that directory already. Needs the `mcp` extra:
+    serves that directory already or --allow-broad is given. Needs the `mcp` extra:
     pip install 'editjournal[mcp]'."""
     s = settings()
     methods = chosen_tools(profile, names)
     choice = s.choice
     root = require_workspace(choice.root)
+    options = (ALLOW_BROAD,) if allow_broad else ()
     if live_endpoint(root) is None:  # a host that starts its servers in / or ~: say so now
-        refuse_too_broad(root)
+        refuse_too_broad(root, options)
     click.echo(f"editjournal mcp: workspace {root} ({choice.why})", err=True)
     try:
         from editjournal.client import mcp as server
@@ -104,7 +115,7 @@ def mcp(profile: str, names: str | None) -> int:
         raise BadInput(
             f"the MCP SDK is not installed ({e}); install it with: pip install 'editjournal[mcp]'"
         ) from e
-    server.serve(root, s.agent, s.timeout, methods)
+    server.serve(root, s.agent, s.timeout, methods, options)
     return EXIT_OK
 
 

@@ -80,6 +80,7 @@ class Session:
     workspace: Path
     agent: str | None = None  # fixed by --agent; else set from clientInfo on the first call
     timeout: float = 30.0
+    daemon_options: tuple[str, ...] = ()  # for a daemon this session starts (--allow-broad)
     connection_id: str = field(default_factory=lambda: secrets.token_hex(3))
     client: AsyncClient | None = None
     notices: StalenessNotices = field(default_factory=StalenessNotices)
@@ -88,7 +89,9 @@ class Session:
     async def connect(self, client_name: str | None) -> AsyncClient:
         if self.client is None:
             self.agent = self.agent or agent_name(client_name, self.connection_id)
-            client = AsyncClient(self.workspace, self.agent, timeout=self.timeout)
+            client = AsyncClient(
+                self.workspace, self.agent, timeout=self.timeout, daemon_options=self.daemon_options
+            )
             self.client = await client.connect()
             if self.client.started_daemon is not None:
                 print(
@@ -211,10 +214,11 @@ def serve(
     agent: str | None = None,
     timeout: float = 30.0,
     methods: list[str] | None = None,
+    daemon_options: tuple[str, ...] = (),
 ) -> None:
     """Serve `methods` (default: every agent tool) over MCP on stdin/stdout until the
-    client closes stdin."""
-    session = Session(workspace, agent, timeout)
+    client closes stdin; `daemon_options` for a daemon it starts."""
+    session = Session(workspace, agent, timeout, daemon_options)
     try:
         anyio.run(_serve, session, methods)
     finally:

@@ -323,3 +323,21 @@ def test_a_relative_path_from_a_subdirectory_is_read_where_the_user_stands(
         assert done.returncode != 0 and "outside" in (done.stdout + done.stderr).lower()
     finally:
         daemon.stop()
+
+
+def test_mcp_serves_the_home_directory_only_when_asked() -> None:
+    """`editjournal mcp --allow-broad` from ~ runs (and ends when its stdin closes);
+    without it, refused at once. No tool call is made, so no daemon starts."""
+    home = Path(os.environ["HOME"]).resolve()  # the test's own (tests/conftest.py)
+    assert mcp_from(home).returncode == 2
+    done = subprocess.run(
+        [str(BIN / "editjournal"), "mcp", "--allow-broad"],
+        cwd=home,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"editjournal mcp: workspace {home}" in done.stderr
