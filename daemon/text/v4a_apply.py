@@ -172,7 +172,7 @@ def _land(lines: Sequence[str], chunk: Chunk, number: int, after: int, path: str
         # Codex's retry: a last empty context line may stand for the final newline
         rows = _without_last_empty(rows)
         old = tuple(row.text for row in rows if row.kind != "+")
-        found = seek(lines, old, after, chunk.end_of_file) if old else None
+        found = seek(lines, old, after, chunk.end_of_file)
     if found is None:
         last = chunk.headers[-1] if chunk.headers else None
         raise _not_found(lines, chunk.old_lines, after, path, number, last)
@@ -206,8 +206,11 @@ def _without_last_empty(rows: tuple[Row, ...]) -> tuple[Row, ...]:
         del out[old_at]
         return tuple(out)
     if new_at >= 0 and out[new_at].text == "":
-        del out[new_at]
-        old_at -= new_at < old_at
+        if out[new_at].kind == " ":
+            out[new_at] = Row("-", "")  # still an old line, no longer a new one
+        else:
+            del out[new_at]
+            old_at -= new_at < old_at
     if out[old_at].kind == " ":
         out[old_at] = Row("+", "")  # still a new line, no longer an old one
     else:
