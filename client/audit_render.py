@@ -19,7 +19,7 @@ from editjournal.schemas.tools import (
     LogEntry,
     ShowResult,
 )
-from editjournal.schemas.units import format_duration
+from editjournal.schemas.units import format_elapsed
 
 
 def when(ms: int) -> str:
@@ -30,15 +30,6 @@ def plural(n: float, word: str, words: str | None = None) -> str:
     """`1 file`, `2 files`, `1.5 events` (a mean is plural unless it is exactly one)."""
     shown = f"{n:,}" if isinstance(n, int) else f"{round(n, 1):g}"
     return f"{shown} {word if n == 1 else (words or word + 's')}"
-
-
-def duration_ms(ms: float) -> str:
-    """A duration a person reads: `840 ms`, `8.4 s`, `2m 5s`."""
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return format_duration(ms / 1000)
 
 
 def log_lines(events: list[LogEntry]) -> list[str]:
@@ -58,7 +49,7 @@ def hunk_lines(hunks: list[HunkInfo], expired: list[str], now_ms: int) -> list[s
     """`list-hunks`: the pending hunks as a table, times local and relative."""
     rows = [("HUNK", "KIND", "PATH", "BASE", "PREPARED", "EXPIRES")]
     for h in hunks:
-        left = format_duration(max(0, h.expires_at_ms - now_ms) / 1000)
+        left = format_elapsed(max(0, h.expires_at_ms - now_ms))
         rows.append(
             (h.hunk_id, h.kind, h.path, f"v{h.base_version}", when(h.created_at_ms),
              f"{when(h.expires_at_ms)} (in {left})")
@@ -165,7 +156,7 @@ def stats_lines(agents: list[AgentStats]) -> list[str]:
             )  # fmt: skip
             means = [
                 None if events is None else plural(events, "event"),
-                None if ms is None else duration_ms(ms),
+                None if ms is None else format_elapsed(ms),
                 None if attempts is None else plural(attempts, "attempt"),
             ]
             shown = ", ".join(m for m in means if m) or "-"

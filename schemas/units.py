@@ -77,6 +77,30 @@ def format_duration(seconds: float) -> str:
     return f"{secs}s"
 
 
+def format_elapsed(ms: float) -> str:
+    """Milliseconds as a person reads a duration, in its two largest units: `250 ms`,
+    `1.5 s`, `42 s`, `3 min 20 s`, `1 h 5 min`, `2 d 3 h` (the CLI and the report alike)."""
+    ms = max(ms, 0.0)
+    if ms < 999.5:
+        return f"{_short_number(ms)} ms"
+    if ms < 59_500:
+        return f"{_short_number(ms / 1000)} s"
+    rest = round(ms / 1000)
+    parts: list[str] = []
+    for size, unit in ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")):
+        count, rest = divmod(rest, size)
+        if count or parts:
+            parts.append(f"{count} {unit}")
+    return " ".join(p for p in parts[:2] if not p.startswith("0 "))
+
+
+def _short_number(value: float) -> str:
+    """One decimal below 10 (none when it is 0), whole numbers above."""
+    if value >= 9.95:
+        return str(round(value))
+    return f"{value:.1f}".removesuffix(".0")
+
+
 def limit_that_fits(size: int) -> str:
     """A `--max-file-size` that takes a file of `size` bytes: a power of two MiB.
     The daemon's refusal and the CLI's suggestion both name it."""

@@ -39,6 +39,7 @@ from editjournal.daemon.audit.views import event_diff
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import Record
 from editjournal.schemas.tools import AgentStats
+from editjournal.schemas.units import format_elapsed
 
 MARKS_PER_FILE = 400
 LANE_MARKS = 3_000
@@ -237,29 +238,6 @@ def _look_css(looks: dict[str, Look]) -> str:
     )
 
 
-def readable_duration(ms: float) -> str:
-    """`250 ms`, `1.5 s`, `42 s`, `3 min 20 s`, `1 h 5 min`, `2 d 3 h`."""
-    ms = max(ms, 0.0)
-    if ms < 999.5:
-        return f"{_short(ms)} ms"
-    if ms < 59_500:
-        return f"{_short(ms / 1000)} s"
-    rest = round(ms / 1000)
-    parts: list[str] = []
-    for size, unit in ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")):
-        count, rest = divmod(rest, size)
-        if count or parts:
-            parts.append(f"{count} {unit}")
-    return " ".join(p for p in parts[:2] if not p.startswith("0 "))
-
-
-def _short(value: float) -> str:
-    """One decimal below 10 (none when it is 0), whole numbers above."""
-    if value >= 9.95:
-        return str(round(value))
-    return f"{value:.1f}".removesuffix(".0")
-
-
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -282,7 +260,7 @@ def _overview(scan: _Scan, looks: dict[str, Look]) -> str:
     legend = " &nbsp; ".join(_named(n, looks) for n in sorted(scan.agents, key=name_order))
     span = ""
     if scan.first_ts is not None and scan.last_ts is not None:
-        span = f" ({readable_duration(scan.last_ts - scan.first_ts)})"
+        span = f" ({format_elapsed(scan.last_ts - scan.first_ts)})"
     return (
         f"<p>{scan.total} events, {len(scan.files)} files, {_time(scan.first_ts)} to"
         f" {_time(scan.last_ts)}{span}.</p><p>{legend}</p>"
@@ -301,7 +279,7 @@ def _stats_table(stats: list[AgentStats], looks: dict[str, Look]) -> str:
         codes = ", ".join(f"{_e(c)}: {n}" for c, n in s.rejections.items()) or "-"
         mean = "-"
         if s.recoveries and s.mean_recovery_ms is not None:
-            took = readable_duration(s.mean_recovery_ms)
+            took = format_elapsed(s.mean_recovery_ms)
             mean = f"{s.mean_recovery_events} / {took} / {s.mean_recovery_attempts}"
         cells = (s.reads, s.applied_writes, s.rejected_writes)
         nums = "".join(f"<td class='num'>{n}</td>" for n in cells)
@@ -354,7 +332,7 @@ def _lanes_intro(scan: _Scan, start: int, end: int) -> str:
     )
     return (
         f"<p>To scale: {which}, {_time(start)} to {_time(end)}"
-        f" ({readable_duration(end - start)}); {shapes}. Hover a mark for its event.</p>"
+        f" ({format_elapsed(end - start)}); {shapes}. Hover a mark for its event.</p>"
     )
 
 
@@ -372,7 +350,7 @@ def _axis(start: int, end: int, width: int) -> str:
     ticks = [f"<span class='tick' style='left:0%'>{_time(start)}</span>"]
     if end > start:
         for share in (25, 50, 75, 100):
-            at = readable_duration((end - start) * share / 100)
+            at = format_elapsed((end - start) * share / 100)
             end_cls = " end" if share == 100 else ""
             ticks.append(f"<span class='tick{end_cls}' style='left:{share}%'>+{at}</span>")
     return (

@@ -36,6 +36,7 @@ from editjournal.schemas.tools import (
     CheckpointListParams,
     CheckpointListResult,
 )
+from editjournal.schemas.units import format_size
 
 DIFF_BUDGET = 256 * 1024  # characters of diffs one checkpoint_diff reply carries
 
@@ -68,7 +69,7 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
     n = len(entries)
     result = CheckpointCreateResult(
         message=f"Checkpoint {name!r} (id {seq}): {n} file{'s' * (n != 1)}, "
-        f"{_size(event.total_bytes)}" + _not_text_note(event.not_text),
+        f"{format_size(event.total_bytes)}" + _not_text_note(event.not_text),
         id=seq,
         name=name,
         version=seq,
@@ -102,14 +103,6 @@ def _listed(entries: list[ManifestEntry]) -> list[CheckpointFile]:
         CheckpointFile(e.path, e.sha256 if e.held else "", e.size)
         for e in entries[:MAX_LISTED_FILES]
     ]
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    raise AssertionError("unreachable")
 
 
 def _not_text_note(n: int) -> str:
@@ -158,7 +151,7 @@ def _line(checkpoint: Checkpoint) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(checkpoint.ts / 1000))
     n = checkpoint.file_count
     who = checkpoint.agent or "-"
-    size = f", {_size(checkpoint.total_bytes)}" if not checkpoint.inline else ""
+    size = f", {format_size(checkpoint.total_bytes)}" if not checkpoint.inline else ""
     scope = f"  ({', '.join(checkpoint.scope)})" if checkpoint.scope else ""
     files = f"{n} file{'s' * (n != 1)}{size}{scope}"
     return f"{checkpoint.id:>6}  {checkpoint.name}  by {who}  {when}  {files}"

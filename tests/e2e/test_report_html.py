@@ -28,7 +28,7 @@ import pytest
 from editjournal.client import RequestError
 from editjournal.daemon.audit import open_readonly
 from editjournal.daemon.audit import report as html_report
-from editjournal.daemon.audit.report import readable_duration
+from editjournal.schemas.units import format_elapsed
 from tests.conftest import start, wait_until
 from tests.e2e.cli_support import cli
 
@@ -315,7 +315,7 @@ def test_a_long_journals_timeline_keeps_its_last_marks_and_says_so(
     ],
 )
 def test_a_duration_is_given_in_its_largest_units(ms: float, text: str):
-    assert readable_duration(ms) == text
+    assert format_elapsed(ms) == text
 
 
 def _css_of(report: Report, who: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from editjournal.client.audit_render import duration_ms, plural, stats_lines
+from editjournal.client.audit_render import plural, stats_lines
 from editjournal.schemas.tools import AgentStats
 
 
@@ -16,14 +16,6 @@ from editjournal.schemas.tools import AgentStats
 )  # fmt: skip
 def test_plural(n: float, expected: str):
     assert plural(n, "file") == expected
-
-
-@pytest.mark.parametrize(
-    ("ms", "expected"),
-    [(0, "0 ms"), (840.4, "840 ms"), (8366.0, "8.4 s"), (59_949, "59.9 s"), (125_000, "2m 5s")],
-)
-def test_duration_ms(ms: float, expected: str):
-    assert duration_ms(ms) == expected
 
 
 def test_stats_means_read_as_words_and_units():
