@@ -127,6 +127,8 @@ def history_lines(result: HistoryResult) -> list[str]:
         lines.append(
             f"{v.seq:>6}  {when(v.ts)}  {v.author:<12} {v.kind:<16} {count:>6} {delta}"
             + ("" if v.stored or v.sha256 is None else "  (content not stored)")
+            + (f"  (as {v.path})" if v.path else "")
+            + (f"  (moved from {v.moved_from})" if v.moved_from else "")
         )
     return lines
 

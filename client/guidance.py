@@ -300,6 +300,70 @@ details.found); also for a malformed diff, a diff of several files, or overlappi
 for subtle errors."
 - safety_check_failed: as for edit; fix the diff, or pass skip_safety_check: true."""
 
+APPLY_PATCH_FORMAT = """\
+The patch is OpenAI's apply_patch envelope (Codex's format): file operations between \
+"*** Begin Patch" and "*** End Patch", each starting with a header line:
+- "*** Add File: PATH", then the new file's lines, each prefixed with +.
+- "*** Delete File: PATH", nothing after it.
+- "*** Update File: PATH", optionally "*** Move to: NEW_PATH" (a rename), then hunks: \
+each starts with "@@" (or "@@ " and a class or function line that narrows the search; \
+stack several @@ lines to narrow further), then lines that start with " " (context), "-" \
+(removed) or "+" (added). "*** End of File" after a hunk pins it to the end of the file.
+Show 3 lines of context above and below each change (not repeated between close changes); \
+there are no line numbers: a hunk is found by its context and - lines. Paths are relative \
+to the workspace, never absolute. Example:
+*** Begin Patch
+*** Add File: hello.txt
++Hello world
+*** Update File: src/app.py
+*** Move to: src/main.py
+@@ def greet():
+-print("Hi")
++print("Hello, world!")
+*** Delete File: obsolete.txt
+*** End Patch"""
+
+APPLY_PATCH_DESCRIPTION = f"""\
+Change one or many files in one call, all or nothing: if any operation cannot apply, no \
+file is changed. Choose it to change several files together (a rename and its callers, \
+say), or when you write this patch format naturally; for one change to one file, edit \
+(anchors from read_file), safe_patch (a unified diff) or edit_file (a string replacement) \
+serve as well.
+
+{APPLY_PATCH_FORMAT}
+
+Call with patch (the text above), or with operations in the Responses API's shape: a list \
+of {{"type": "create_file" | "update_file" | "delete_file", "path": ..., "diff": ...}} \
+(create_file's diff is the + lines, update_file's the @@ hunks, optionally "move_to"). \
+skip_safety_check (default false) as for edit.
+
+Read a file before you change it: the daemon knows which version you saw. When someone \
+else changed the file since, your hunks are still applied over their changes if the lines \
+you change are untouched (rebased_from_version says so); otherwise the patch is refused. \
+An Add File over an existing file replaces it (a warning names whose changes it replaced \
+when you had not seen them); over one that changed since you read it, it is refused.
+
+Returns message ("Success. Updated the following files:" then A, M or D and each path) \
+and files: for each file its path, action (added, updated, moved, deleted), moved_from, \
+version, sha256, lines_before, lines_after, diff (the changed region with new anchors, \
+for edit), hunks (where each landed) and overwrote_unseen.
+
+Errors (error.code); no file is changed after any error, and details.operation and \
+details.path name the operation:
+- invalid_diff: the patch is malformed; details.line is its line (for operations, of \
+that operation's diff).
+- no_match: a hunk's context or - lines are not in the file; details.hunk, \
+details.unmatched (the first line not found) and details.nearest (the file's most similar \
+lines). Read the file and redo the hunk.
+- anchor_stale: lines your hunk changes were changed by someone else since you read the \
+file; details.conflicts names who (seq, agent, kind) and details.delta has the changes with \
+fresh content. Redo the hunk from the delta.
+- file_not_found: an Update or Delete of a file that does not exist.
+- invalid_params: two operations change the same file (put them in one), or neither or \
+both of patch and operations.
+- safety_check_failed, path_outside_workspace, path_protected, permission_denied: as for \
+edit."""
+
 AGENT_STATUS_DESCRIPTION = """\
 Lists every file you (or the agent you name) have read or written, the version you saw, and \
 whether it changed since: current false means someone else (another agent, or a change made \
@@ -618,6 +682,7 @@ DESCRIPTIONS: dict[str, str] = {
     "read_many_files": READ_MANY_FILES_DESCRIPTION,
     "edit": EDIT_DESCRIPTION,
     "safe_patch": SAFE_PATCH_DESCRIPTION,
+    "apply_patch": APPLY_PATCH_DESCRIPTION,
     "agent_status": AGENT_STATUS_DESCRIPTION,
     "edit_file": EDIT_FILE_DESCRIPTION,
     "append_to_file": APPEND_TO_FILE_DESCRIPTION,

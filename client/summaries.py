@@ -56,6 +56,16 @@ empty content), one to /dev/null deletes it. Every reply, and every error, carri
 latest_file_state (version, sha256, content) to retry from at once; include_content: \
 false leaves the content out."""
 
+APPLY_PATCH_SUMMARY = """\
+Change one or many files in one call, all or nothing, with OpenAI's apply_patch format: \
+patch is "*** Begin Patch", then "*** Add File: PATH" (+ lines), "*** Delete File: PATH" \
+or "*** Update File: PATH" (optionally "*** Move to: NEW") with hunks: "@@" (optionally \
+a class or def line), then " " context, "-" removed, "+" added lines, 3 lines of context \
+around each change, no line numbers; then "*** End Patch". Or operations in the \
+Responses API's shape (create_file, update_file, delete_file with diff). Read files \
+first: a hunk whose lines someone changed since is refused anchor_stale with the delta; \
+one not found is no_match with the nearest lines. Paths are relative."""
+
 AGENT_STATUS_SUMMARY = """\
 List the files you (or agent) have read or written, the version you saw and whether it \
 changed since: current false, with changed_since naming each change (seq, agent, kind; \
@@ -177,6 +187,7 @@ SUMMARIES: dict[str, str] = {
     "read_many_files": READ_MANY_FILES_SUMMARY,
     "edit": EDIT_SUMMARY,
     "safe_patch": SAFE_PATCH_SUMMARY,
+    "apply_patch": APPLY_PATCH_SUMMARY,
     "agent_status": AGENT_STATUS_SUMMARY,
     "edit_file": EDIT_FILE_SUMMARY,
     "append_to_file": APPEND_TO_FILE_SUMMARY,

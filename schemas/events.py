@@ -121,6 +121,11 @@ class EditApplied(Event, tag="edit_applied"):
     # The tool removed the file (a patch to /dev/null): `after_sha256` is the empty
     # content's, and the file no longer exists.
     deleted: bool = False
+    # A move (apply_patch's `*** Move to:`): the write that removed the old path names
+    # the new one (`moved_to`, with `deleted`), the write that made the new path names
+    # the old one (`moved_from`): history and blame follow the file across the rename.
+    moved_from: str | None = None
+    moved_to: str | None = None
 
     @property
     def content_sha256(self) -> str | None:
@@ -133,8 +138,14 @@ class EditApplied(Event, tag="edit_applied"):
     def summary(self) -> str:
         n = len(self.operations)
         delta = self.line_count - self.lines_before
+        if self.moved_to:
+            return f"{self.writer} {self.path}: moved to {self.moved_to}"
         if self.deleted:
             return f"{self.writer} {self.path}: deleted ({self.lines_before} lines)"
+        if self.moved_from:
+            return (
+                f"{self.writer} {self.path}: moved from {self.moved_from} ({self.line_count} lines)"
+            )
         return (
             f"{self.writer} {self.path}: {n} operation{'s' * (n != 1)}, "
             f"{self.lines_before} -> {self.line_count} lines ({delta:+d})"

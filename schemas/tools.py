@@ -438,6 +438,71 @@ class SafePatchResult(Result):
     rebased_over: list[dict[str, Any]] = []
 
 
+# --- OpenAI's patch envelope (V4A) -------------------------------------------------------
+# Codex CLI's `apply_patch` text, or the Responses API's apply_patch operations.
+
+MAX_PATCH_OPERATIONS = 1000  # file operations in one apply_patch: one request, one commit
+
+
+class PatchOperation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One operation in the Responses API's shape (`apply_patch_call.operation`):
+    `diff` is the V4A body without the envelope: "+" lines for create_file, `@@`
+    hunks for update_file, nothing for delete_file. `move_to` renames on update."""
+
+    type: Literal["create_file", "update_file", "delete_file"]
+    path: str
+    diff: str | None = None
+    move_to: str | None = None
+
+
+class ApplyPatchParams(Params, kw_only=True):
+    """Many files at once, all or nothing: `patch` (the envelope, `*** Begin Patch` ...
+    `*** End Patch`) or `operations` (the Responses API's shape), exactly one."""
+
+    patch: str | None = None
+    operations: (
+        Annotated[list[PatchOperation], Meta(min_length=1, max_length=MAX_PATCH_OPERATIONS)] | None
+    ) = None
+    skip_safety_check: bool = False
+
+
+class ChunkLanding(Result):
+    """Where one hunk of an update landed: the first line of its block in the file as
+    it was written to (1-based), and the `@@` header it was narrowed by."""
+
+    hunk: int
+    line: int
+    header: str | None = None
+
+
+class PatchedFile(Result):
+    """One file an applied patch wrote: `action` added, updated, moved or deleted."""
+
+    path: str
+    action: Literal["added", "updated", "moved", "deleted"]
+    version: int
+    sha256: str | None  # None: deleted
+    lines_before: int
+    lines_after: int
+    diff: str  # the changed region with new anchors, as `edit` shows it ("" for a deletion)
+    anchors_valid_through: int
+    moved_from: str | None = None
+    hunks: list[ChunkLanding] = []
+    auto_corrections: list[AutoCorrection] = []
+    safety_check: str = "clean"
+    # an Add File or a move onto a file you had not seen: the changes it replaced
+    overwrote_unseen: list[dict[str, Any]] = []
+    rebased_from_version: int | None = None  # planned in your older snapshot, carried
+    rebased_over: list[dict[str, Any]] = []
+
+
+class ApplyPatchResult(Result):
+    """An applied patch: Codex's own summary (`message`) and each file written."""
+
+    message: str
+    files: list[PatchedFile]
+
+
 # --- atomic text tools ------------------------------------------------------------------
 # For agents that cannot hold a file in context: the daemon does the read-modify-write.
 
@@ -878,6 +943,8 @@ class FileVersion(Result):
     line_count: int | None = None
     added: int | None = None
     removed: int | None = None
+    path: str | None = None  # the file's path then, when not the one asked (before a move)
+    moved_from: str | None = None  # this version moved the file here from that path
 
 
 class HistoryResult(Result):
@@ -966,6 +1033,7 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "read_many_files": ReadManyFilesParams,
     "edit": EditParams,
     "safe_patch": SafePatchParams,
+    "apply_patch": ApplyPatchParams,
     "agent_status": AgentStatusParams,
     "edit_file": EditFileParams,
     "append_to_file": AppendToFileParams,
@@ -1000,6 +1068,7 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "read_many_files": ReadManyFilesResult,
     "edit": EditResult,
     "safe_patch": SafePatchResult,
+    "apply_patch": ApplyPatchResult,
     "agent_status": AgentStatusResult,
     "edit_file": AtomicResult,
     "append_to_file": AtomicResult,

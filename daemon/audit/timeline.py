@@ -31,6 +31,7 @@ class Version:
     writer: str | None  # the writing tool, "outside", or None (a read saw it first)
     before_sha256: str | None = None  # edit_applied: the content it was computed from
     line_changes: tuple[tuple[int, int, int], ...] = ()  # edit_applied: exact, when known
+    moved_from: str | None = None  # edit_applied of a move: the file's earlier path
 
     @property
     def author(self) -> str:
@@ -56,17 +57,37 @@ def version_of(record: Record, previous: Version | None) -> Version | None:
         writer = OUTSIDE
     before: str | None = None
     changes: tuple[tuple[int, int, int], ...] = ()
+    moved_from: str | None = None
     if isinstance(event, EditApplied):
         before = event.before_sha256
         changes = tuple((s, e, n) for s, e, n in event.line_changes)
+        moved_from = event.moved_from
     return Version(
-        record.seq, record.ts, record.agent, record.kind, event.path, sha, writer, before, changes
-    )
+        record.seq, record.ts, record.agent, record.kind, event.path, sha, writer, before,
+        changes, moved_from,
+    )  # fmt: skip
 
 
-def versions(journal: Journal, path: str, until_seq: int | None = None) -> list[Version]:
-    """Every version of `path`, oldest first, up to and including `until_seq`."""
-    return list(_fold(journal.records(path=path, until_seq=until_seq)))
+MAX_MOVES = 100  # earlier names followed back from one path
+
+
+def versions(
+    journal: Journal, path: str, until_seq: int | None = None, hops: int = 0
+) -> list[Version]:
+    """Every version of the file at `path`, oldest first, up to and including
+    `until_seq`. Across a move (apply_patch's `*** Move to:`) the file's versions under
+    its earlier path come first, instead of what that path held before the move."""
+    found = list(_fold(journal.records(path=path, until_seq=until_seq)))
+    moves = [i for i, v in enumerate(found) if v.moved_from is not None]
+    if not moves or hops >= MAX_MOVES:
+        return found
+    at = moves[-1]
+    move = found[at]
+    assert move.moved_from is not None
+    earlier = versions(journal, move.moved_from, move.seq - 1, hops + 1)
+    if earlier and earlier[-1].sha256 is None:
+        earlier.pop()  # the old path's removal by this very move
+    return [*earlier, *found[at:]]
 
 
 def _fold(records: Iterable[Record]) -> Iterator[Version]:

@@ -92,12 +92,14 @@ def history(journal: Journal, path: str) -> HistoryResult:
     previous: tuple[str, ...] | None = ()
     for version in found:
         data = journal.blob(version.sha256) if version.sha256 else b""
-        rows.append(_row(version, data, previous))
+        rows.append(_row(version, data, previous, path))
         previous = None if data is None else lines_of(data)
     return HistoryResult(path=path, versions=rows)
 
 
-def _row(version: Version, data: bytes | None, previous: tuple[str, ...] | None) -> FileVersion:
+def _row(
+    version: Version, data: bytes | None, previous: tuple[str, ...] | None, path: str
+) -> FileVersion:
     lines = None if data is None else lines_of(data)
     added, removed = (None, None)
     if lines is not None and previous is not None:
@@ -114,6 +116,8 @@ def _row(version: Version, data: bytes | None, previous: tuple[str, ...] | None)
         line_count=None if lines is None else len(lines),
         added=added,
         removed=removed,
+        path=version.path if version.path != path else None,
+        moved_from=version.moved_from,
     )
 
 

@@ -174,6 +174,7 @@ def registry() -> dict[str, Handler]:
     from editjournal.daemon.handlers import (  # noqa: F401 - imported for their registration
         agents,
         apply,
+        apply_patch,
         atomic,
         audit,
         checkpoints,

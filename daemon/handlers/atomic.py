@@ -27,8 +27,6 @@ from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.ranges import from_ranges, intersection
-from editjournal.daemon.text.rebase import relied
 from editjournal.daemon.text.replace import (
     Joined,
     added_lines,
@@ -41,14 +39,17 @@ from editjournal.daemon.text.replace import (
     similar_lines,
 )
 from editjournal.daemon.text.sections import find_section, plan_section
-from editjournal.daemon.writing.history import Base, changes_since
+from editjournal.daemon.writing.guards import (
+    overwrite_warning,
+    overwritten_unseen,
+    refuse_unseen,
+    refuse_unseen_in_snapshot,
+    relied_spans,
+)
+from editjournal.daemon.writing.history import Base
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import (
-    brought_by,
-    delta,
-    named,
     shown_lines,
-    unseen_refusal,
 )
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -62,7 +63,7 @@ from editjournal.schemas.tools import (
 )
 
 SIMILAR_SHOWN = 4  # lines shown of each similar window of a no_match: a hint, kept small
-OVERWRITTEN_SHOWN = 5  # changes named in write_file's warning, newest last
+WRITER_FILE = "write_file"
 ATOMIC_HINT = "prefer edit_file, append_to_file or update_section to change part of a file"
 
 
@@ -91,9 +92,10 @@ def update_section(ctx: Context, params: UpdateSectionParams) -> Outcome:
 @handles("write_file")
 def write_file(ctx: Context, params: WriteFileParams) -> Outcome:
     target = open_target(ctx, params.path, missing_ok=True)
-    overwrote = _overwritten_unseen(target)
-    warnings = [] if overwrote is None else [_overwrite_warning(target, overwrote)]
-    return write(target, _WriteFile(params, overwrote=tuple(overwrote or ())), warnings)
+    overwrote = overwritten_unseen(target)
+    hint = f"{ATOMIC_HINT}, or read the file first"
+    warned = [] if overwrote is None else [overwrite_warning(target, overwrote, WRITER_FILE, hint)]
+    return write(target, _WriteFile(params, overwrote=tuple(overwrote or ())), warned)
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,9 @@ class _EditFile(_Atomic):
             seen_offsets = find_all(seen, old)
             if len(seen_offsets) == expected:
                 planned = _replaced(seen, seen_offsets, old, new, base, target.doc)
-                _refuse_unseen_in_snapshot(target, _relied_spans(planned.plan, base.doc))
+                refuse_unseen_in_snapshot(
+                    target, relied_spans(planned.plan, base.doc), "the replacement"
+                )
                 return planned
         if not offsets:
             raise _no_match(target, old)
@@ -160,7 +164,7 @@ class _EditFile(_Atomic):
             spans = matched_lines(joined, offsets, len(old))
             raise _multiple(target, spans, expected, self.params.expected_replacements)
         planned = _replaced(joined, offsets, old, new, None, target.doc)
-        _refuse_unseen(target, _relied_spans(planned.plan, target.doc), "the replacement")
+        refuse_unseen(target, relied_spans(planned.plan, target.doc), "the replacement")
         return planned
 
     def message(self, written: Written) -> str:
@@ -184,13 +188,6 @@ def _replaced(
     notes = newline_added(now, final) if left else ()
     reply = {"replacements": len(offsets)}
     return Planned(EditPlan(splices, notes), base, context, True, reply=reply)
-
-
-def _relied_spans(plan: EditPlan, doc: Document) -> list[tuple[int, int]]:
-    """The 1-based line spans the plan's splices rely on, as the carrying sees them
-    (`text.rebase.relied`: the lines changed, an insertion's neighbours)."""
-    relied_lines = (relied(s, doc.line_count) for s in plan.splices)
-    return [(lines[0], lines[-1]) for lines in relied_lines if lines]
 
 
 @dataclass(frozen=True)
@@ -237,7 +234,7 @@ class _Section(_Atomic):
         lines, path = target.doc.lines, target.path
         header, end = find_section(lines, self.params.section_header, path)
         span = (header.start + 1, max(end, header.end))
-        _refuse_unseen(target, [span], f"section {self.params.section_header!r}")
+        refuse_unseen(target, [span], f"section {self.params.section_header!r}")
         plan = plan_section(lines, header, end, self.params.new_content)
         notes = newline_added(target.doc, None)  # the header stays: never an empty file
         return Planned(EditPlan(plan.splices, notes), final_newline=True)
@@ -323,60 +320,4 @@ def _multiple(
     message += f" It occurs at line{'s' * (n != 1)} {shown_lines(lines)}."
     return ToolError(
         ErrorCode.MULTIPLE_MATCHES, message, {"path": path, "count": n, "lines": lines}
-    )
-
-
-def _refuse_unseen_in_snapshot(target: Target, spans: list[tuple[int, int]]) -> None:
-    """`anchor_stale` when the lines a replacement planned in the agent's snapshot
-    changes are lines of it the agent was never shown (a ranged read, others' lines
-    its own write was carried over): they are not the agent's to overwrite."""
-    ctx = target.ctx
-    seen = ctx.state.snapshots[(ctx.agent, target.path)]
-    hits = sorted(from_ranges(intersection(spans, seen.unseen)))
-    if hits:
-        raise unseen_refusal("the replacement", hits, seen.version, [], None)
-
-
-def _refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> None:
-    """`anchor_stale` when a span the write relies on holds lines the agent has not seen
-    (someone else changed them since its snapshot, or it was never shown them)."""
-    base = target.agent_base
-    hits = sorted(from_ranges(intersection(spans, target.unseen(base) or [])))
-    if not hits:
-        return
-    ctx = target.ctx
-    seen = ctx.state.snapshots[(ctx.agent, target.path)]
-    conflicts, found = [], None
-    if base is not None:
-        conflicts = brought_by(base, target.doc.lines, hits)
-        found = delta(base, target.doc, target.anchors, target.version)
-    raise unseen_refusal(what, hits, seen.version, conflicts, found)
-
-
-# --- write_file over unseen content ---------------------------------------------------------
-
-
-def _overwritten_unseen(target: Target) -> list[dict[str, Any]] | None:
-    """The changes a write_file overwrites that this agent never saw; None when it saw
-    the content (or there is none to lose)."""
-    if not target.exists or target.doc.line_count == 0:
-        return None
-    ctx = target.ctx
-    seen = ctx.state.snapshots.get((ctx.agent, target.path))
-    if seen is not None and seen.sha256 == target.snap.sha256 and not seen.unseen:
-        return None
-    since = seen.version if seen is not None else 0
-    changes = changes_since(ctx, target.path, since, target.noticed)
-    return [c.describe() for c in changes[-OVERWRITTEN_SHOWN:]]
-
-
-def _overwrite_warning(target: Target, overwrote: list[dict[str, Any]]) -> str:
-    ctx = target.ctx
-    seen = ctx.state.snapshots.get((ctx.agent, target.path))
-    when = "never read" if seen is None else f"had not read since version {seen.version}"
-    who = named(overwrote)
-    lost = f", overwriting changes by {who}" if who else ""
-    return (
-        f"write_file replaced all {target.doc.line_count} lines of {target.path}, which you"
-        f" {when}{lost}: {ATOMIC_HINT}, or read the file first"
     )

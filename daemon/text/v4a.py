@@ -271,3 +271,60 @@ def _chunk(body: Sequence[_Line], at: int, first: bool) -> tuple[Chunk, int]:
         number = body[end].number if end < len(body) else body[-1].number + 1
         raise PatchParseError(number, "the hunk has no lines")
     return Chunk(tuple(headers), tuple(rows), end_of_file, start), end
+
+
+# --- the Responses API's shape: one operation, its body without the envelope ----------------
+
+OPERATION_TYPES = {"create_file": "Add", "update_file": "Update", "delete_file": "Delete"}
+
+
+def operation_of(kind: str, path: str, diff: str | None, move_to: str | None = None) -> Operation:
+    """One operation of the Responses API (`create_file` with a body of "+" lines,
+    `update_file` with `@@` hunks, `delete_file` with none); `PatchParseError` names
+    the 1-based line of `diff`. An update with `move_to` and no hunk is a rename."""
+    head = _Line(0, f"*** {OPERATION_TYPES[kind]} File: {path}")
+    body = [head, *_diff_lines(diff or "")]
+    if kind == "delete_file":
+        if len(body) > 1:
+            raise PatchParseError(body[1].number, "delete_file takes no diff")
+        return DeleteFile(path)
+    if kind == "create_file":
+        operation: Operation
+        operation, end = _add(body, 0, path)
+    elif len(body) == 1 and move_to:
+        return UpdateFile(path, move_to, ())
+    else:
+        operation, end = _update(body, 0, path)
+        operation = UpdateFile(path, move_to or None, operation.chunks)
+    if end < len(body):
+        line = body[end]
+        what = "a line starting with '+'" if kind == "create_file" else "an '@@' hunk"
+        raise PatchParseError(line.number, f"expected {what}, got {line.text!r}")
+    return operation
+
+
+def _diff_lines(diff: str) -> list[_Line]:
+    """A body's lines, numbered from 1; a final newline ends the last line, no more."""
+    rows = diff.removesuffix("\n").split("\n") if diff else []
+    return [_Line(n, raw.removesuffix("\r")) for n, raw in enumerate(rows, 1)]
+
+
+def render(operation: Operation) -> str:
+    """The operation as envelope text (without Begin/End): what the journal records."""
+    if isinstance(operation, DeleteFile):
+        return f"*** Delete File: {operation.path}\n"
+    if isinstance(operation, AddFile):
+        lines = operation.content.removesuffix("\n").split("\n") if operation.content else []
+        added = "".join(f"+{line}\n" for line in lines)
+        return f"*** Add File: {operation.path}\n{added}"
+    out = [f"*** Update File: {operation.path}\n"]
+    if operation.move_to:
+        out.append(f"{MOVE_TO} {operation.move_to}\n")
+    for chunk in operation.chunks:
+        out.extend(f"@@ {header}\n" for header in chunk.headers)
+        if not chunk.headers:
+            out.append("@@\n")
+        out.extend(f"{row.kind}{row.text}\n" for row in chunk.rows)
+        if chunk.end_of_file:
+            out.append(f"{END_OF_FILE}\n")
+    return "".join(out)

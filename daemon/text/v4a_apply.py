@@ -123,9 +123,9 @@ class UpdatePlan:
     landings: tuple[Landing, ...]
 
 
-def plan_update(old_text: str, op: UpdateFile) -> UpdatePlan:
-    """Find every chunk of `op` in `old_text`; raise `ChunkNotFound` for the first that is not."""
-    lines = parse(old_text).lines
+def plan_update(lines: Sequence[str], op: UpdateFile) -> UpdatePlan:
+    """Find every chunk of `op` in the file's `lines`; raise `ChunkNotFound` for the
+    first that is not."""
     landings: list[Landing] = []
     after = 0  # where the next search starts: past the previous block or header
     for number, chunk in enumerate(op.chunks, 1):
@@ -137,7 +137,7 @@ def plan_update(old_text: str, op: UpdateFile) -> UpdatePlan:
 
 def apply_update(old_text: str, op: UpdateFile) -> str:
     """`old_text` with every chunk of `op` applied (and a final newline)."""
-    return render_update(old_text, plan_update(old_text, op))
+    return render_update(old_text, plan_update(parse(old_text).lines, op))
 
 
 def render_update(old_text: str, plan: UpdatePlan) -> str:

@@ -21,7 +21,7 @@ or touch the disk (the server performs the `Write` after the commit).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -85,6 +85,16 @@ class Planned:
     unseen: LineRanges | None = None  # lines of the current content the agent was not shown
     # (the path sets it; None: the agent never saw the file)
     reply: Mapping[str, Any] = field(default_factory=dict)  # the planner's own reply fields
+    # A move: the new content goes to `moved_to` (another job of the same `write_all`
+    # writes it there, with `moved_from`) and this path is removed; both are journaled so
+    # history and blame follow the file across the rename.
+    moved_to: str | None = None
+    moved_from: str | None = None
+
+    @property
+    def removes(self) -> bool:
+        """The file at this path is gone afterwards (deleted, or moved away)."""
+        return self.delete or self.moved_to is not None
 
 
 class Writer(Protocol):
@@ -287,15 +297,18 @@ def _context_carried(
     return [("context_carried", detail)]
 
 
-def write_all(jobs: Sequence[tuple[Target, Writer]], warnings: list[str]) -> Outcome:
-    """Several files, all or nothing (a restore): every file's outcome merged, its
-    result the list of each writer's result; or, when any file is refused, none is
+def write_all(jobs: Iterable[tuple[Target, Writer]], warnings: list[str]) -> Outcome:
+    """Several files, all or nothing (a restore, a patch): every file's outcome merged,
+    its result the list of each writer's result; or, when any file is refused, none is
     written: the refusals and the outside changes noticed are journaled, and the
-    first refusal is the error (details.refused lists them all)."""
-    outcomes = [write(target, writer, []) for target, writer in jobs]
-    refused = [o for o in outcomes if o.error is not None]
+    first refusal is the error (details.refused lists them all).
+
+    Jobs are planned in order, one after the other, so a later job may be made from
+    an earlier one's result (a move's new path from its old path's planned content)."""
+    done = [(target, write(target, writer, [])) for target, writer in jobs]
+    refused = [o for _, o in done if o.error is not None]
     merged = Outcome(result=[], warnings=list(warnings))
-    for (target, _), outcome in zip(jobs, outcomes, strict=True):
+    for target, outcome in done:
         if refused and outcome.error is None:
             merged.events.extend(target.noticed)  # facts, whatever happens to the write
             continue
@@ -367,23 +380,28 @@ def _untouched(target: Target, planned: Planned, changes: list[Change]) -> tuple
 
 
 def _applied_event(written: Written, writer: Writer) -> EditApplied:
-    target, plan = written.target, written.planned.plan
-    line_changes = recorded_changes(target.doc.lines, plan)
+    target, planned = written.target, written.planned
+    line_changes = recorded_changes(target.doc.lines, planned.plan)
+    if planned.moved_to is not None:  # the content went to the new path: none is left here
+        line_changes = [(0, target.doc.line_count, 0)]
+    left = 0 if planned.moved_to is not None else None
     return EditApplied(
         path=target.path,
         writer=writer.name,
         before_sha256=target.snap.sha256,
         after_sha256=written.sha256,
-        size=len(written.data),
+        size=len(written.data) if left is None else left,
         lines_before=target.doc.line_count,
-        line_count=written.doc.line_count,
+        line_count=written.doc.line_count if left is None else left,
         operations=writer.operations,
         line_changes=line_changes,
-        unseen=after_own_write(written.planned.unseen, line_changes, target.doc.line_count),
+        unseen=after_own_write(planned.unseen, line_changes, target.doc.line_count),
         auto_corrections=[detail for _, detail in written.auto_corrections],
         safety_check=written.safety,
         safety_warnings=[f.message for f in written.findings],
-        deleted=written.planned.delete,
+        deleted=planned.removes,
+        moved_from=planned.moved_from,
+        moved_to=planned.moved_to,
     )
 
 
@@ -402,7 +420,7 @@ def recorded_changes(lines: Sequence[str], plan: EditPlan) -> list[tuple[int, in
 def _write(target: Target, written: Written) -> Write:
     """Guarded by the content it was computed from (or by the file's absence)."""
     based_on = target.snap.sha256 if target.exists else ABSENT
-    data = None if written.planned.delete else written.data
+    data = None if written.planned.removes else written.data
     base = target.snap.data if target.exists else None
     return Write(target.path, data, based_on, written.sha256, base)
 

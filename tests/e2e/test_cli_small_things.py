@@ -126,7 +126,9 @@ def test_list_hunks_is_a_table_with_readable_times(daemon: RunningDaemon):
     head, row = listed.stdout.splitlines()
     assert head.split() == ["HUNK", "KIND", "PATH", "BASE", "PREPARED", "EXPIRES"]
     assert "append" in row and "n.md" in row and "{" not in listed.stdout
-    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row) and re.search(r"\(in (1 h|59 min)", row)
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row) and re.search(
+        r"\(in (1 h|59 min)", row
+    )
     hunks = json.loads(cli(daemon.root, "list-hunks", "--json").stdout)["hunks"]
     assert isinstance(hunks[0]["created_at_ms"], int)
 

@@ -72,6 +72,11 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("edit", {"path": "a.py", "operations": [{"op": "move_line", "hash": "a1b2c3"}]}, False),
     ("safe_patch", {"path": "a.py", "unified_diff": "", "base_content_sha256": SHA}, True),
     ("safe_patch", {"path": "a.py", "unified_diff": "", "base_content_sha256": "abc"}, False),
+    ("apply_patch", {"patch": "*** Begin Patch\n*** End Patch"}, True),
+    ("apply_patch", {"operations": [{"type": "delete_file", "path": "a.py"}]}, True),
+    ("apply_patch", {"operations": [{"type": "rename_file", "path": "a.py"}]}, False),
+    ("apply_patch", {"operations": []}, False),
+    ("apply_patch", {"patch": "x", "dry_run": True}, False),
     ("edit_file", {"path": "a.md", "old_string": "a", "new_string": "b"}, True),
     ("edit_file", {"path": "a.md", "old_string": "", "new_string": "b"}, False),
     (
@@ -316,16 +321,16 @@ def test_gemini_turns_a_nullable_union_into_nullable():
 
 
 def test_profiles_name_small_sets_and_all_is_every_tool():
-    assert select_tools("minimal") == ["read_file", "agent_status", "edit_file"]
+    assert select_tools("minimal") == ["read_file", "apply_patch", "agent_status", "edit_file"]
     assert select_tools("anchored") == ["read_file", "edit", "agent_status"]
     assert select_tools("patch") == ["read_file", "safe_patch", "agent_status"]
     assert select_tools("all") == agent_methods() == select_tools()
 
 
-def test_a_profile_tool_the_daemon_lacks_is_skipped():
-    assert "apply_patch" in PROFILES["minimal"]
-    assert "apply_patch" not in TOOL_PARAMS  # when it arrives, minimal serves it
-    assert "apply_patch" not in select_tools("minimal")
+def test_a_profile_tool_the_daemon_lacks_is_skipped(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(PROFILES, "future", ("read_file", "not_yet_a_tool"))
+    assert "not_yet_a_tool" not in TOOL_PARAMS
+    assert select_tools("future") == ["read_file"]
 
 
 def test_a_tool_list_picks_those_tools_in_the_daemons_order():

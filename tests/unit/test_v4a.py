@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from editjournal.daemon.text.lines import parse as parse_text
 from editjournal.daemon.text.v4a import (
     AddFile,
     Chunk,
@@ -244,7 +245,7 @@ def test_a_last_empty_context_line_may_stand_for_the_final_newline():
 
 def test_landings_say_where_each_chunk_sits_and_what_it_relies_on():
     text = "a\nb\nc\nd\ne\n"
-    plan = plan_update(text, update("@@ a", " b", "-c", "+C", " d", "@@", "-e"))
+    plan = plan_update(parse_text(text).lines, update("@@ a", " b", "-c", "+C", " d", "@@", "-e"))
     first, second = plan.landings
     assert (first.start, first.end, first.header_lines) == (1, 4, (0,))
     assert first.relied_on == (2, 3, 4)
