@@ -122,10 +122,10 @@ class ToolCalls:
         """Applies a set of changes to a file using a unified diff patch."""
         return self._tool("safe_patch", _params(SafePatchParams, path=path, unified_diff=unified_diff, base_content_sha256=base_content_sha256, rebase=rebase, include_content=include_content, skip_safety_check=skip_safety_check), SafePatchResult)
 
-    def apply_patch(self, patch: str | None = None, *, operations: Sequence[PatchOperation | dict[str, Any]] | None = None, skip_safety_check: bool = False) -> ApplyPatchResult:
+    def apply_patch(self, patch: str | None = None, *, operations: Sequence[PatchOperation | dict[str, Any]] | None = None, workdir: str | None = None, skip_safety_check: bool = False) -> ApplyPatchResult:
         """Change one or many files in one call, all or nothing: if any operation cannot apply, no file
         is changed."""
-        return self._tool("apply_patch", _params(ApplyPatchParams, patch=patch, operations=operations, skip_safety_check=skip_safety_check), ApplyPatchResult)
+        return self._tool("apply_patch", _params(ApplyPatchParams, patch=patch, operations=operations, workdir=workdir, skip_safety_check=skip_safety_check), ApplyPatchResult)
 
     def agent_status(self, agent: str | None = None) -> AgentStatusResult:
         """Lists every file you (or the agent you name) have read or written, the version you saw, and
@@ -282,10 +282,10 @@ class AsyncToolCalls:
         """Applies a set of changes to a file using a unified diff patch."""
         return await self._tool("safe_patch", _params(SafePatchParams, path=path, unified_diff=unified_diff, base_content_sha256=base_content_sha256, rebase=rebase, include_content=include_content, skip_safety_check=skip_safety_check), SafePatchResult)
 
-    async def apply_patch(self, patch: str | None = None, *, operations: Sequence[PatchOperation | dict[str, Any]] | None = None, skip_safety_check: bool = False) -> ApplyPatchResult:
+    async def apply_patch(self, patch: str | None = None, *, operations: Sequence[PatchOperation | dict[str, Any]] | None = None, workdir: str | None = None, skip_safety_check: bool = False) -> ApplyPatchResult:
         """Change one or many files in one call, all or nothing: if any operation cannot apply, no file
         is changed."""
-        return await self._tool("apply_patch", _params(ApplyPatchParams, patch=patch, operations=operations, skip_safety_check=skip_safety_check), ApplyPatchResult)
+        return await self._tool("apply_patch", _params(ApplyPatchParams, patch=patch, operations=operations, workdir=workdir, skip_safety_check=skip_safety_check), ApplyPatchResult)
 
     async def agent_status(self, agent: str | None = None) -> AgentStatusResult:
         """Lists every file you (or the agent you name) have read or written, the version you saw, and

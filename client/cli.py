@@ -26,6 +26,7 @@ import click
 from click.shell_completion import get_completion_class
 
 from editjournal.client import (
+    cli_apply_patch,
     cli_audit,
     cli_checkpoint,
     cli_daemons,
@@ -113,6 +114,7 @@ for command in (
     *cli_audit.COMMANDS,
     *cli_undo.COMMANDS,
     *cli_checkpoint.COMMANDS,
+    *cli_apply_patch.COMMANDS,
 ):
     cli.add_command(command)
 

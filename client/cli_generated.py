@@ -45,6 +45,7 @@ from editjournal.schemas.tools import TOOL_PARAMS, ListHunksResult
 HAND_WRITTEN = frozenset(
     {"read_file", "edit", "safe_patch", "agent_status", "show", "history", "blame", "stats"}
     | {"undo"}  # its `agent` field would clash with the global --agent: cli_undo
+    | {"apply_patch"}  # the patch from a file or stdin, its paths from where you stand
 )
 STDIN = "-"
 _TEXT_TYPES = (mi.StrType,)

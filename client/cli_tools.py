@@ -211,7 +211,7 @@ def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check:
     check_workspace()
     _check_base(base)
     where = "on stdin" if diff_file == "-" else f"in {diff_file}"
-    diff = _read_stdin("a unified diff") if diff_file == "-" else _read_file(diff_file)
+    diff = read_source(diff_file, "a unified diff")
     if not diff.strip():
         raise BadInput(f"no diff {where}")
     with open_client() as client:
@@ -270,7 +270,7 @@ def full_base(client: Client, path: str, base: str) -> str:
 def read_operations(source: str) -> list[Any]:
     """The operations from a file or stdin: a JSON list, or {"operations": [...]}."""
     where = "on stdin" if source == "-" else f"in {source}"
-    text = _read_stdin("operations as JSON") if source == "-" else _read_file(source)
+    text = read_source(source, "operations as JSON")
     if not text.strip():
         raise BadInput(f"no operations {where}; `editjournal edit --help` shows the format")
     try:
@@ -281,6 +281,11 @@ def read_operations(source: str) -> list[Any]:
     if not isinstance(operations, list):
         raise BadInput(f'operations {where} must be a JSON list, or {{"operations": [...]}}')
     return operations
+
+
+def read_source(source: str, what: str) -> str:
+    """The text of a file, or of stdin for `-` (saying so when stdin is a terminal)."""
+    return _read_stdin(what) if source == "-" else _read_file(source)
 
 
 def _read_stdin(what: str) -> str:

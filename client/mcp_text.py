@@ -25,6 +25,7 @@ import msgspec
 from editjournal.client.errors import RequestError
 from editjournal.client.render import (
     agent_status_lines,
+    apply_patch_lines,
     edit_lines,
     error_lines,
     patch_lines,
@@ -32,6 +33,7 @@ from editjournal.client.render import (
 )
 from editjournal.schemas.tools import (
     AgentStatusResult,
+    ApplyPatchResult,
     EditResult,
     ReadFileResult,
     ReadManyFilesResult,
@@ -120,6 +122,7 @@ _VIEWS: dict[str, Callable[[Any], str]] = {
     "read_many_files": _typed(ReadManyFilesResult, read_many_text),
     "edit": _typed(EditResult, edit_lines),
     "safe_patch": _typed(SafePatchResult, patch_lines),
+    "apply_patch": _typed(ApplyPatchResult, apply_patch_lines),
     "agent_status": _typed(AgentStatusResult, agent_status_lines),
 }
 

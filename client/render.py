@@ -28,6 +28,7 @@ from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import (
     TOOL_PARAMS,
     AgentStatusResult,
+    ApplyPatchResult,
     EditResult,
     LogEntry,
     SafePatchResult,
@@ -134,6 +135,24 @@ def patch_lines(result: SafePatchResult) -> list[str]:
         lines.append(f"carried over others' changes since version {result.rebased_from_version}")
     lines += [f"auto-corrected: {c.detail}" for c in result.auto_corrections]
     return [*lines, result.diff]
+
+
+def apply_patch_lines(result: ApplyPatchResult) -> list[str]:
+    """Codex's summary, then each file: where it stands, how its hunks landed, its diff."""
+    lines = [result.message]
+    for f in result.files:
+        moved = f" (from {f.moved_from})" if f.moved_from else ""
+        where = "removed" if f.sha256 is None else f"version {f.version} sha256 {f.sha256[:12]}"
+        lines.append(
+            f"{f.action} {f.path}{moved}: {where}, lines {f.lines_before} -> {f.lines_after}"
+        )
+        if f.rebased_from_version is not None:
+            since = f.rebased_from_version
+            lines.append(f"{INDENT}carried over others' changes since version {since}")
+        lines += [f"{INDENT}auto-corrected: {c.detail}" for c in f.auto_corrections]
+        if f.diff:
+            lines.append(f.diff)
+    return lines
 
 
 def agent_status_lines(result: AgentStatusResult) -> list[str]:

@@ -463,6 +463,9 @@ class ApplyPatchParams(Params, kw_only=True):
     operations: (
         Annotated[list[PatchOperation], Meta(min_length=1, max_length=MAX_PATCH_OPERATIONS)] | None
     ) = None
+    # the directory (workspace-relative) the patch's relative paths start from, as a
+    # shell's working directory would be: a CLI run from a subdirectory sends it
+    workdir: str | None = None
     skip_safety_check: bool = False
 
 

@@ -20,6 +20,7 @@ operation's result (but a move's new path, from its old path's).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -52,6 +53,7 @@ from editjournal.daemon.writing.stale import delta, named
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied
+from editjournal.schemas.suggestions import call
 from editjournal.schemas.tools import (
     ApplyPatchParams,
     ApplyPatchResult,
@@ -69,7 +71,7 @@ Action = Literal["added", "updated", "moved", "deleted"]
 
 @handles("apply_patch")
 def apply_patch(ctx: Context, params: ApplyPatchParams) -> Outcome:
-    steps = _steps(ctx, _patch_of(params), params.skip_safety_check)
+    steps = _steps(ctx, _patch_of(params), params.workdir, params.skip_safety_check)
     outcome = write_all(_jobs(steps), [])
     if outcome.error is None:
         outcome.result = _report(ctx, outcome)
@@ -142,15 +144,17 @@ class _Step:
     move: _Move | None = None
 
 
-def _steps(ctx: Context, patch: Patch, skip_safety_check: bool) -> list[_Step]:
+def _steps(ctx: Context, patch: Patch, workdir: str | None, skip_safety_check: bool) -> list[_Step]:
     """Each operation with its file(s) read, before anything is planned: a path that
     cannot be read refuses the patch at once, naming its operation."""
     touched: dict[str, int] = {}
     steps = []
     for number, op in enumerate(patch.operations, 1):
-        target = _opened(ctx, number, op, op.path)
+        target = _opened(ctx, number, op, _joined(workdir, op.path))
         _claim(touched, target.path, number)
         move_to = op.move_to if isinstance(op, UpdateFile) else None
+        if move_to is not None:
+            move_to = _joined(workdir, move_to)
         if move_to is None or ctx.workspace.file_relative(move_to) == target.path:
             writer = _writer(number, op, skip_safety_check)
             steps.append(_Step(number, op, target, writer))
@@ -160,6 +164,12 @@ def _steps(ctx: Context, patch: Patch, skip_safety_check: bool) -> list[_Step]:
         update = _Update(number, op, skip_safety_check, move=move)
         steps.append(_Step(number, op, target, update, move))
     return steps
+
+
+def _joined(workdir: str | None, path: str) -> str:
+    """A patch's path from its working directory (absolute paths stay as they are: the
+    workspace takes one inside it and refuses any other)."""
+    return posixpath.join(workdir, path) if workdir else path
 
 
 def _opened(ctx: Context, number: int, op: Operation, path: str) -> Target:
@@ -337,11 +347,11 @@ def _located(target: Target, op: UpdateFile) -> Planned:
     except ChunkNotFound as missing:
         base = target.agent_base
         if base is None:
-            raise _no_match(missing) from None
+            raise _no_match(missing, target.path) from None
         try:
             found = plan_update(base.doc.lines, op)
         except ChunkNotFound:
-            raise _no_match(missing) from None
+            raise _no_match(missing, target.path) from None
         planned = _hunks(found, base)
         for splice in planned.plan.splices:
             spans = _spans(splice, base.doc.line_count)
@@ -428,7 +438,7 @@ def _refuse_changed_since_seen(target: Target, what: str) -> None:
     )
 
 
-def _no_match(missing: ChunkNotFound) -> ToolError:
+def _no_match(missing: ChunkNotFound, path: str) -> ToolError:
     header = f" (@@ {missing.header})" if missing.header else ""
     since = f" from line {missing.after + 1} on" if missing.after else ""
     nearest = [{"line": n, "text": text} for n, text in missing.nearest]
@@ -446,6 +456,8 @@ def _no_match(missing: ChunkNotFound) -> ToolError:
             "searched_from_line": missing.after + 1,
             "nearest": nearest,
         },
+        f"read the file ({call('read_file', path=path)}) and copy the hunk's context and -"
+        " lines from it exactly (details.nearest has the most similar lines)",
     )
 
 
