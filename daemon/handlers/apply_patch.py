@@ -28,7 +28,7 @@ from typing import Any, Literal
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import relied
+from editjournal.daemon.text.rebase import map_plan, relied
 from editjournal.daemon.text.v4a import (
     AddFile,
     DeleteFile,
@@ -49,7 +49,7 @@ from editjournal.daemon.writing.guards import (
 )
 from editjournal.daemon.writing.history import Base, changes_since
 from editjournal.daemon.writing.path import Planned, Stale, Writer, Written, write_all
-from editjournal.daemon.writing.stale import delta, named
+from editjournal.daemon.writing.stale import delta, given_bases, named, stale_error
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied
@@ -346,12 +346,12 @@ def _located(target: Target, op: UpdateFile) -> Planned:
         found = plan_update(target.doc.lines, op)
     except ChunkNotFound as missing:
         base = target.agent_base
-        if base is None:
-            raise _no_match(missing, target.path) from None
         try:
+            if base is None:
+                raise
             found = plan_update(base.doc.lines, op)
         except ChunkNotFound:
-            raise _no_match(missing, target.path) from None
+            raise _explained(target, op) or _no_match(missing, target.path) from None
         planned = _hunks(found, base)
         for splice in planned.plan.splices:
             spans = _spans(splice, base.doc.line_count)
@@ -361,6 +361,24 @@ def _located(target: Target, op: UpdateFile) -> Planned:
     for splice in planned.plan.splices:
         refuse_unseen(target, _spans(splice, target.doc.line_count), f"hunk {splice.index + 1}")
     return planned
+
+
+def _explained(target: Target, op: UpdateFile) -> ToolError | None:
+    """The stale refusal, when the hunks are in an older version the agent was given (a
+    read before its own write was carried over others' changes, say) and lines they
+    change were changed since: who changed them, and the delta. Never applied from."""
+    base = target.agent_base
+    skip = {target.snap.sha256} | ({base.sha256} if base is not None else set())
+    for given in given_bases(target.ctx, target.snap, target.noticed, skip):
+        try:
+            planned = _hunks(plan_update(given.doc.lines, op), given)
+        except ChunkNotFound:
+            continue
+        broken = map_plan(planned.plan, given.line_map(target.doc))[1]
+        if broken:
+            ctx, doc, anchors, version = target.ctx, target.doc, target.anchors, target.version
+            return stale_error(ctx, given, doc, anchors, broken, version, STALE.code, STALE.part)
+    return None
 
 
 def _spans(splice: Splice, line_count: int) -> list[tuple[int, int]]:
