@@ -909,6 +909,9 @@ class UndoResult(WrittenResult):
     rebased_over: list[dict[str, Any]] = []  # later changes elsewhere in the file
     created: bool = False  # the file was recreated (the undone write deleted it)
     deleted: bool = False  # the file was removed (the undone write created it)
+    # the undone write was half of a move: the other path, undone with it (path, version,
+    # action "recreated" or "removed")
+    move_undone: dict[str, Any] | None = None
 
 
 # --- audit: the journal read back (these record no events) --------------------------------

@@ -16,16 +16,17 @@ What it must never do: write anything but through the writing path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from editjournal.daemon.audit.timeline import versions
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.text.edit import apply_plan
 from editjournal.daemon.text.rebase import BrokenSpan
 from editjournal.daemon.text.revert import Revert, refined, revert_plan
 from editjournal.daemon.writing.history import base_at, document
-from editjournal.daemon.writing.path import Planned, Stale, Written, write
+from editjournal.daemon.writing.path import Planned, Stale, Written, write, write_all
 from editjournal.daemon.writing.stale import shown_lines, stale_error
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -39,7 +40,58 @@ WRITER = "undo"
 def undo(ctx: Context, params: UndoParams) -> Outcome:
     path = ctx.workspace.relative(params.path)
     record = _undone(ctx, path, params)
+    other = _other_half(ctx, record, path)
+    if other is not None:
+        return _undo_move(ctx, record, other)
     return write(open_target(ctx, path, missing_ok=True), _Undo(record), [])
+
+
+def _other_half(ctx: Context, record: Record, path: str) -> Record | None:
+    """A move (apply_patch) is two writes of one request: the old path's removal
+    (`moved_to`) and the new path's creation (`moved_from`). Undoing either half
+    undoes both, so the file is back where it was, all or nothing."""
+    event = record.event
+    if not isinstance(event, EditApplied) or event.path != path:
+        return None
+    journal = ctx.journal
+    if event.moved_from is not None:
+        found = journal.records(
+            path=event.moved_from, kind="edit_applied", until_seq=record.seq - 1,
+            newest_first=True, limit=1,
+        )  # fmt: skip
+        return next((r for r in found if getattr(r.event, "moved_to", None) == path), None)
+    if event.moved_to is not None:
+        found = journal.records(
+            path=event.moved_to, kind="edit_applied", after_seq=record.seq, limit=1
+        )
+        return next((r for r in found if getattr(r.event, "moved_from", None) == path), None)
+    return None
+
+
+def _undo_move(ctx: Context, record: Record, other: Record) -> Outcome:
+    """Both halves of a move reverted through `write_all`: the new path's content taken
+    back (removed, when the move created it) and the old path's recreated."""
+    jobs = [
+        (open_target(ctx, r.event.path or "", missing_ok=True), _Undo(r, as_move=True))
+        for r in (record, other)
+    ]
+    outcome = write_all(jobs, [])
+    if outcome.error is not None:
+        return outcome
+    seq_of = {
+        e.path: ctx.next_seq + i for i, e in enumerate(outcome.events) if isinstance(e, EditApplied)
+    }
+    mine, partner = outcome.result
+    mine.version = seq_of[mine.file_path]
+    action = "recreated" if partner.created else "removed"
+    mine.move_undone = {
+        "path": partner.file_path,
+        "version": seq_of[partner.file_path],
+        "action": action,
+    }
+    mine.message += f"; the move is undone with it: {partner.file_path} {action}"
+    outcome.result = mine
+    return outcome
 
 
 def _undone(ctx: Context, path: str, params: UndoParams) -> Record:
@@ -61,10 +113,16 @@ def _undone(ctx: Context, path: str, params: UndoParams) -> Record:
         record = next(iter(ctx.journal.records(after_seq=written - 1, limit=1)), None)
     if record is None:
         raise _nothing(ctx, f"there is no event {params.seq} in the journal", path)
-    if not isinstance(record.event, EditApplied) or record.event.path != path:
+    if not isinstance(record.event, EditApplied) or record.event.path not in _names(ctx, path):
         what = f"{record.kind} of {record.path}" if record.path else record.kind
         raise _nothing(ctx, f"seq {record.seq} is a {what}, not an applied write to {path}", path)
     return record
+
+
+def _names(ctx: Context, path: str) -> set[str]:
+    """`path` and the earlier paths of the file now there (it may have been moved):
+    a write made under an earlier name is undone in the file as it is now."""
+    return {path} | {v.path for v in versions(ctx.journal, path)}
 
 
 def _nothing(ctx: Context, message: str, path: str) -> ToolError:
@@ -83,6 +141,7 @@ class _Undo:
     """The planner: the undone write's changes put back where their lines are now."""
 
     record: Record
+    as_move: bool = False  # undone with the other half of its move (`_undo_move`)
     name: str = WRITER
     skip_safety_check: bool = True  # content the file held before: nothing to second-guess
     stale: Stale = STALE
@@ -98,6 +157,17 @@ class _Undo:
         return [{"op": WRITER, "seq": r.seq, "writer": self.write.writer, "agent": r.agent}]
 
     def plan(self, target: Target) -> Planned:
+        """The revert; of half a move (undone with its other half), itself half a move
+        back: the new path removed names the old one, the old path recreated names the new
+        one (so undoing it moves the file again, as any undo of an undo redoes)."""
+        planned, w = self._reverted(target), self.write
+        if self.as_move and w.moved_from is not None and planned.delete:
+            return replace(planned, moved_to=w.moved_from)
+        if self.as_move and w.moved_to is not None and not target.exists:
+            return replace(planned, moved_from=w.moved_to)
+        return planned
+
+    def _reverted(self, target: Target) -> Planned:
         ctx, w = target.ctx, self.write
         before, after = _stored(ctx, w.before_sha256), _stored(ctx, w.after_sha256)
         base = base_at(ctx, target.snap, target.noticed, self.record.seq, w.after_sha256)

@@ -48,7 +48,7 @@ from editjournal.daemon.writing.stale import (
     shown_lines,
     stale_error,
 )
-from editjournal.daemon.writing.target import Target
+from editjournal.daemon.writing.target import EMPTY_SHA256, Target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected
 from editjournal.schemas.tools import AnchoredLine, AutoCorrection, EditDetails
@@ -227,7 +227,7 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     return Outcome(
         writer.result(written),
         events=[*target.noticed, _applied_event(written, writer)],
-        blobs=_blobs(target, written.data, written.sha256),
+        blobs=_blobs(target, *_left(written)),
         writes=[_write(target, written)],
         warnings=warnings,
     )
@@ -382,17 +382,18 @@ def _untouched(target: Target, planned: Planned, changes: list[Change]) -> tuple
 def _applied_event(written: Written, writer: Writer) -> EditApplied:
     target, planned = written.target, written.planned
     line_changes = recorded_changes(target.doc.lines, planned.plan)
+    data, sha = _left(written)
+    line_count = written.doc.line_count
     if planned.moved_to is not None:  # the content went to the new path: none is left here
-        line_changes = [(0, target.doc.line_count, 0)]
-    left = 0 if planned.moved_to is not None else None
+        line_changes, line_count = [(0, target.doc.line_count, 0)], 0
     return EditApplied(
         path=target.path,
         writer=writer.name,
         before_sha256=target.snap.sha256,
-        after_sha256=written.sha256,
-        size=len(written.data) if left is None else left,
+        after_sha256=sha,
+        size=len(data),
         lines_before=target.doc.line_count,
-        line_count=written.doc.line_count if left is None else left,
+        line_count=line_count,
         operations=writer.operations,
         line_changes=line_changes,
         unseen=after_own_write(planned.unseen, line_changes, target.doc.line_count),
@@ -403,6 +404,15 @@ def _applied_event(written: Written, writer: Writer) -> EditApplied:
         moved_from=planned.moved_from,
         moved_to=planned.moved_to,
     )
+
+
+def _left(written: Written) -> tuple[bytes, str]:
+    """What the write leaves at its path, and its sha256: the new content, or, for a
+    move, nothing (the content is the new path's: this path is removed, as a deletion
+    removes it, so undo reads the event as one)."""
+    if written.planned.moved_to is not None:
+        return b"", EMPTY_SHA256
+    return written.data, written.sha256
 
 
 def recorded_changes(lines: Sequence[str], plan: EditPlan) -> list[tuple[int, int, int]]:
