@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from editjournal.daemon.handlers import Context, Outcome, handles
@@ -126,11 +126,14 @@ def _invalid(message: str, details: dict[str, Any]) -> ToolError:
 @dataclass
 class _Move:
     """A move's new path, and the content its old path's update planned (set once that
-    planner's write was accepted: the new path is written from it)."""
+    planner's write was accepted: the new path is written from it); then what writing
+    the new path replaced that the agent never saw (the move is reported as one file,
+    under the old path's planner, so the new path's planner leaves it here)."""
 
     source: str  # the old path, workspace-relative
     target: Target  # the new path as the request found it
     doc: Document | None = None
+    overwrote: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -154,8 +157,8 @@ def _steps(ctx: Context, patch: Patch, workdir: str | None, skip_safety_check: b
         _claim(touched, target.path, number)
         move_to = op.move_to if isinstance(op, UpdateFile) else None
         if move_to is not None:
-            move_to = _joined(workdir, move_to)
-        if move_to is None or ctx.workspace.file_relative(move_to) == target.path:
+            move_to = _relative(ctx, number, op, _joined(workdir, move_to))
+        if move_to is None or move_to == target.path:
             writer = _writer(number, op, skip_safety_check)
             steps.append(_Step(number, op, target, writer))
             continue
@@ -173,8 +176,18 @@ def _joined(workdir: str | None, path: str) -> str:
 
 
 def _opened(ctx: Context, number: int, op: Operation, path: str) -> Target:
+    relative = _relative(ctx, number, op, path)
     try:
-        return open_target(ctx, ctx.workspace.file_relative(path), missing_ok=True)
+        return open_target(ctx, relative, missing_ok=True)
+    except ToolError as e:
+        raise _named(e, number, op) from None
+
+
+def _relative(ctx: Context, number: int, op: Operation, path: str) -> str:
+    """The path, workspace-relative; one the workspace refuses (outside it, say) refuses
+    the patch naming its operation, a `*** Move to:` path as much as the one it moves."""
+    try:
+        return ctx.workspace.file_relative(path)
     except ToolError as e:
         raise _named(e, number, op) from None
 
@@ -428,7 +441,10 @@ class _MovedIn(_Planner):
         return replace(planned, document=doc, final_newline=None, moved_from=self.move.source)
 
     def result(self, written: Written) -> Any:
-        return None  # reported with the old path's update
+        """Reported with the old path's update, which takes what this write replaced."""
+        assert self.move is not None
+        self.move.overwrote = list(written.planned.reply.get("overwrote_unseen", []))
+        return None
 
 
 def _refuse_changed_since_seen(target: Target, what: str) -> None:
@@ -502,6 +518,9 @@ def _file(planner: _Planner, written: Written, seq_of: dict[str, int]) -> Patche
         path, moved_from = planned.moved_to, target.path
     action = _action(planner, planned)
     base = planned.against
+    overwrote = list(planned.reply.get("overwrote_unseen", []))
+    if isinstance(planner, _Update) and planner.move is not None:
+        overwrote = planner.move.overwrote  # replaced at the new path, not the old one
     removed = action == "deleted"
     return PatchedFile(
         path=path,
@@ -516,7 +535,7 @@ def _file(planner: _Planner, written: Written, seq_of: dict[str, int]) -> Patche
         hunks=_landed(written, planner.operation, planned.reply.get("hunks", [])),
         auto_corrections=[AutoCorrection(type=t, detail=d) for t, d in written.auto_corrections],
         safety_check=written.safety,
-        overwrote_unseen=list(planned.reply.get("overwrote_unseen", [])),
+        overwrote_unseen=overwrote,
         rebased_from_version=base.version if base else None,
         rebased_over=[c.describe() for c in base.changes] if base else [],
     )
