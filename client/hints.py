@@ -255,6 +255,11 @@ def _no_match(error: RequestError, ctx: HintContext) -> str | None:
     shown = _cmd(ctx, "read", path, "--hashes")
     if isinstance(field, str):  # a prepare_file_* anchor or block
         return f"check --{field.replace('_', '-')} against the file ({shown}), or --match"
+    if "hunk" in error.details:  # apply_patch: a hunk's context or - lines
+        return (
+            "copy the hunk's context and - lines exactly from the file (the most similar"
+            f" lines above are a hint); {shown} shows it"
+        )
     return (
         f"copy --old-string exactly from the file (the closest lines above are a hint);"
         f" {shown} shows it"

@@ -354,25 +354,42 @@ class _Update(_Planner):
 
 def _located(target: Target, op: UpdateFile) -> Planned:
     """Every hunk found in the current content; else in the agent's snapshot, when the
-    agent has an older one that holds them all; else the first hunk not found."""
+    agent has an older one that holds them all (the writing path carries them over what
+    changed since); else the stale refusal an older version it was given explains, or
+    the first hunk not found. Found in the current content only in lines the agent was
+    not shown (another agent's copy of the hunk's context, say), the snapshot decides."""
+    base = target.agent_base
     try:
-        found = plan_update(target.doc.lines, op)
+        planned = _hunks(plan_update(target.doc.lines, op), None)
     except ChunkNotFound as missing:
-        base = target.agent_base
-        try:
-            if base is None:
-                raise
-            found = plan_update(base.doc.lines, op)
-        except ChunkNotFound:
+        in_snapshot = _in_snapshot(target, base, op)
+        if in_snapshot is None:
             raise _explained(target, op) or _no_match(missing, target.path) from None
-        planned = _hunks(found, base)
+        return in_snapshot
+    try:
         for splice in planned.plan.splices:
-            spans = _spans(splice, base.doc.line_count)
-            refuse_unseen_in_snapshot(target, spans, f"hunk {splice.index + 1}")
-        return planned
-    planned = _hunks(found, None)
+            spans = _spans(splice, target.doc.line_count)
+            refuse_unseen(target, spans, f"hunk {splice.index + 1}")
+    except ToolError:
+        in_snapshot = _in_snapshot(target, base, op)
+        if in_snapshot is None:
+            raise
+        return in_snapshot
+    return planned
+
+
+def _in_snapshot(target: Target, base: Base | None, op: UpdateFile) -> Planned | None:
+    """The hunks planned in the agent's snapshot (None: it has no older one, or the hunks
+    are not all in it), refused when they rely on lines of it the agent was not shown."""
+    if base is None:
+        return None
+    try:
+        planned = _hunks(plan_update(base.doc.lines, op), base)
+    except ChunkNotFound:
+        return None
     for splice in planned.plan.splices:
-        refuse_unseen(target, _spans(splice, target.doc.line_count), f"hunk {splice.index + 1}")
+        spans = _spans(splice, base.doc.line_count)
+        refuse_unseen_in_snapshot(target, spans, f"hunk {splice.index + 1}")
     return planned
 
 

@@ -42,9 +42,9 @@ def test_a_list_of_tools_in_gemini_shape():
 
 
 def test_an_unknown_tool_or_profile_is_a_usage_error():
-    done = cli(None, "tools", "--tools", "read_file,apply_patch")
+    done = cli(None, "tools", "--tools", "read_file,rename_symbol")
     assert done.returncode == 2
-    assert "unknown tool apply_patch; the tools are read_file" in done.stderr
+    assert "unknown tool rename_symbol; the tools are read_file" in done.stderr
     done = cli(None, "tools", "--profile", "tiny")
     assert done.returncode == 2 and "tiny" in done.stderr
 
