@@ -306,6 +306,20 @@ def test_a_hunk_whose_context_another_agent_changed_is_carried_and_says_from_whe
     assert f2.rebased_from_version is None
 
 
+def test_a_hunk_whose_copy_another_agent_inserted_above_lands_where_its_author_saw_it(
+    serve: Serve,
+):
+    running, a, b = two_readers(serve)
+    copy = "line 6\nline 7\nline 8\nline 9\n"
+    b.edit_file("f1.txt", "line 2\n", "line 2\n" + copy)  # the same block, above agent-a's
+    result = a.apply_patch(A_PATCH)
+    lines = numbered(20).replace("line 2\n", "line 2\n" + copy)
+    at = lines.index("line 8\n", lines.index("line 7\nline 8\nline 9\nline 10"))
+    expected = lines[:at] + "line EIGHT\n" + lines[at + len("line 8\n") :]
+    assert tree(running.root)["f1.txt"] == expected.encode()  # agent-b's copy is untouched
+    assert result.files[0].rebased_from_version is not None  # planned in agent-a's read
+
+
 def test_a_hunk_over_lines_another_agent_changed_is_refused_whole(serve: Serve):
     running, a, b = two_readers(serve)
     theirs = b.edit_file("f1.txt", "line 8\n", "line eight\n").version
