@@ -7,9 +7,11 @@ after the previous chunk's block, so chunks land in order and never overlap.
 A search tries, as Codex's `seek_sequence.rs` does, four levels over the whole
 rest of the file before giving up: exact, then trailing whitespace ignored, then
 whitespace at both ends ignored, then typographic dashes, quotes and spaces
-read as their ASCII kin. An `*** End of File` chunk must end at the file's last
-line. A chunk not found raises `ChunkNotFound` naming the hunk, the first of
-its lines that does not match, and the file's most similar lines.
+read as their ASCII kin ("whitespace" as Codex's Rust means it: Unicode's
+White_Space, not Python's wider `str.isspace`). An `*** End of File` chunk must
+end at the file's last line. A chunk not found raises `ChunkNotFound` naming
+the hunk, the first of its lines that does not match, and the file's most
+similar lines.
 
 The file's own bytes are kept where the patch does not change them: only the
 runs of removed and added lines are spliced, so a context line matched
@@ -29,6 +31,9 @@ Where this deliberately differs from Codex (`codex-apply-patch` 0.4.0):
   header, at the end of the file. Codex puts it at the end (before a final
   blank line) even when it has a header.
 - An `*** End of File` chunk may not reach back over an earlier chunk's block.
+- A byte order mark is no part of the first line (the line model keeps it apart),
+  so a hunk with the first line as context finds it; Codex's search reads the
+  mark as part of that line and finds no such hunk.
 
 What it must never do: read a file, decide whether a change is allowed, or
 carry a change over other agents' edits (the writing path does, with `Landing`).
@@ -56,13 +61,21 @@ _PUNCTUATION = str.maketrans(
         ),
     }
 )
+# What Codex's `trim` takes for whitespace: Rust's `char::is_whitespace` (Unicode
+# White_Space). Python's own `str.strip()` also strips \x1c-\x1f (information
+# separators, "whitespace" to `str.isspace`), so a line ending in one would be found
+# where Codex finds none.
+WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 # The search levels, strictest first: a level is tried over the whole rest of the
 # file before the next one, so an exact match later wins over a lenient one earlier.
 LEVELS: tuple[Callable[[str], str], ...] = (
     lambda s: s,
-    str.rstrip,
-    str.strip,
-    lambda s: s.strip().translate(_PUNCTUATION),
+    lambda s: s.rstrip(WHITESPACE),
+    lambda s: s.strip(WHITESPACE),
+    lambda s: s.strip(WHITESPACE).translate(_PUNCTUATION),
 )
 
 

@@ -213,6 +213,13 @@ def test_lenient_levels_find_what_exact_does_not(line, pattern):
     assert seek(["other", line], [pattern], 0) == 1
 
 
+def test_whitespace_is_what_codexs_rust_takes_for_whitespace():
+    """Unicode White_Space, as Rust's `trim`: not \\x1c-\\x1f, which Python's
+    `str.strip()` strips too (Codex finds no hunk there)."""
+    assert seek(["x\u3000", "x\x85"], ["x"], 0) == 0
+    assert seek(["x\x1f", " x\x1c"], ["x"], 0) is None
+
+
 def test_an_exact_match_later_wins_over_a_lenient_one_earlier():
     assert seek(["x  ", "x"], ["x"], 0) == 1
 
