@@ -12,7 +12,10 @@ A move is the old path removed (`moved_to`) and the new one written
 (`moved_from`), two events of one commit, so history and blame follow the file.
 An Add File or a move onto a file the agent saw and someone changed since is
 refused the same way; onto one it never saw, it overwrites (as Codex does) and
-says whose changes it replaced.
+says whose changes it replaced. A whole new content (an Add File over an existing
+file) takes that file's line endings and BOM, as every writer here keeps them
+(Codex writes the text as given); a move onto its own path is an update in place
+(Codex loses the file).
 
 What it must never do: write a file itself, or plan a file from another
 operation's result (but a move's new path, from its old path's).
