@@ -163,7 +163,7 @@ def _imports() -> str:
         names |= {params.__name__, TOOL_RESULTS[method].__name__}
         hints = typing.get_type_hints(params, include_extras=True)
         names |= {n for h in hints.values() for n in _struct_names(h)}
-    return "\n".join(f"    {n}," for n in sorted(names))
+    return "\n".join(f"    {n}," for n in sorted(names, key=str.lower))
 
 
 def _struct_names(hint: Any) -> set[str]:

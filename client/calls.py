@@ -32,11 +32,16 @@ from editjournal.schemas.tools import (
     CheckpointListResult,
     CheckpointRestoreParams,
     CheckpointRestoreResult,
+    CheckWriteParams,
+    CheckWriteResult,
+    ClaimWriteParams,
+    ClaimWriteResult,
     DiscardHunkParams,
     DiscardHunkResult,
     EditFileParams,
     EditParams,
     EditResult,
+    HarnessEdit,
     HistoryParams,
     HistoryResult,
     HunkPlanResult,
@@ -220,6 +225,17 @@ class ToolCalls:
         """Revert your latest write to a file (or another agent's with agent, or the write at seq)."""
         return self._tool("undo", _params(UndoParams, path=path, agent=agent, seq=seq), UndoResult)
 
+    def check_write(self, path: str, tool: str, *, edits: Sequence[HarnessEdit | dict[str, Any]] | None = None, content: str | None = None) -> CheckWriteResult:
+        """Before the harness's own tool writes `path`: would the write land on lines someone changed
+        since this agent's snapshot? `edits` (replacements, in order) or `content` (the whole new
+        file)."""
+        return self._tool("check_write", _params(CheckWriteParams, path=path, tool=tool, edits=edits, content=content), CheckWriteResult)
+
+    def claim_write(self, path: str, tool: str) -> ClaimWriteResult:
+        """After the harness's own tool wrote `path`: journal the content on disk as this agent's edit
+        (not an anonymous outside change)."""
+        return self._tool("claim_write", _params(ClaimWriteParams, path=path, tool=tool), ClaimWriteResult)
+
     def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write
         or an outside change the unified diff of what it changed."""
@@ -379,6 +395,17 @@ class AsyncToolCalls:
     async def undo(self, path: str, *, agent: str | None = None, seq: int | None = None) -> UndoResult:
         """Revert your latest write to a file (or another agent's with agent, or the write at seq)."""
         return await self._tool("undo", _params(UndoParams, path=path, agent=agent, seq=seq), UndoResult)
+
+    async def check_write(self, path: str, tool: str, *, edits: Sequence[HarnessEdit | dict[str, Any]] | None = None, content: str | None = None) -> CheckWriteResult:
+        """Before the harness's own tool writes `path`: would the write land on lines someone changed
+        since this agent's snapshot? `edits` (replacements, in order) or `content` (the whole new
+        file)."""
+        return await self._tool("check_write", _params(CheckWriteParams, path=path, tool=tool, edits=edits, content=content), CheckWriteResult)
+
+    async def claim_write(self, path: str, tool: str) -> ClaimWriteResult:
+        """After the harness's own tool wrote `path`: journal the content on disk as this agent's edit
+        (not an anonymous outside change)."""
+        return await self._tool("claim_write", _params(ClaimWriteParams, path=path, tool=tool), ClaimWriteResult)
 
     async def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write

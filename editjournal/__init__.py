@@ -13,7 +13,6 @@ client on the way.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,11 +23,6 @@ if TYPE_CHECKING:
         RequestTimeout,
         WorkspaceNotFound,
     )
-
-try:
-    __version__ = version("editjournal")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
 
 __all__ = [
     "Client",
@@ -41,7 +35,22 @@ __all__ = [
 _CLIENT_NAMES = frozenset(__all__) - {"__version__"}
 
 
+def _version() -> str:
+    """The installed distribution's version (read on first use: importlib.metadata
+    costs ~20 ms, which every `editjournal` process would pay, the hook's too)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("editjournal")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        found = _version()
+        globals()["__version__"] = found
+        return found
     if name in _CLIENT_NAMES:
         from editjournal import client
 

@@ -914,6 +914,55 @@ class UndoResult(WrittenResult):
     move_undone: dict[str, Any] | None = None
 
 
+# --- harness hooks: a harness's own tools, made journal-aware ------------------------------
+# Not agent tools: a harness's hook calls them around its built-in Read/Edit/Write
+# (`editjournal hook HARNESS`), as the agent whose tool it is.
+
+
+class HarnessEdit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One string replacement as a harness's Edit tool takes it."""
+
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+class CheckWriteParams(Params, kw_only=True):
+    """Before the harness's own tool writes `path`: would the write land on lines
+    someone changed since this agent's snapshot? `edits` (replacements, in order) or
+    `content` (the whole new file). Allowed: the watcher leaves the path to the
+    write's `claim_write`. Refused: the error (`anchor_stale`, with who and the delta)."""
+
+    path: str
+    tool: str  # the harness's tool, journaled as the writer: "claude-code:Edit"
+    edits: list[HarnessEdit] | None = None
+    content: str | None = None
+
+
+class CheckWriteResult(Result):
+    path: str
+    version: int  # the version the write will be made to
+    exists: bool
+    checked: int  # the edits judged (one not found is left to the harness's own check)
+
+
+class ClaimWriteParams(Params, kw_only=True):
+    """After the harness's own tool wrote `path`: journal the content on disk as this
+    agent's edit (not an anonymous outside change)."""
+
+    path: str
+    tool: str
+
+
+class ClaimWriteResult(Result):
+    path: str
+    version: int
+    sha256: str | None  # None: the file does not exist
+    recorded: bool  # False: the journal held this content already (nothing changed)
+    lines_before: int = 0
+    lines_after: int = 0
+
+
 # --- audit: the journal read back (these record no events) --------------------------------
 
 
@@ -1060,6 +1109,8 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "checkpoint_restore": CheckpointRestoreParams,
     "checkpoint_diff": CheckpointDiffParams,
     "undo": UndoParams,
+    "check_write": CheckWriteParams,
+    "claim_write": ClaimWriteParams,
     "show": ShowParams,
     "history": HistoryParams,
     "blame": BlameParams,
@@ -1095,6 +1146,8 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "checkpoint_restore": CheckpointRestoreResult,
     "checkpoint_diff": CheckpointDiffResult,
     "undo": UndoResult,
+    "check_write": CheckWriteResult,
+    "claim_write": ClaimWriteResult,
     "show": ShowResult,
     "history": HistoryResult,
     "blame": BlameResult,

@@ -38,6 +38,7 @@ from editjournal.daemon.files.fileio import (
     translate,
 )
 from editjournal.daemon.files.filesnapshot import FileSnapshot, Fingerprint
+from editjournal.daemon.files.harnesswrites import HarnessWrites
 from editjournal.daemon.files.latewrites import LateWrites
 from editjournal.daemon.files.ownwrites import OwnWrites
 from editjournal.daemon.files.pathjudge import PathJudge
@@ -85,6 +86,7 @@ class Workspace:
         self.overlay: dict[str, FileSnapshot] = {}
         # The daemon's last rename of each path, so the watcher knows it without a re-read.
         self.own_writes = OwnWrites(resolved)
+        self.harness_writes = HarnessWrites()  # announced by hooks (daemon/files/harnesswrites.py)
         # Files the daemon's writes displaced, held open a moment for late writes to them.
         self.late_writes = LateWrites(max_file_size)
         # What each file hashed to, by its stat: a checkpoint reads only what changed.

@@ -179,6 +179,7 @@ def registry() -> dict[str, Handler]:
         audit,
         checkpoints,
         edit,
+        harness,
         hunk_tools,
         meta,
         patch,

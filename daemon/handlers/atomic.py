@@ -47,7 +47,7 @@ from editjournal.daemon.writing.guards import (
     relied_spans,
 )
 from editjournal.daemon.writing.history import Base
-from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
+from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write
 from editjournal.daemon.writing.stale import (
     shown_lines,
 )
@@ -321,3 +321,14 @@ def _multiple(
     return ToolError(
         ErrorCode.MULTIPLE_MATCHES, message, {"path": path, "count": n, "lines": lines}
     )
+
+
+def edit_file_planner(params: EditFileParams, name: str) -> Writer:
+    """`edit_file`'s planner under another writer's name: a harness's own Edit tool,
+    judged by the daemon before it runs (daemon/handlers/harness.py)."""
+    return _EditFile(params, name=name)
+
+
+def write_file_planner(params: WriteFileParams, name: str) -> Writer:
+    """`write_file`'s planner under another writer's name (a harness's own Write tool)."""
+    return _WriteFile(params, name=name)

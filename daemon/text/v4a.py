@@ -27,8 +27,9 @@ purpose (Codex refuses these, and what they mean is plain):
 - `@@` headers may be stacked (`@@ class A` then `@@ def f():`), as Codex's own
   instructions teach; each narrows the search after the one before.
 - `@@ ` with only whitespace after it is no header (Codex searches for a blank
-  line); `@@` and a tab starts a header as `@@ ` does (Codex refuses it); headers, paths and `*** Move to:` / `*** End of File` lines are
-  stripped of padding; blank lines between operations are skipped.
+  line); `@@` and a tab starts a header as `@@ ` does (Codex refuses it);
+  headers, paths and `*** Move to:` / `*** End of File` lines are stripped of
+  padding; blank lines between operations are skipped.
 - An `*** Update File:` with a `*** Move to:` and no chunk is a pure rename.
 
 What it must never do: touch a file, resolve a path, or judge whether one is

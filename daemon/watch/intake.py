@@ -173,7 +173,11 @@ class Watching:
 
     def check(self, state: State, record: Record) -> None:
         """Called on every turn of the loop: restart a dead observer; while degraded,
-        rescan on a timer and retry watching (the limit may have been raised)."""
+        rescan on a timer and retry watching (the limit may have been raised); look
+        again at paths left alone for a hook's claim that never came."""
+        expired = self.observer.workspace.harness_writes.expired()
+        if expired:
+            self._work.look_all(expired)
         if self.health.state == "running" and not self.watcher.alive():
             log.error("the file watcher stopped; restarting it and rescanning")
             self.health.observer_restarts += 1

@@ -59,6 +59,8 @@ class OutsideObserver:
 
     def observe(self, state: State, rel: str, tracked_hint: bool = False) -> Observation:
         """One path: created, modified or deleted, if its content differs from the state's."""
+        if self.workspace.harness_writes.defers(rel):
+            return Observation()  # an agent's own harness tool writes it: its hook claims it
         known = state.files.get(rel)
         if known is not None and (own := self.workspace.own_writes.unchanged(rel, known.sha256)):
             self.stat_cache[rel] = (own[2], own[3])  # the daemon's own write: nothing to see

@@ -56,6 +56,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "base_content_sha256": EMPTY_SHA256,
         "include_content": False,
     },
+    "apply_patch": {"patch": "*** Begin Patch\n*** Add File: added.py\n+y = 2\n*** End Patch"},
     "agent_status": {},
     "edit_file": {"path": "app.py", "old_string": "state + 1", "new_string": "state + 10"},
     "append_to_file": {"path": "notes.md", "content": "- entry\n"},

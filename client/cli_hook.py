@@ -1,0 +1,28 @@
+"""`editjournal hook HARNESS`, as the CLI lists it.
+
+The console script runs the hook before the CLI is even imported (client/entry.py):
+this command is what `editjournal --help` shows, and what runs when the CLI is
+entered another way (`python -m editjournal.client.cli hook claude-code`).
+"""
+
+from __future__ import annotations
+
+import click
+
+from editjournal.client.hook import HARNESSES
+from editjournal.client.hook import main as run_hook
+
+
+@click.command("hook")
+@click.argument("harness", type=click.Choice(HARNESSES))
+def hook(harness: str) -> int:
+    """Judge one of HARNESS's own tool calls (its hook payload on stdin).
+
+    Installed by `editjournal hooks install HARNESS`: after a Read it journals the
+    read; before an Edit, MultiEdit or Write it denies the call when the change
+    would land on lines someone changed since this session read them; after one it
+    journals the change as the session's. Anything unexpected allows the call."""
+    return run_hook([harness])
+
+
+COMMANDS: tuple[click.Command, ...] = (hook,)

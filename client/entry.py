@@ -1,0 +1,25 @@
+"""The `editjournal` console script: the hook lean, everything else through the CLI.
+
+A harness runs `editjournal hook HARNESS` around every tool call, so that one path
+must not import the CLI framework (click) or the typed client: it is dispatched
+here, before anything else is loaded (client/hook.py). Every other command is
+`editjournal.client.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["hook"]:
+        from editjournal.client.hook import main as hook
+
+        return hook(sys.argv[2:])
+    from editjournal.client.cli import main as cli
+
+    return cli()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""`check_write` and `claim_write`: a harness's own Edit and Write tools, journal-aware.
+
+Most agents edit with their harness's built-in tools, which the daemon would see
+only as anonymous outside changes. A hook around those tools (`editjournal hook
+HARNESS`, client/hook.py) asks `check_write` before the tool runs: the change is
+judged by the same planners as `edit_file` and `write_file`, as the agent whose
+tool it is, against what that agent has seen — refused (`anchor_stale`, journaled,
+with who changed the lines and the delta) when it would land on lines someone
+changed since, else allowed, and the watcher then leaves the path to the hook
+(`daemon/files/harnesswrites.py`). After the tool wrote, `claim_write` journals
+the content on disk as that agent's `edit_applied` (writer: the harness's tool), so
+its snapshot moves on and other agents' stale checks know who changed what.
+
+What it must never do: write a file (the harness's tool does), or deny a change for
+anything but the journal's reasons — a string the harness will not find, a safety
+finding, are the harness's own business.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from editjournal.daemon.audit.diffs import changes
+from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers.atomic import edit_file_planner, write_file_planner
+from editjournal.daemon.text.ranges import LineRanges, normalized, subtract, to_ranges, whole
+from editjournal.daemon.text.replace import Joined, find_all
+from editjournal.daemon.text.replace import normalized as normalized_text
+from editjournal.daemon.writing.guards import overwritten_unseen
+from editjournal.daemon.writing.history import document
+from editjournal.daemon.writing.path import rejected, write
+from editjournal.daemon.writing.stale import delta, named
+from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import EditApplied, FileRead
+from editjournal.schemas.tools import (
+    CheckWriteParams,
+    CheckWriteResult,
+    ClaimWriteParams,
+    ClaimWriteResult,
+    EditFileParams,
+    WriteFileParams,
+)
+
+# The refusals a hook turns into a denial: the journal's own reasons. Anything else
+# (a string not found, a safety finding) the harness's tool judges for itself.
+DENIED = frozenset({ErrorCode.ANCHOR_STALE, ErrorCode.WRITE_ACCESS_DENIED})
+
+
+@handles("check_write")
+def check_write(ctx: Context, params: CheckWriteParams) -> Outcome:
+    path = ctx.workspace.file_relative(params.path)
+    target = open_target(ctx, path, missing_ok=True)
+    if params.content is not None:
+        refused, checked = _whole_refused(target, params), 1
+    else:
+        refused, checked = _edits_refused(target, params)
+    if refused is not None:
+        return refused
+    ctx.workspace.harness_writes.announce(path, ctx.agent)
+    result = CheckWriteResult(
+        path=path, version=target.version, exists=target.exists, checked=checked
+    )
+    return Outcome(result, events=list(target.noticed))
+
+
+def _edits_refused(target: Target, params: CheckWriteParams) -> tuple[Outcome | None, int]:
+    """The first edit the journal refuses, each planned on the file as it is (as
+    `edit_file` plans it); an edit whose text is not there is left to the harness."""
+    checked = 0
+    for edit in params.edits or ():
+        old = normalized_text(edit.old_string)
+        if not old:
+            continue
+        count = len(find_all(Joined.of(target.doc), old)) if edit.replace_all else None
+        asked = EditFileParams(
+            path=target.path,
+            old_string=edit.old_string,
+            new_string=edit.new_string,
+            expected_replacements=count or None,
+        )
+        outcome = write(target, edit_file_planner(asked, params.tool), [])
+        checked += 1
+        if outcome.error is not None and outcome.error.code in DENIED:
+            return outcome, checked
+    return None, checked
+
+
+def _whole_refused(target: Target, params: CheckWriteParams) -> Outcome | None:
+    """A whole new content over lines the agent has not seen (never read, or changed
+    since its read) is refused, naming whose changes it would overwrite."""
+    writer = write_file_planner(
+        WriteFileParams(path=target.path, content=params.content or ""), params.tool
+    )
+    overwritten = overwritten_unseen(target)
+    if overwritten is None:
+        outcome = write(target, writer, [])  # write access, and nothing else
+        return outcome if outcome.error is not None and outcome.error.code in DENIED else None
+    return rejected(target, writer, _overwrite_refusal(target, overwritten, params.tool), [])
+
+
+def _overwrite_refusal(target: Target, overwritten: list[dict[str, Any]], tool: str) -> ToolError:
+    ctx = target.ctx
+    seen = ctx.state.snapshots.get((ctx.agent, target.path))
+    when = "never read" if seen is None else f"have not read since version {seen.version}"
+    who = named(overwritten)
+    details: dict[str, Any] = {"path": target.path, "conflicts": overwritten}
+    base = target.agent_base
+    if base is not None:
+        details["delta"] = delta(base, target.doc, target.anchors, target.version)
+    return ToolError(
+        ErrorCode.ANCHOR_STALE,
+        f"{tool} would replace all {target.doc.line_count} lines of {target.path}, which you"
+        f" {when}"
+        + (f": it was changed since by {who}" if who else "")
+        + ("; details.delta has the changes" if base is not None else "")
+        + ". Read the file, then change what you mean to change.",
+        details,
+    )
+
+
+@handles("claim_write")
+def claim_write(ctx: Context, params: ClaimWriteParams) -> Outcome:
+    path = ctx.workspace.file_relative(params.path)
+    ctx.workspace.harness_writes.settle(path)
+    known = ctx.state.files.get(path)
+    before_sha = known.sha256 if known is not None else None
+    try:
+        snap = ctx.workspace.read(path)
+    except ToolError as e:
+        if e.code is not ErrorCode.FILE_NOT_FOUND:
+            raise
+        return Outcome(
+            ClaimWriteResult(path=path, version=ctx.state.last_seq, sha256=None, recorded=False)
+        )
+    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
+    count = parsed.doc.line_count
+    if before_sha == snap.sha256:  # the journal holds this content: the agent now knows it
+        assert known is not None
+        seen = FileRead(path=path, sha256=snap.sha256, size=len(snap.data), line_count=count)
+        result = ClaimWriteResult(
+            path=path, version=known.version, sha256=snap.sha256, recorded=False,
+            lines_before=count, lines_after=count,
+        )  # fmt: skip
+        return Outcome(result, events=[seen])
+    before = document(ctx, before_sha)
+    line_changes = changes(before.doc.lines, parsed.doc.lines) if before is not None else []
+    event = EditApplied(
+        path=path,
+        writer=params.tool,
+        before_sha256=before_sha or EMPTY_SHA256,
+        after_sha256=snap.sha256,
+        size=len(snap.data),
+        lines_before=known.line_count if known is not None else 0,
+        line_count=count,
+        operations=[{"op": params.tool}],
+        line_changes=line_changes,
+        unseen=_unseen_after(ctx, path, before_sha, line_changes, count),
+    )
+    result = ClaimWriteResult(
+        path=path, version=ctx.next_seq, sha256=snap.sha256, recorded=True,
+        lines_before=event.lines_before, lines_after=count,
+    )  # fmt: skip
+    return Outcome(result, events=[event], blobs={snap.sha256: snap.data})
+
+
+def _unseen_after(
+    ctx: Context,
+    path: str,
+    before_sha: str | None,
+    line_changes: list[tuple[int, int, int]],
+    line_count: int,
+) -> LineRanges:
+    """What the agent has not been shown of the content its tool left: nothing when it
+    had seen all it replaced (or never read the file: nothing to hold against it), else
+    every line but those its tool wrote."""
+    seen = ctx.state.snapshots.get((ctx.agent, path))
+    if seen is None or (seen.sha256 == before_sha and not seen.unseen):
+        return []
+    written: list[int] = []
+    at = shift = 0
+    for start, end, inserted in sorted(line_changes):
+        at = start + shift
+        written.extend(range(at + 1, at + inserted + 1))
+        shift += inserted - (end - start)
+    return normalized(subtract(whole(line_count), to_ranges(written)))
