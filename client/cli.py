@@ -31,6 +31,7 @@ from editjournal.client import (
     cli_checkpoint,
     cli_daemons,
     cli_generated,
+    cli_hooks,
     cli_mcp,
     cli_tools,
     cli_undo,
@@ -115,6 +116,7 @@ for command in (
     *cli_undo.COMMANDS,
     *cli_checkpoint.COMMANDS,
     *cli_apply_patch.COMMANDS,
+    *cli_hooks.COMMANDS,
 ):
     cli.add_command(command)
 
