@@ -31,6 +31,7 @@ from editjournal.client import (
     cli_checkpoint,
     cli_daemons,
     cli_generated,
+    cli_hook,
     cli_hooks,
     cli_mcp,
     cli_tools,
@@ -116,6 +117,7 @@ for command in (
     *cli_undo.COMMANDS,
     *cli_checkpoint.COMMANDS,
     *cli_apply_patch.COMMANDS,
+    *cli_hook.COMMANDS,
     *cli_hooks.COMMANDS,
 ):
     cli.add_command(command)

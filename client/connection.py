@@ -25,18 +25,17 @@ import os
 import shlex
 import socket
 import stat
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from editjournal.client.errors import DaemonUnavailable, WorkspaceNotFound, WorkspaceTooBroad
 from editjournal.client.trust import Untrusted, check_socket, open_log, read_trusted
-from editjournal.schemas.daemonoptions import too_broad, too_broad_message
 from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,
     ENDPOINT_FILE,
@@ -47,6 +46,9 @@ from editjournal.schemas.endpoint import (
     user_runtime_dir,
 )
 from editjournal.schemas.errors import ErrorCode
+
+if TYPE_CHECKING:
+    import subprocess
 
 WORKSPACE_ENV = "EDITJOURNAL_WORKSPACE"
 ALLOW_BROAD = "--allow-broad"  # the daemon's option (schemas.daemonoptions)
@@ -89,6 +91,8 @@ def discover(start: Path) -> WorkspaceChoice:
     on the way up, unless a daemon serves them now (someone served one on purpose,
     with --allow-broad): a dotfiles repository in ~, or a `.editjournal/` left there,
     must not swallow every directory under it."""
+    from editjournal.schemas.daemonoptions import too_broad  # not on a hook's path
+
     home = home_dir()
     above = [start, *start.parents]
     for directory in above:
@@ -127,6 +131,8 @@ def home_dir() -> str | None:
 def refuse_too_broad(root: Path, options: Sequence[str] = ()) -> None:
     """`WorkspaceTooBroad` when `root` is / or the home directory itself and `options`
     (a daemon's) do not hold --allow-broad: checked before anything is created there."""
+    from editjournal.schemas.daemonoptions import too_broad, too_broad_message
+
     what = too_broad(str(root), home_dir())
     if what is None or ALLOW_BROAD in options:
         return
@@ -233,6 +239,8 @@ def running_daemons(refused: list[Untrusted] | None = None) -> list[Endpoint]:
 
 def spawn_daemon(root: Path, options: Sequence[str] = ()) -> subprocess.Popen[bytes]:
     """Run the daemon with `--detach`; this process exits once the forked daemon serves."""
+    import subprocess  # here: a harness hook loads this module on every tool call
+
     refuse_too_broad(require_workspace(root), options)
     directory = state_dir(root)
     directory.mkdir(mode=0o700, exist_ok=True)
@@ -248,6 +256,8 @@ def spawn_daemon(root: Path, options: Sequence[str] = ()) -> subprocess.Popen[by
 
 def start_daemon(root: Path, timeout: float = 15.0, options: Sequence[str] = ()) -> Endpoint:
     """Start a daemon (or find the one that won the race) and wait until it serves."""
+    import subprocess
+
     endpoint = live_endpoint(root)
     if endpoint:
         return endpoint

@@ -8,6 +8,7 @@ here, before anything else is loaded (client/hook.py). Every other command is
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -15,7 +16,12 @@ def main() -> int:
     if sys.argv[1:2] == ["hook"]:
         from editjournal.client.hook import main as hook
 
-        return hook(sys.argv[2:])
+        code = hook(sys.argv[2:])
+        # the answer is written: skip the interpreter's teardown (modules, the ZeroMQ
+        # context), a few milliseconds of every tool call the harness waits for
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     from editjournal.client.cli import main as cli
 
     return cli()

@@ -24,9 +24,8 @@ import itertools
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import zmq
@@ -49,8 +48,7 @@ class HookProblem(Exception):
     """Why the hook could not judge the call: it is allowed, and this said on stderr."""
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One harness tool call, as the hook sees it (harness-neutral)."""
 
     event: str  # "before" | "after"

@@ -11,9 +11,7 @@ writes a file.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import msgspec
@@ -50,10 +48,14 @@ def user_runtime_dir() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and os.path.isabs(base):
         return Path(base) / "editjournal"
+    import tempfile  # here: a harness hook loads this module on every tool call
+
     return Path(tempfile.gettempdir()) / f"editjournal-{os.getuid()}"
 
 
 def registry_entry(workspace: str) -> Path:
     """The registry file naming the daemon of `workspace` (an absolute, resolved path)."""
+    import hashlib  # here: a harness hook loads this module on every tool call
+
     digest = hashlib.blake2b(workspace.encode(), digest_size=8).hexdigest()
     return user_runtime_dir() / REGISTRY_DIR / f"{digest}.json"

@@ -1,7 +1,7 @@
 """`editjournal hooks install|uninstall|status`: editjournal's Claude Code hooks merged into a
 settings file that keeps everything else, installed once however often it is run, removed
-exactly, refused on a file it cannot read; every file it writes is one Claude Code's
-published schema accepts. No daemon is started or needed (conftest checks none is left)."""
+exactly, refused on a file it cannot read; every file it writes has the shape Claude
+Code's hooks reference documents (tests/fixtures/claude-code-hooks.schema.json). No daemon is started or needed (conftest checks none is left)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from tests.e2e.cli_support import SCRIPT, cli, cli_env
 
 SCHEMA = json.loads(
-    (Path(__file__).parents[1] / "fixtures" / "claude-code-settings.schema.json").read_text()
+    (Path(__file__).parents[1] / "fixtures" / "claude-code-hooks.schema.json").read_text()
 )
 COMMAND = f"{SCRIPT} hook claude-code"  # the venv's console script, by its absolute path
 OURS = {"type": "command", "command": COMMAND, "timeout": 30}
@@ -83,7 +83,7 @@ def write_json(path: Path, value: Any, indent: int = 2) -> bytes:
 
 def read_json(path: Path) -> Any:
     value = json.loads(path.read_text())
-    jsonschema.Draft7Validator(SCHEMA).validate(value)  # as Claude Code's schema has it
+    jsonschema.Draft7Validator(SCHEMA).validate(value)  # as Claude Code's reference has it
     return value
 
 
