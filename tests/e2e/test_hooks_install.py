@@ -1,7 +1,8 @@
 """`editjournal hooks install|uninstall|status`: editjournal's Claude Code hooks merged into a
 settings file that keeps everything else, installed once however often it is run, removed
 exactly, refused on a file it cannot read; every file it writes has the shape Claude
-Code's hooks reference documents (tests/fixtures/claude-code-hooks.schema.json). No daemon is started or needed (conftest checks none is left)."""
+Code's hooks reference documents (tests/fixtures/claude-code-hooks.schema.json). No
+daemon is started or needed (conftest checks none is left)."""
 
 from __future__ import annotations
 
