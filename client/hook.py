@@ -25,7 +25,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 import zmq
@@ -33,15 +33,13 @@ import zmq
 from editjournal.client.connection import choose_workspace, discover, live_endpoint
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
-HARNESSES = ("claude-code",)
-AGENT_PREFIX = {"claude-code": "claude-code"}
-READ_TOOLS = frozenset({"Read"})
-WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
+READ, EDIT, WRITE = "read", "edit", "write"
 # the refusals a hook turns into a denial (the daemon's check_write sends no other)
 DENIED = frozenset({"anchor_stale", "write_access_denied"})
 REQUEST_TIMEOUT_S = 10.0  # one request to a serving daemon
 START_TIMEOUT_S = 8.0  # starting a daemon when none serves (the harness waits on us)
 REASON_LIMIT = 6000  # characters of a denial's reason: the model reads every one
+PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by the harnesses for hooks
 
 
 class HookProblem(Exception):
@@ -49,21 +47,33 @@ class HookProblem(Exception):
 
 
 class Call(NamedTuple):
-    """One harness tool call, as the hook sees it (harness-neutral)."""
+    """One harness tool call, as the hook judges it (harness-neutral)."""
 
+    harness: str
     event: str  # "before" | "after"
-    tool: str  # the harness's tool name: Read, Edit, MultiEdit, Write
+    tool: str  # the harness's own tool name (Edit, replace, ...): the journaled writer
+    kind: str  # READ | EDIT | WRITE
     session: str
     cwd: str
-    path: str  # absolute, as the harness gives it
-    tool_input: dict[str, Any]
-    tool_response: Any = None
+    path: str  # as the harness gives it (absolute, or relative to cwd)
+    edits: tuple[dict[str, Any], ...] = ()  # EDIT: old_string, new_string, replace_all
+    content: str | None = None  # WRITE: the whole new file
+    lines: tuple[int, int | None] | None = None  # READ: first and last line shown (None: all)
+
+    @property
+    def agent(self) -> str:
+        return f"{self.harness}:{self.session}"
+
+    @property
+    def writer(self) -> str:
+        return f"{self.harness}:{self.tool}"
 
 
 def main(argv: list[str]) -> int:
     """The command: read the payload, decide, answer in the harness's contract."""
-    if not argv or argv[0] not in HARNESSES:
-        _warn(f"unknown harness {argv[0] if argv else '(none)'!r}; one of {', '.join(HARNESSES)}")
+    harness = argv[0] if argv else ""
+    if harness not in ADAPTERS:
+        _warn(f"unknown harness {harness or '(none)'!r}; one of {', '.join(ADAPTERS)}")
         return 0
     try:
         payload = json.loads(sys.stdin.read() or "null")
@@ -71,7 +81,7 @@ def main(argv: list[str]) -> int:
         _warn(f"the hook payload is not JSON ({e}): the call is allowed")
         return 0
     try:
-        output = decide(payload)
+        output = decide(payload, harness)
     except HookProblem as e:
         _warn(f"{e}: the call is allowed")
         return 0
@@ -83,65 +93,172 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def decide(payload: Any) -> dict[str, Any] | None:
-    """The harness's answer to one hook payload (Claude Code's shape), or None: allow,
-    and say nothing (an "allow" would skip the user's own permission prompts)."""
-    call = claude_code_call(payload)
+def decide(payload: Any, harness: str = "claude-code") -> dict[str, Any] | None:
+    """The harness's answer to one hook payload, or None: allow, and say nothing (an
+    explicit "allow" would skip the user's own permission prompts in Claude Code)."""
+    adapter = ADAPTERS[harness]
+    call = adapter.call(payload)
     if call is None:
         return None
-    with Daemon(workspace_of(call), f"{AGENT_PREFIX['claude-code']}:{call.session}") as daemon:
-        path = daemon.relative(call.path)
+    with Daemon(workspace_of(call), call.agent) as daemon:
+        path = daemon.relative(call.path, call.cwd)
         if path is None:
             raise HookProblem(f"{call.path} is outside the workspace {daemon.root}")
-        if call.event == "after" and call.tool in READ_TOOLS:
-            daemon.request("read_file", _read_params(path, call))
+        if call.event == "after" and call.kind == READ:
+            daemon.request("read_file", _read_params(path, call.lines))
             return None
         if call.event == "after":
-            daemon.request("claim_write", {"path": path, "tool": f"claude-code:{call.tool}"})
+            daemon.request("claim_write", {"path": path, "tool": call.writer})
             return None
         denied = daemon.check_write(path, call)
-    return None if denied is None else claude_code_denial(denied)
+    return None if denied is None else adapter.denial(denied)
 
 
-def claude_code_call(payload: Any) -> Call | None:
-    """The call in a Claude Code payload; None for one this hook does not judge (another
-    tool, another event); `HookProblem` for a malformed one."""
+def _payload_fields(payload: Any) -> tuple[dict[str, Any], str, str]:
+    """tool_input, session_id and cwd of any harness's payload, or `HookProblem`."""
     if not isinstance(payload, dict):
         raise HookProblem("the hook payload is not a JSON object")
-    event = {"PreToolUse": "before", "PostToolUse": "after"}.get(
-        str(payload.get("hook_event_name"))
-    )
+    tool_input, session = payload.get("tool_input"), payload.get("session_id")
     tool = payload.get("tool_name")
-    if event is None or tool not in READ_TOOLS | WRITE_TOOLS:
-        return None
-    if event == "before" and tool in READ_TOOLS:
-        return None
-    tool_input = payload.get("tool_input")
-    session, cwd = payload.get("session_id"), payload.get("cwd")
     if not isinstance(tool_input, dict) or not isinstance(session, str) or not session:
         raise HookProblem(f"the {tool} payload lacks tool_input or session_id")
+    cwd = payload.get("cwd")
+    return tool_input, session, cwd if isinstance(cwd, str) and cwd else os.getcwd()
+
+
+def _path_of(tool: str, tool_input: dict[str, Any]) -> str:
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:
         raise HookProblem(f"the {tool} payload names no file_path")
-    cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
-    return Call(event, tool, session, cwd, path, tool_input, payload.get("tool_response"))
+    return path
 
 
-def claude_code_denial(reason: str) -> dict[str, Any]:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
+def _text(tool: str, tool_input: dict[str, Any], key: str) -> str:
+    value = tool_input.get(key)
+    if not isinstance(value, str):
+        raise HookProblem(f"the {tool} payload has no {key}")
+    return value
+
+
+def _replacement(tool: str, edit: Any, all_key: str) -> dict[str, Any]:
+    if not isinstance(edit, dict):
+        raise HookProblem(f"an edit of the {tool} payload is not an object")
+    old, new = _text(tool, edit, "old_string"), _text(tool, edit, "new_string")
+    return {"old_string": old, "new_string": new, "replace_all": bool(edit.get(all_key))}
+
+
+class ClaudeCode:
+    """Claude Code (and Claude Agent SDK applications, which run the same tools):
+    PreToolUse / PostToolUse; Read (offset, limit), Edit, MultiEdit, Write."""
+
+    name = "claude-code"
+    kinds: ClassVar[dict[str, str]] = {
+        "Read": READ,
+        "Edit": EDIT,
+        "MultiEdit": EDIT,
+        "Write": WRITE,
     }
+
+    @classmethod
+    def call(cls, payload: Any) -> Call | None:
+        if not isinstance(payload, dict):
+            raise HookProblem("the hook payload is not a JSON object")
+        event = {"PreToolUse": "before", "PostToolUse": "after"}.get(
+            str(payload.get("hook_event_name"))
+        )
+        tool = str(payload.get("tool_name"))
+        kind = cls.kinds.get(tool)
+        if event is None or kind is None or (event == "before" and kind == READ):
+            return None
+        tool_input, session, cwd = _payload_fields(payload)
+        call = Call(cls.name, event, tool, kind, session, cwd, _path_of(tool, tool_input))
+        if kind == EDIT and event == "before":
+            raw = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+            if not isinstance(raw, list):
+                raise HookProblem(f"the {tool} payload has no edits")
+            return call._replace(edits=tuple(_replacement(tool, e, "replace_all") for e in raw))
+        if kind == WRITE and event == "before":
+            return call._replace(content=_text(tool, tool_input, "content"))
+        if kind == READ:
+            return call._replace(lines=_claude_lines(tool_input, payload.get("tool_response")))
+        return call
+
+    @staticmethod
+    def denial(reason: str) -> dict[str, Any]:
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+
+
+def _claude_lines(tool_input: dict[str, Any], response: Any) -> tuple[int, int | None] | None:
+    """The lines a Read showed: its response's (startLine, numLines, totalLines) when
+    given, else its offset and limit; None when it showed the whole file."""
+    shown = response.get("file") if isinstance(response, dict) else None
+    shown = shown if isinstance(shown, dict) else {}
+    start = _int(shown.get("startLine")) or _int(tool_input.get("offset")) or 1
+    count = _int(shown.get("numLines")) or _int(tool_input.get("limit"))
+    total = _int(shown.get("totalLines"))
+    if start <= 1 and (count is None or (total is not None and count >= total)):
+        return None
+    return (start, None if count is None else start + count - 1)
+
+
+class GeminiCli:
+    """Gemini CLI: BeforeTool / AfterTool; read_file (start_line, end_line), replace
+    (old_string, new_string, allow_multiple), write_file."""
+
+    name = "gemini-cli"
+    kinds: ClassVar[dict[str, str]] = {"read_file": READ, "replace": EDIT, "write_file": WRITE}
+
+    @classmethod
+    def call(cls, payload: Any) -> Call | None:
+        if not isinstance(payload, dict):
+            raise HookProblem("the hook payload is not a JSON object")
+        event = {"BeforeTool": "before", "AfterTool": "after"}.get(
+            str(payload.get("hook_event_name"))
+        )
+        tool = str(payload.get("tool_name"))
+        kind = cls.kinds.get(tool)
+        if event is None or kind is None or (event == "before" and kind == READ):
+            return None
+        response = payload.get("tool_response")
+        if event == "after" and isinstance(response, dict) and response.get("error"):
+            return None  # the tool failed: nothing was read or written
+        tool_input, session, cwd = _payload_fields(payload)
+        call = Call(cls.name, event, tool, kind, session, cwd, _path_of(tool, tool_input))
+        if kind == EDIT and event == "before":
+            return call._replace(edits=(_replacement(tool, tool_input, "allow_multiple"),))
+        if kind == WRITE and event == "before":
+            return call._replace(content=_text(tool, tool_input, "content"))
+        if kind == READ:
+            first = _int(tool_input.get("start_line"))
+            last = _int(tool_input.get("end_line"))
+            return call._replace(
+                lines=None if first is None and last is None else (first or 1, last)
+            )
+        return call
+
+    @staticmethod
+    def denial(reason: str) -> dict[str, Any]:
+        return {"decision": "deny", "reason": reason}
+
+
+ADAPTERS: dict[str, type[ClaudeCode] | type[GeminiCli]] = {
+    ClaudeCode.name: ClaudeCode,
+    GeminiCli.name: GeminiCli,
+}
+HARNESSES = tuple(ADAPTERS)
 
 
 def workspace_of(call: Call) -> Path:
-    """The workspace: the harness's project directory (Claude Code's
-    CLAUDE_PROJECT_DIR), else EDITJOURNAL_WORKSPACE, else found from the call's cwd as
-    every command finds it."""
-    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    """The workspace: the harness's project directory (CLAUDE_PROJECT_DIR, or Gemini
+    CLI's GEMINI_PROJECT_DIR), else EDITJOURNAL_WORKSPACE, else found from the call's
+    cwd as every command finds it."""
+    project = next((os.environ[k] for k in PROJECT_ENV if os.environ.get(k)), None)
     if project:
         return choose_workspace(project).root
     if os.environ.get("EDITJOURNAL_WORKSPACE"):
@@ -149,22 +266,11 @@ def workspace_of(call: Call) -> Path:
     return discover(Path(call.cwd)).root
 
 
-def _read_params(path: str, call: Call) -> dict[str, Any]:
-    """The lines the Read showed: its response's (startLine, numLines, totalLines) when
-    given, else its offset and limit; the whole file when it showed all of it."""
-    shown = call.tool_response.get("file") if isinstance(call.tool_response, dict) else None
-    shown = shown if isinstance(shown, dict) else {}
-    start = _int(shown.get("startLine")) or _int(call.tool_input.get("offset")) or 1
-    count = _int(shown.get("numLines")) or _int(call.tool_input.get("limit"))
-    total = _int(shown.get("totalLines"))
-    if count is None or (start <= 1 and total is not None and count >= total):
-        return {"path": path} if start <= 1 and count is None else _ranged(path, start, count)
-    return _ranged(path, start, count)
-
-
-def _ranged(path: str, start: int, count: int | None) -> dict[str, Any]:
-    end = "" if count is None else str(start + max(count, 1) - 1)
-    return {"path": path, "range": f"{start}-{end}"}
+def _read_params(path: str, lines: tuple[int, int | None] | None) -> dict[str, Any]:
+    if lines is None:
+        return {"path": path}
+    first, last = lines
+    return {"path": path, "range": f"{first}-{'' if last is None else last}"}
 
 
 def _int(value: Any) -> int | None:
@@ -194,9 +300,10 @@ class Daemon:
             why = f"no daemon serves {self.root} and none could be started: {e}"
             raise HookProblem(why) from None
 
-    def relative(self, path: str) -> str | None:
-        """`path` relative to the workspace root, or None when it is outside."""
-        full = Path(path if os.path.isabs(path) else os.path.join(self.root, path))
+    def relative(self, path: str, cwd: str) -> str | None:
+        """`path` (absolute, or relative to the harness's cwd) relative to the workspace
+        root, or None when it is outside."""
+        full = Path(path if os.path.isabs(path) else os.path.join(cwd, path))
         try:
             return Path(os.path.normpath(full)).relative_to(self.root).as_posix()
         except ValueError:
@@ -222,14 +329,11 @@ class Daemon:
 
     def check_write(self, path: str, call: Call) -> str | None:
         """The denial's reason, or None: allowed (or not the journal's to judge)."""
-        params: dict[str, Any] = {"path": path, "tool": f"claude-code:{call.tool}"}
-        if call.tool == "Write":
-            content = call.tool_input.get("content")
-            if not isinstance(content, str):
-                raise HookProblem("the Write payload has no content")
-            params["content"] = content
+        params: dict[str, Any] = {"path": path, "tool": call.writer}
+        if call.kind == WRITE:
+            params["content"] = call.content
         else:
-            params["edits"] = _edits(call)
+            params["edits"] = list(call.edits)
         response = self.call("check_write", params)
         error = response.error
         if error is None:
@@ -243,24 +347,6 @@ class Daemon:
 
     def __exit__(self, *exc: object) -> None:
         self._socket.close(linger=0)
-
-
-def _edits(call: Call) -> list[dict[str, Any]]:
-    """Edit's one replacement, or MultiEdit's list, as check_write takes them."""
-    raw = call.tool_input.get("edits") if call.tool == "MultiEdit" else [call.tool_input]
-    if not isinstance(raw, list):
-        raise HookProblem(f"the {call.tool} payload has no edits")
-    edits = []
-    for edit in raw:
-        if not isinstance(edit, dict):
-            raise HookProblem(f"an edit of the {call.tool} payload is not an object")
-        old, new = edit.get("old_string"), edit.get("new_string")
-        if not isinstance(old, str) or not isinstance(new, str):
-            raise HookProblem(f"an edit of the {call.tool} payload lacks old_string/new_string")
-        edits.append(
-            {"old_string": old, "new_string": new, "replace_all": bool(edit.get("replace_all"))}
-        )
-    return edits
 
 
 def denial_reason(error: Any) -> str:

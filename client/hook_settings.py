@@ -89,7 +89,19 @@ CLAUDE_CODE = Harness(
     after_change="Claude Code reads its hooks when a session starts: start a new one"
     " (or review them in /hooks).",
 )
-HARNESSES: dict[str, Harness] = {h.name: h for h in (CLAUDE_CODE,)}
+GEMINI_CLI = Harness(
+    name="gemini-cli",
+    title="Gemini CLI",
+    files={"project": ".gemini/settings.json", "user": "~/.gemini/settings.json"},
+    entries=(  # Gemini CLI's matchers are regular expressions, tried unanchored
+        HookEntry("BeforeTool", "^(replace|write_file)$"),
+        HookEntry("AfterTool", "^(read_file|replace|write_file)$"),
+    ),
+    timeout=30_000,  # Gemini CLI counts milliseconds
+    after_change="Gemini CLI reads its hooks when a session starts (project hooks only in a"
+    " trusted folder): start a new one.",
+)
+HARNESSES: dict[str, Harness] = {h.name: h for h in (CLAUDE_CODE, GEMINI_CLI)}
 
 
 # --- the command a hook runs ----------------------------------------------------------------

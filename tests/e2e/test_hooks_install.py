@@ -90,7 +90,7 @@ def read_json(path: Path) -> Any:
 
 def status_of(ws: Path, home: Path) -> dict[str, Any]:
     rows = json.loads(hooks(ws, home, "status", "--json").stdout)["hooks"]
-    return {row["scope"]: row for row in rows}
+    return {row["scope"]: row for row in rows if row["harness"] == "claude-code"}
 
 
 # --- install --------------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""`editjournal hook gemini-cli`: Gemini CLI's built-in tools, journal-aware.
+
+Payloads in Gemini CLI's hook shape (BeforeTool / AfterTool; `read_file` with
+`start_line`/`end_line`, `replace` with `old_string`/`new_string`/`allow_multiple`,
+`write_file` with `content`; a relative `file_path` is relative to `cwd`) fed to the
+real command against a real daemon; a denial is `{"decision": "deny", "reason"}`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import RunningDaemon, start
+from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli, cli_env
+
+APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
+
+
+def hook(payload: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), "hook", "gemini-cli"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=cli_env(),
+    )
+
+
+def payload(root: Path, session: str, event: str, tool: str, **tool_input: Any) -> dict[str, Any]:
+    response = tool_input.pop("response", None)
+    found: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": f"/tmp/{session}.json",
+        "cwd": str(root),
+        "hook_event_name": event,
+        "timestamp": "2026-11-26T10:02:11.412Z",
+        "tool_name": tool,
+        "tool_input": {"file_path": "app.py", **tool_input},  # relative to cwd
+    }
+    if response is not None:
+        found["tool_response"] = response
+    return found
+
+
+@pytest.fixture
+def served(workspace: Path) -> Any:
+    (workspace / "app.py").write_text(APP)
+    running = start(workspace)
+    yield running
+    running.stop()
+
+
+def quiet(done: subprocess.CompletedProcess[str]) -> None:
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+
+
+def test_a_replace_over_another_sessions_lines_is_denied_in_gemini_clis_words(
+    served: RunningDaemon,
+):
+    root = served.root
+    shown = {"llmContent": "...", "returnDisplay": "Read lines 3-12 of 20 from app.py"}
+    quiet(
+        hook(
+            payload(root, "g1", "AfterTool", "read_file", start_line=3, end_line=12, response=shown)
+        )
+    )
+    quiet(hook(payload(root, "g2", "AfterTool", "read_file", response={"llmContent": APP})))
+    edit = {"old_string": "v5 = 5\n", "new_string": "v5 = 50\n", "allow_multiple": False}
+    quiet(hook(payload(root, "g2", "BeforeTool", "replace", **edit)))
+    (root / "app.py").write_text(APP.replace("v5 = 5\n", "v5 = 50\n"))
+    quiet(hook(payload(root, "g2", "AfterTool", "replace", **edit, response={"llmContent": "ok"})))
+
+    apart = {"old_string": "v10 = 10", "new_string": "v10 = 100"}
+    quiet(hook(payload(root, "g1", "BeforeTool", "replace", **apart)))
+    over = {"old_string": "v4 = 4\nv5 = 5", "new_string": "v4 = 4\nv5 = 55"}
+    done = hook(payload(root, "g1", "BeforeTool", "replace", **over))
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0 and answer["decision"] == "deny"
+    assert "gemini-cli:g2" in answer["reason"] and "v5 = 50" in answer["reason"]
+
+    journal = served.journal()
+    [first, second] = journal.records(kind="file_read")
+    assert (first.agent, first.event.lines) == ("gemini-cli:g1", (3, 12))
+    assert (second.agent, second.event.lines) == ("gemini-cli:g2", None)
+    [applied] = journal.records(kind="edit_applied")
+    assert (applied.agent, applied.event.writer) == ("gemini-cli:g2", "gemini-cli:replace")
+
+
+def test_a_failed_tool_records_nothing(served: RunningDaemon):
+    failed = {"llmContent": "", "returnDisplay": "", "error": {"message": "no such file"}}
+    quiet(hook(payload(served.root, "g1", "AfterTool", "read_file", response=failed)))
+    assert list(served.journal().records(kind="file_read")) == []
+
+
+def test_install_writes_gemini_clis_hooks(workspace: Path):
+    done = cli(workspace, "hooks", "install", "gemini-cli")
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((workspace / ".gemini" / "settings.json").read_text())
+    before = settings["hooks"]["BeforeTool"]
+    after = settings["hooks"]["AfterTool"]
+    assert [e["matcher"] for e in before] == ["^(replace|write_file)$"]
+    assert [e["matcher"] for e in after] == ["^(read_file|replace|write_file)$"]
+    [ours] = before[0]["hooks"]
+    assert ours["command"].endswith("hook gemini-cli") and ours["timeout"] == 30_000
