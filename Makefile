@@ -16,9 +16,11 @@ $(RUN_STAMP): pyproject.toml
 	$(PIP) -e '.[mcp]'
 	@touch $(RUN_STAMP)
 
+# claude-agent-sdk from its source: the tests need its types, not the 180 MB wheel's bundled
+# Claude Code binary (an application installs the wheel, which runs that binary).
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) -e '.[dev]'
+	PIP_NO_BINARY=claude-agent-sdk $(PIP) -e '.[dev]'
 	@touch $(STAMP) $(RUN_STAMP)
 
 # Ctrl-C reaches make, the shell and the daemon alike: the daemon stops cleanly and

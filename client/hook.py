@@ -93,14 +93,23 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def decide(payload: Any, harness: str = "claude-code") -> dict[str, Any] | None:
+def decide(
+    payload: Any,
+    harness: str = "claude-code",
+    workspace: Path | None = None,
+    agent_prefix: str | None = None,
+) -> dict[str, Any] | None:
     """The harness's answer to one hook payload, or None: allow, and say nothing (an
-    explicit "allow" would skip the user's own permission prompts in Claude Code)."""
+    explicit "allow" would skip the user's own permission prompts in Claude Code).
+    `workspace` and `agent_prefix` (default: the harness's name) serve applications
+    that call this in-process (client/claude_sdk_hooks.py)."""
     adapter = ADAPTERS[harness]
     call = adapter.call(payload)
     if call is None:
         return None
-    with Daemon(workspace_of(call), call.agent) as daemon:
+    if agent_prefix is not None:
+        call = call._replace(harness=agent_prefix)
+    with Daemon(workspace or workspace_of(call), call.agent) as daemon:
         path = daemon.relative(call.path, call.cwd)
         if path is None:
             raise HookProblem(f"{call.path} is outside the workspace {daemon.root}")

@@ -1,0 +1,94 @@
+"""Hook callbacks for Claude Agent SDK applications, against a real daemon.
+
+The callbacks are the ones `hook_matchers()` hands the SDK (checked to be the SDK's own
+`HookMatcher`s), called as the SDK calls them: `(input_data, tool_use_id, context)`,
+with `input_data` in the SDK's `PreToolUseHookInput` / `PostToolUseHookInput` shape.
+No model and no Claude Code process run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from editjournal.client.claude_sdk_hooks import callback, hook_matchers
+from tests.conftest import RunningDaemon, start
+
+claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+
+APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
+
+
+def input_data(
+    root: Path, session: str, event: str, tool: str, **tool_input: Any
+) -> dict[str, Any]:
+    response = tool_input.pop("response", None)
+    data: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": f"/tmp/{session}.jsonl",
+        "cwd": str(root),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": {"file_path": str(root / "app.py"), **tool_input},
+        "tool_use_id": f"toolu_{session}_{event}",
+    }
+    if response is not None:
+        data["tool_response"] = response
+    return data
+
+
+def ask(root: Path, data: dict[str, Any]) -> dict[str, Any]:
+    hook = callback(root)
+    context = claude_agent_sdk.HookContext(signal=None)
+    return asyncio.run(hook(data, data["tool_use_id"], context))
+
+
+@pytest.fixture
+def served(workspace: Path) -> Any:
+    (workspace / "app.py").write_text(APP)
+    running = start(workspace)
+    yield running
+    running.stop()
+
+
+def test_the_matchers_are_the_sdks(tmp_path: Path):
+    hooks = hook_matchers(tmp_path)
+    assert set(hooks) == {"PreToolUse", "PostToolUse"}
+    for matchers in hooks.values():
+        assert all(isinstance(m, claude_agent_sdk.HookMatcher) for m in matchers)
+    assert hooks["PreToolUse"][0].matcher == "Edit|MultiEdit|Write"
+    options = claude_agent_sdk.ClaudeAgentOptions(cwd=str(tmp_path), hooks=hooks)
+    assert options.hooks is hooks
+
+
+def test_a_session_reads_another_edits_the_first_is_denied_on_those_lines(served: RunningDaemon):
+    root = served.root
+    full = {"type": "text", "file": {"filePath": str(root / "app.py"), "content": APP,
+                                     "numLines": 20, "startLine": 1, "totalLines": 20}}  # fmt: skip
+    assert ask(root, input_data(root, "a", "PostToolUse", "Read", response=full)) == {}
+    assert ask(root, input_data(root, "b", "PostToolUse", "Read", response=full)) == {}
+    edit = {"old_string": "v6 = 6\n", "new_string": "v6 = 60\n", "replace_all": False}
+    assert ask(root, input_data(root, "b", "PreToolUse", "Edit", **edit)) == {}
+    (root / "app.py").write_text(APP.replace("v6 = 6\n", "v6 = 60\n"))
+    assert ask(root, input_data(root, "b", "PostToolUse", "Edit", **edit, response={})) == {}
+
+    apart = {"old_string": "v16 = 16", "new_string": "v16 = 160", "replace_all": False}
+    assert ask(root, input_data(root, "a", "PreToolUse", "Edit", **apart)) == {}
+    over = {"old_string": "v6 = 6\nv7 = 7", "new_string": "v6 = 66\nv7 = 7", "replace_all": False}
+    answer = ask(root, input_data(root, "a", "PreToolUse", "Edit", **over))["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse" and answer["permissionDecision"] == "deny"
+    assert "claude-sdk:b" in answer["permissionDecisionReason"]
+
+    journal = served.journal()
+    assert [r.agent for r in journal.records(kind="file_read")] == ["claude-sdk:a", "claude-sdk:b"]
+    [applied] = journal.records(kind="edit_applied")
+    assert (applied.agent, applied.event.writer) == ("claude-sdk:b", "claude-sdk:Edit")
+
+
+def test_a_malformed_input_is_allowed(served: RunningDaemon):
+    bad = {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "x"}
+    assert ask(served.root, bad) == {}
