@@ -156,11 +156,61 @@ def _replacement(tool: str, edit: Any, all_key: str) -> dict[str, Any]:
     return {"old_string": old, "new_string": new, "replace_all": bool(edit.get(all_key))}
 
 
-class ClaudeCode:
+class Adapter:
+    """One harness's hook contract: its event and tool names, how its payload says what
+    was edited and read, and how it takes a denial."""
+
+    name: ClassVar[str]
+    events: ClassVar[dict[str, str]]  # its hook event -> "before" | "after"
+    kinds: ClassVar[dict[str, str]]  # its tool -> READ | EDIT | WRITE
+
+    @classmethod
+    def call(cls, payload: Any) -> Call | None:
+        """The call in a payload; None for one this hook does not judge (another tool,
+        another event, a tool that failed); `HookProblem` for a malformed one."""
+        if not isinstance(payload, dict):
+            raise HookProblem("the hook payload is not a JSON object")
+        event = cls.events.get(str(payload.get("hook_event_name")))
+        tool = str(payload.get("tool_name"))
+        kind = cls.kinds.get(tool)
+        if event is None or kind is None or (event == "before" and kind == READ):
+            return None
+        if event == "after" and cls.failed(payload.get("tool_response")):
+            return None
+        tool_input, session, cwd = _payload_fields(payload)
+        call = Call(cls.name, event, tool, kind, session, cwd, _path_of(tool, tool_input))
+        if kind == EDIT and event == "before":
+            return call._replace(edits=cls.edits(tool, tool_input))
+        if kind == WRITE and event == "before":
+            return call._replace(content=_text(tool, tool_input, "content"))
+        if kind == READ:
+            return call._replace(lines=cls.lines(tool_input, payload.get("tool_response")))
+        return call
+
+    @classmethod
+    def failed(cls, response: Any) -> bool:
+        return False
+
+    @classmethod
+    def edits(cls, tool: str, tool_input: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        raise NotImplementedError
+
+    @classmethod
+    def lines(cls, tool_input: dict[str, Any], response: Any) -> tuple[int, int | None] | None:
+        raise NotImplementedError
+
+    @staticmethod
+    def denial(reason: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class ClaudeCode(Adapter):
     """Claude Code (and Claude Agent SDK applications, which run the same tools):
-    PreToolUse / PostToolUse; Read (offset, limit), Edit, MultiEdit, Write."""
+    PreToolUse / PostToolUse; Read (offset, limit), Edit, MultiEdit, Write. Its
+    PostToolUse comes only after a tool that succeeded."""
 
     name = "claude-code"
+    events: ClassVar[dict[str, str]] = {"PreToolUse": "before", "PostToolUse": "after"}
     kinds: ClassVar[dict[str, str]] = {
         "Read": READ,
         "Edit": EDIT,
@@ -169,28 +219,24 @@ class ClaudeCode:
     }
 
     @classmethod
-    def call(cls, payload: Any) -> Call | None:
-        if not isinstance(payload, dict):
-            raise HookProblem("the hook payload is not a JSON object")
-        event = {"PreToolUse": "before", "PostToolUse": "after"}.get(
-            str(payload.get("hook_event_name"))
-        )
-        tool = str(payload.get("tool_name"))
-        kind = cls.kinds.get(tool)
-        if event is None or kind is None or (event == "before" and kind == READ):
+    def edits(cls, tool: str, tool_input: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        raw = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+        if not isinstance(raw, list):
+            raise HookProblem(f"the {tool} payload has no edits")
+        return tuple(_replacement(tool, e, "replace_all") for e in raw)
+
+    @classmethod
+    def lines(cls, tool_input: dict[str, Any], response: Any) -> tuple[int, int | None] | None:
+        """The lines a Read showed: its response's (startLine, numLines, totalLines)
+        when given, else its offset and limit; None when it showed the whole file."""
+        shown = response.get("file") if isinstance(response, dict) else None
+        shown = shown if isinstance(shown, dict) else {}
+        start = _int(shown.get("startLine")) or _int(tool_input.get("offset")) or 1
+        count = _int(shown.get("numLines")) or _int(tool_input.get("limit"))
+        total = _int(shown.get("totalLines"))
+        if start <= 1 and (count is None or (total is not None and count >= total)):
             return None
-        tool_input, session, cwd = _payload_fields(payload)
-        call = Call(cls.name, event, tool, kind, session, cwd, _path_of(tool, tool_input))
-        if kind == EDIT and event == "before":
-            raw = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-            if not isinstance(raw, list):
-                raise HookProblem(f"the {tool} payload has no edits")
-            return call._replace(edits=tuple(_replacement(tool, e, "replace_all") for e in raw))
-        if kind == WRITE and event == "before":
-            return call._replace(content=_text(tool, tool_input, "content"))
-        if kind == READ:
-            return call._replace(lines=_claude_lines(tool_input, payload.get("tool_response")))
-        return call
+        return (start, None if count is None else start + count - 1)
 
     @staticmethod
     def denial(reason: str) -> dict[str, Any]:
@@ -203,60 +249,34 @@ class ClaudeCode:
         }
 
 
-def _claude_lines(tool_input: dict[str, Any], response: Any) -> tuple[int, int | None] | None:
-    """The lines a Read showed: its response's (startLine, numLines, totalLines) when
-    given, else its offset and limit; None when it showed the whole file."""
-    shown = response.get("file") if isinstance(response, dict) else None
-    shown = shown if isinstance(shown, dict) else {}
-    start = _int(shown.get("startLine")) or _int(tool_input.get("offset")) or 1
-    count = _int(shown.get("numLines")) or _int(tool_input.get("limit"))
-    total = _int(shown.get("totalLines"))
-    if start <= 1 and (count is None or (total is not None and count >= total)):
-        return None
-    return (start, None if count is None else start + count - 1)
-
-
-class GeminiCli:
-    """Gemini CLI: BeforeTool / AfterTool; read_file (start_line, end_line), replace
-    (old_string, new_string, allow_multiple), write_file."""
+class GeminiCli(Adapter):
+    """Gemini CLI: BeforeTool / AfterTool (also after a tool that failed: its response
+    says so); read_file (start_line, end_line), replace (old_string, new_string,
+    allow_multiple), write_file."""
 
     name = "gemini-cli"
+    events: ClassVar[dict[str, str]] = {"BeforeTool": "before", "AfterTool": "after"}
     kinds: ClassVar[dict[str, str]] = {"read_file": READ, "replace": EDIT, "write_file": WRITE}
 
     @classmethod
-    def call(cls, payload: Any) -> Call | None:
-        if not isinstance(payload, dict):
-            raise HookProblem("the hook payload is not a JSON object")
-        event = {"BeforeTool": "before", "AfterTool": "after"}.get(
-            str(payload.get("hook_event_name"))
-        )
-        tool = str(payload.get("tool_name"))
-        kind = cls.kinds.get(tool)
-        if event is None or kind is None or (event == "before" and kind == READ):
-            return None
-        response = payload.get("tool_response")
-        if event == "after" and isinstance(response, dict) and response.get("error"):
-            return None  # the tool failed: nothing was read or written
-        tool_input, session, cwd = _payload_fields(payload)
-        call = Call(cls.name, event, tool, kind, session, cwd, _path_of(tool, tool_input))
-        if kind == EDIT and event == "before":
-            return call._replace(edits=(_replacement(tool, tool_input, "allow_multiple"),))
-        if kind == WRITE and event == "before":
-            return call._replace(content=_text(tool, tool_input, "content"))
-        if kind == READ:
-            first = _int(tool_input.get("start_line"))
-            last = _int(tool_input.get("end_line"))
-            return call._replace(
-                lines=None if first is None and last is None else (first or 1, last)
-            )
-        return call
+    def failed(cls, response: Any) -> bool:
+        return isinstance(response, dict) and bool(response.get("error"))
+
+    @classmethod
+    def edits(cls, tool: str, tool_input: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        return (_replacement(tool, tool_input, "allow_multiple"),)
+
+    @classmethod
+    def lines(cls, tool_input: dict[str, Any], response: Any) -> tuple[int, int | None] | None:
+        first, last = _int(tool_input.get("start_line")), _int(tool_input.get("end_line"))
+        return None if first is None and last is None else (first or 1, last)
 
     @staticmethod
     def denial(reason: str) -> dict[str, Any]:
         return {"decision": "deny", "reason": reason}
 
 
-ADAPTERS: dict[str, type[ClaudeCode] | type[GeminiCli]] = {
+ADAPTERS: dict[str, type[Adapter]] = {
     ClaudeCode.name: ClaudeCode,
     GeminiCli.name: GeminiCli,
 }

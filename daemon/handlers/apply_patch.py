@@ -45,6 +45,7 @@ from editjournal.daemon.text.v4a import (
 )
 from editjournal.daemon.text.v4a_apply import ChunkNotFound, UpdatePlan, plan_update
 from editjournal.daemon.writing.guards import (
+    overwrite_refusal,
     overwrite_warning,
     overwritten_unseen,
     refuse_unseen,
@@ -52,7 +53,7 @@ from editjournal.daemon.writing.guards import (
 )
 from editjournal.daemon.writing.history import Base, changes_since
 from editjournal.daemon.writing.path import Planned, Stale, Writer, Written, write_all
-from editjournal.daemon.writing.stale import delta, given_bases, named, stale_error
+from editjournal.daemon.writing.stale import given_bases, stale_error
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied
@@ -469,27 +470,14 @@ class _MovedIn(_Planner):
 
 def _refuse_changed_since_seen(target: Target, what: str) -> None:
     """`anchor_stale` when the agent saw this file and someone changed it since: a whole
-    replacement (or a removal) would lose their lines, which it never saw."""
+    replacement (or a removal) would lose their lines, which it never saw. (A file it
+    never saw is replaced, as Codex replaces it, with a warning.)"""
     ctx = target.ctx
     seen = ctx.state.snapshots.get((ctx.agent, target.path))
     if seen is None or seen.sha256 == target.snap.sha256:
         return
-    conflicts = [
-        c.describe() for c in changes_since(ctx, target.path, seen.version, target.noticed)
-    ]
-    base = target.agent_base
-    who = named(conflicts)
-    details: dict[str, Any] = {"base_version": seen.version, "conflicts": conflicts}
-    if base is not None:
-        details["delta"] = delta(base, target.doc, target.anchors, target.version)
-    raise ToolError(
-        ErrorCode.ANCHOR_STALE,
-        f"{what} would replace {target.path}, which changed since you saw it (version"
-        f" {seen.version})"
-        + (f" — by {who}" if who else "")
-        + ("; details.delta has the changes with fresh anchors" if base is not None else ""),
-        details,
-    )
+    since = changes_since(ctx, target.path, seen.version, target.noticed)
+    raise overwrite_refusal(target, what, [c.describe() for c in since])
 
 
 def _no_match(missing: ChunkNotFound, path: str) -> ToolError:

@@ -18,18 +18,15 @@ finding, are the harness's own business.
 
 from __future__ import annotations
 
-from typing import Any
-
 from editjournal.daemon.audit.diffs import changes
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.handlers.atomic import edit_file_planner, write_file_planner
 from editjournal.daemon.text.ranges import LineRanges, normalized, subtract, to_ranges, whole
 from editjournal.daemon.text.replace import Joined, find_all
 from editjournal.daemon.text.replace import normalized as normalized_text
-from editjournal.daemon.writing.guards import overwritten_unseen
+from editjournal.daemon.writing.guards import overwrite_refusal, overwritten_unseen
 from editjournal.daemon.writing.history import document
 from editjournal.daemon.writing.path import rejected, write
-from editjournal.daemon.writing.stale import delta, named
 from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, FileRead
@@ -96,27 +93,7 @@ def _whole_refused(target: Target, params: CheckWriteParams) -> Outcome | None:
     if overwritten is None:
         outcome = write(target, writer, [])  # write access, and nothing else
         return outcome if outcome.error is not None and outcome.error.code in DENIED else None
-    return rejected(target, writer, _overwrite_refusal(target, overwritten, params.tool), [])
-
-
-def _overwrite_refusal(target: Target, overwritten: list[dict[str, Any]], tool: str) -> ToolError:
-    ctx = target.ctx
-    seen = ctx.state.snapshots.get((ctx.agent, target.path))
-    when = "never read" if seen is None else f"have not read since version {seen.version}"
-    who = named(overwritten)
-    details: dict[str, Any] = {"path": target.path, "conflicts": overwritten}
-    base = target.agent_base
-    if base is not None:
-        details["delta"] = delta(base, target.doc, target.anchors, target.version)
-    return ToolError(
-        ErrorCode.ANCHOR_STALE,
-        f"{tool} would replace all {target.doc.line_count} lines of {target.path}, which you"
-        f" {when}"
-        + (f": it was changed since by {who}" if who else "")
-        + ("; details.delta has the changes" if base is not None else "")
-        + ". Read the file, then change what you mean to change.",
-        details,
-    )
+    return rejected(target, writer, overwrite_refusal(target, params.tool, overwritten), [])
 
 
 @handles("claim_write")

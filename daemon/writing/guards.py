@@ -19,6 +19,7 @@ from editjournal.daemon.text.rebase import relied
 from editjournal.daemon.writing.history import changes_since
 from editjournal.daemon.writing.stale import brought_by, delta, named, unseen_refusal
 from editjournal.daemon.writing.target import Target
+from editjournal.schemas.errors import ErrorCode, ToolError
 
 OVERWRITTEN_SHOWN = 5  # changes named in an overwrite warning, newest last
 
@@ -81,4 +82,28 @@ def overwrite_warning(target: Target, overwrote: list[dict[str, Any]], what: str
     return (
         f"{what} replaced all {target.doc.line_count} lines of {target.path}, which you"
         f" {when}{lost}: {hint}"
+    )
+
+
+def overwrite_refusal(target: Target, what: str, conflicts: list[dict[str, Any]]) -> ToolError:
+    """`anchor_stale` for a whole replacement (or removal) of content the agent has not
+    seen: never read, or changed since its read (by `conflicts`), with the delta when
+    its read is stored."""
+    ctx = target.ctx
+    seen = ctx.state.snapshots.get((ctx.agent, target.path))
+    when = "never read" if seen is None else f"have not read since version {seen.version}"
+    details: dict[str, Any] = {"conflicts": conflicts}
+    if seen is not None:
+        details["base_version"] = seen.version
+    base = target.agent_base
+    if base is not None:
+        details["delta"] = delta(base, target.doc, target.anchors, target.version)
+    who = named(conflicts)
+    return ToolError(
+        ErrorCode.ANCHOR_STALE,
+        f"{what} would replace all {target.doc.line_count} lines of {target.path}, which you"
+        f" {when}"
+        + (f" — changed since by {who}" if who else "")
+        + ("; details.delta has the changes with fresh anchors" if base is not None else ""),
+        details,
     )
