@@ -64,6 +64,7 @@ def status_lines(result: StatusResult) -> list[str]:
     return aligned(
         [
             ("workspace", result.workspace),
+            ("workspace id", result.workspace_id or "-"),
             ("pid", str(result.pid)),
             ("version", result.version),
             ("uptime", format_duration(result.uptime_s)),

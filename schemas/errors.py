@@ -95,6 +95,13 @@ class ErrorCode(str, enum.Enum):
     WORKSPACE_TOO_BROAD = "workspace_too_broad"
     UNTRUSTED_RUN_FILE = "untrusted_run_file"
     DAEMON_ALREADY_RUNNING = "daemon_already_running"
+    # the fleet (`editjournal ship`, `editjournal fleet`; never the daemon): a PostgreSQL
+    # server that cannot be used, a schema newer than this code, a workspace another
+    # shipper is shipping now, a local journal that no longer continues its shipped copy
+    FLEET_UNAVAILABLE = "fleet_unavailable"
+    FLEET_SCHEMA_TOO_NEW = "fleet_schema_too_new"
+    SHIPPER_BUSY = "shipper_busy"
+    JOURNAL_DIVERGED = "journal_diverged"
 
 
 @dataclass(frozen=True)
@@ -386,6 +393,29 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " kept and journaled (details.outside_seq), and this write is not in the file.",
         "read the file again (read_file with since_version shows the outside change) and"
         " redo the change over it",
+    ),
+    ErrorCode.FLEET_UNAVAILABLE: ErrorSpec(
+        "The PostgreSQL server could not be used: not reachable, a refused login, or it"
+        " went away; nothing was shipped twice or lost (details.url, password hidden).",
+        "check the URL, the server and its credentials, then run the command again: it"
+        " resumes where the server's copy ends",
+    ),
+    ErrorCode.FLEET_SCHEMA_TOO_NEW: ErrorSpec(
+        "The server's editjournal schema is newer than this editjournal (details.server,"
+        " details.ours); nothing was written.",
+        "upgrade editjournal where it ships",
+    ),
+    ErrorCode.SHIPPER_BUSY: ErrorSpec(
+        "Another `editjournal ship` is shipping this workspace to that server now;"
+        " nothing was written.",
+        "let the other one finish (or stop it); one shipper per workspace and server",
+    ),
+    ErrorCode.JOURNAL_DIVERGED: ErrorSpec(
+        "The local journal no longer continues the copy shipped to the server: from"
+        " details.seq on they differ (rewritten, truncated, or another workspace's with the"
+        " same id); nothing was shipped, and the server's copy is untouched.",
+        "compare them with `editjournal fleet verify --workspace .`; a copied workspace"
+        " ships under its own id after `editjournal ship --new-identity`",
     ),
 }
 

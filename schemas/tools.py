@@ -77,6 +77,7 @@ class StatusResult(Result):
     group_commit: dict[str, Any] = {}
     protocol: int = 0  # as in PingResult
     parked: int = 0  # requests whose long work (a checkpoint's) is under way in slices
+    workspace_id: str = ""  # generated once (.editjournal/workspace-id): the fleet's name for it
 
 
 class LogParams(Params):

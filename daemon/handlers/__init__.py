@@ -46,6 +46,7 @@ class DaemonInfo:
     watch_health: Callable[[], dict[str, Any]] = lambda: {"state": "disabled"}
     commit_stats: Callable[[], dict[str, Any]] = dict
     parked: Callable[[], int] = lambda: 0  # requests waiting for their jobs
+    workspace_id: str = ""
 
 
 # `Write.based_on` for a file that did not exist when the new content was computed

@@ -29,7 +29,7 @@ from editjournal.daemon.writing.history import document
 from editjournal.daemon.writing.path import rejected, write
 from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import EditApplied, FileRead
+from editjournal.schemas.events import EditApplied, FileRead, OutsideChangeRecorded
 from editjournal.schemas.tools import (
     CheckWriteParams,
     CheckWriteResult,
@@ -107,19 +107,33 @@ def claim_write(ctx: Context, params: ClaimWriteParams) -> Outcome:
     except ToolError as e:
         if e.code is not ErrorCode.FILE_NOT_FOUND:
             raise
-        return Outcome(
-            ClaimWriteResult(path=path, version=ctx.state.last_seq, sha256=None, recorded=False)
-        )
+        gone = ClaimWriteResult(path=path, version=ctx.state.last_seq, sha256=None, recorded=False)
+        return Outcome(gone)
     parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
     count = parsed.doc.line_count
+    blobs = {snap.sha256: snap.data}  # every event below names it: the journal holds it
+    seen = FileRead(path=path, sha256=snap.sha256, size=len(snap.data), line_count=count)
     if before_sha == snap.sha256:  # the journal holds this content: the agent now knows it
         assert known is not None
-        seen = FileRead(path=path, sha256=snap.sha256, size=len(snap.data), line_count=count)
         result = ClaimWriteResult(
             path=path, version=known.version, sha256=snap.sha256, recorded=False,
             lines_before=count, lines_after=count,
         )  # fmt: skip
-        return Outcome(result, events=[seen])
+        return Outcome(result, events=[seen], blobs=blobs)
+    if before_sha is not None and not ctx.journal.has_blob(before_sha):
+        # what it replaced was never stored (a file no agent had read): a write needs
+        # its before content, so this is journaled as the change it is, then seen
+        change = OutsideChangeRecorded(
+            path=path, change="modified", old_sha256=before_sha, new_sha256=snap.sha256,
+            size=len(snap.data), line_count=count,
+        )  # fmt: skip
+        result = ClaimWriteResult(
+            path=path, version=ctx.next_seq, sha256=snap.sha256, recorded=False,
+            lines_before=known.line_count if known is not None else 0, lines_after=count,
+        )  # fmt: skip
+        return Outcome(result, events=[change, seen], blobs=blobs)
+    if before_sha is None and not ctx.journal.has_blob(EMPTY_SHA256):
+        blobs[EMPTY_SHA256] = b""
     before = document(ctx, before_sha)
     line_changes = changes(before.doc.lines, parsed.doc.lines) if before is not None else []
     event = EditApplied(
@@ -138,7 +152,7 @@ def claim_write(ctx: Context, params: ClaimWriteParams) -> Outcome:
         path=path, version=ctx.next_seq, sha256=snap.sha256, recorded=True,
         lines_before=event.lines_before, lines_after=count,
     )  # fmt: skip
-    return Outcome(result, events=[event], blobs={snap.sha256: snap.data})
+    return Outcome(result, events=[event], blobs=blobs)
 
 
 def _unseen_after(

@@ -42,6 +42,7 @@ def status(ctx: Context, params: StatusParams) -> Outcome:
             state_digest=ctx.state.digest(),
             journal_path=str(ctx.journal.path),
             journal_bytes=ctx.journal.size_bytes(),
+            workspace_id=ctx.info.workspace_id,
             socket=ctx.info.socket,
             events_socket=ctx.info.events_socket,
             log_path=ctx.info.log_path,

@@ -74,6 +74,7 @@ from editjournal.daemon.runtime.runfiles import (
 )
 from editjournal.daemon.runtime.watchtick import watch_tick
 from editjournal.daemon.settings.limits import Limits, check_text_fields
+from editjournal.daemon.store.identity import workspace_id
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.store.startup import load_state
 from editjournal.daemon.store.statesnap import Snapshotter
@@ -138,6 +139,7 @@ class Server:
             watch_health=self._watch_health,
             commit_stats=self._commit_stats,
             parked=lambda: len(self.jobs),
+            workspace_id=workspace_id(self.state_dir),
         )
         self._stopping: str | None = None
         self._zmq = zmq.Context()

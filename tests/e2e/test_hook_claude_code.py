@@ -122,6 +122,22 @@ def test_two_sessions_one_edits_the_other_is_allowed_apart_and_denied_on_its_lin
     [rejected] = events(served, "edit_rejected")
     assert (rejected.agent, rejected.event.code) == ("claude-code:s1", "anchor_stale")
     assert events(served, "outside_change") == []  # the tool's write is the session's
+    assert served.journal().verify().ok  # every blob its events name is held
+
+
+def test_a_file_no_session_read_is_claimed_and_the_journal_stays_whole(served: RunningDaemon):
+    root = served.root
+    (root / "other.py").write_text("x = 1\n")
+    with Client(root, "observer", autostart=False) as client:
+        client.call("ping")
+    wait_until(lambda: events(served, "outside_change"), what="other.py seen by the watcher")
+    (root / "other.py").write_text("x = 2\n")  # a Write of a file never read (no Pre hook)
+    asked = {"content": "x = 2\n", "name": "other.py"}
+    assert hook(payload(root, "s1", "PostToolUse", "Write", **asked, response={})).returncode == 0
+    (root / "fresh.py").write_text("y = 1\n")  # a new file, claimed
+    asked = {"content": "y = 1\n", "name": "fresh.py"}
+    assert hook(payload(root, "s1", "PostToolUse", "Write", **asked, response={})).returncode == 0
+    assert served.journal().verify().ok
 
 
 def test_agent_status_of_each_session(served: RunningDaemon):
