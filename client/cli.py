@@ -30,6 +30,7 @@ from editjournal.client import (
     cli_audit,
     cli_checkpoint,
     cli_daemons,
+    cli_fleet,
     cli_generated,
     cli_hook,
     cli_hooks,
@@ -119,6 +120,7 @@ for command in (
     *cli_apply_patch.COMMANDS,
     *cli_hook.COMMANDS,
     *cli_hooks.COMMANDS,
+    *cli_fleet.COMMANDS,
 ):
     cli.add_command(command)
 

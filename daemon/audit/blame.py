@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from editjournal.daemon.audit.diffs import LineChange, changes, lines_of
-from editjournal.daemon.audit.timeline import Version, versions
-from editjournal.daemon.store.journal import Journal
+from editjournal.daemon.audit.timeline import JournalReader, Version, versions
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import BlameLine, BlameResult
 
@@ -30,7 +29,7 @@ class Owner:
     ts: int
 
 
-def blame(journal: Journal, path: str, until_seq: int | None = None) -> BlameResult:
+def blame(journal: JournalReader, path: str, until_seq: int | None = None) -> BlameResult:
     """Every line of `path` as of `until_seq` (default: now) with the event that wrote it."""
     history = versions(journal, path, until_seq)
     if not history:
@@ -65,7 +64,7 @@ def blame(journal: Journal, path: str, until_seq: int | None = None) -> BlameRes
 
 
 def _fold(
-    journal: Journal, history: Sequence[Version]
+    journal: JournalReader, history: Sequence[Version]
 ) -> tuple[tuple[str, ...], list[Owner], str | None]:
     """(lines, their owners, the sha256 they are) after the last stored version."""
     lines: tuple[str, ...] = ()

@@ -11,11 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded, Record
 
 OUTSIDE = "outside"
+
+
+class JournalReader(Protocol):
+    """What the audit reads of a journal: a file's records, and contents by hash (the
+    local `Journal`, or a copy shipped to PostgreSQL: daemon/fleet/queries.py)."""
+
+    def records(
+        self, *, path: str | None = ..., until_seq: int | None = ...
+    ) -> Iterable[Record]: ...
+
+    def blob(self, sha256: str) -> bytes | None: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,7 @@ MAX_MOVES = 100  # earlier names followed back from one path
 
 
 def versions(
-    journal: Journal, path: str, until_seq: int | None = None, hops: int = 0
+    journal: JournalReader, path: str, until_seq: int | None = None, hops: int = 0
 ) -> list[Version]:
     """Every version of the file at `path`, oldest first, up to and including
     `until_seq`. Across a move (apply_patch's `*** Move to:`) the file's versions under
@@ -112,7 +124,7 @@ def files_at(journal: Journal, until_seq: int | None = None) -> dict[str, Versio
     return dict(sorted(latest.items()))
 
 
-def content(journal: Journal, version: Version) -> bytes | None:
+def content(journal: JournalReader, version: Version) -> bytes | None:
     """The bytes of that version (None: absent, or content never stored)."""
     if version.sha256 is None:
         return None

@@ -43,3 +43,10 @@ def _read(path: Path) -> str:
     with os.fdopen(fd) as found:
         text = found.read().strip()
     return str(uuid.UUID(text))  # a damaged file is an error, never a silent new id
+
+
+def new_workspace_id(state_dir: Path) -> str:
+    """A new id for this workspace (a copy of another must not ship under the
+    original's); the old one is gone."""
+    (state_dir / IDENTITY_FILE).unlink(missing_ok=True)
+    return workspace_id(state_dir)

@@ -1,0 +1,93 @@
+"""A workspace's journal as the shipper reads it: stored rows in seq order, and contents.
+
+Read-only (SQLite `mode=ro`), beside a daemon that may be writing: the rows are the
+ones the chain hash covers, exactly as stored, checked link by link as they are
+read so a damaged journal is never shipped as if it were whole.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from editjournal.daemon.audit import open_readonly
+from editjournal.daemon.store.hashchain import ROW_COLUMNS, StoredRow, row_problem
+from editjournal.daemon.store.journal import Journal
+from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+from editjournal.schemas.errors import ErrorCode, ToolError
+
+
+class LocalJournal:
+    """One workspace's journal, read-only."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state_dir = root / STATE_DIR_NAME
+        self.path = self.state_dir / JOURNAL_FILE
+        if not self.path.exists():
+            raise ToolError(
+                ErrorCode.FILE_NOT_IN_JOURNAL,
+                f"{root} has no journal ({self.path}): nothing to ship",
+                {"path": str(self.path)},
+            )
+        uri = f"file:{self.path}?mode=ro"
+        self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self._journal: Journal | None = None
+
+    def last_seq(self) -> int:
+        row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
+        return int(row[0])
+
+    def hashes(self, first: int, last: int) -> dict[int, str]:
+        """seq -> hash for seqs first..last."""
+        rows = self.db.execute(
+            "SELECT seq, hash FROM events WHERE seq BETWEEN ? AND ?", (first, last)
+        )
+        return {int(seq): str(h) for seq, h in rows}
+
+    def rows(self, after: int, prev_hash: str, limit: int) -> list[StoredRow]:
+        """Up to `limit` rows after seq `after`, each checked against the one before
+        (`prev_hash`: the hash of row `after`); a broken link is `journal_corrupt`."""
+        found = self.db.execute(
+            f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, limit),
+        )
+        rows: list[StoredRow] = []
+        expected, prev = after + 1, prev_hash
+        for row in map(StoredRow._make, found):
+            problem = row_problem(expected, prev, row)
+            if problem:
+                raise ToolError(
+                    ErrorCode.JOURNAL_CORRUPT,
+                    f"the local journal breaks at seq {row.seq}: {problem}; nothing from it"
+                    " on was shipped (`editjournal verify` checks the whole journal)",
+                    {"seq": row.seq},
+                )
+            rows.append(row)
+            expected, prev = expected + 1, row.hash
+        return rows
+
+    def all_rows(self, batch: int = 10_000) -> Iterator[StoredRow]:
+        """Every row, unchecked (the caller compares), in seq order."""
+        after = 0
+        while True:
+            found = self.db.execute(
+                f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (after, batch),
+            ).fetchall()
+            if not found:
+                return
+            yield from map(StoredRow._make, found)
+            after = found[-1][0]
+
+    def blob(self, sha256: str) -> bytes | None:
+        """A content, whole (the journal may store it as a delta)."""
+        if self._journal is None:
+            self._journal = open_readonly(self.path)
+        return self._journal.blob(sha256)
+
+    def close(self) -> None:
+        self.db.close()
+        if self._journal is not None:
+            self._journal.close()
