@@ -171,7 +171,8 @@ def _connected(url: str | None, use: Callable[[Any, Any], int]) -> int:
         conn.close()
 
 
-def _since(value: str | None) -> int | None:
+def _since(value: str | None, option: str = "--since") -> int | None:
+    """The time (ms since the epoch) that long ago."""
     if value is None:
         return None
     import time
@@ -179,7 +180,7 @@ def _since(value: str | None) -> int | None:
     try:
         return int((time.time() - parse_duration(value)) * 1000)
     except UnitError as e:
-        raise BadInput(f"--since {value!r}: {e}") from e
+        raise BadInput(f"{option} {value!r}: {e}") from e
 
 
 @fleet.command(name="log")
@@ -188,6 +189,7 @@ def _since(value: str | None) -> int | None:
 @click.option("--kind", metavar="KIND", help="edit_applied, edit_rejected, file_read, ...")
 @click.option("--path", "glob", metavar="GLOB", help="Files: src/*.py, '**/test_*.py'.")
 @click.option("--since", metavar="DURATION", help="Newer than this: 30m, 2h, 1d.")
+@click.option("--until", metavar="DURATION", help="Older than this (ago): 1h.")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=100, show_default=True)
 @global_options()
 def fleet_log(
@@ -196,6 +198,7 @@ def fleet_log(
     kind: str | None,
     glob: str | None,
     since: str | None,
+    until: str | None,
     limit: int,
 ) -> int:
     """Events across workspaces, oldest first (the newest LIMIT that match); --workspace
@@ -203,7 +206,9 @@ def fleet_log(
 
     def use(queries: Any, conn: Any) -> int:
         workspace = _named_workspace()
-        filters = queries.Filters(workspace, agent, kind, glob, _since(since), None, limit)
+        filters = queries.Filters(
+            workspace, agent, kind, glob, _since(since), _since(until, "--until"), limit
+        )
         found = queries.log(conn, filters)
         if settings().json:
             print_json(found)
