@@ -30,6 +30,8 @@ from editjournal.schemas.endpoint import (
     STATE_DIR_NAME,
 )
 
+pytest_plugins = ["tests.pg_support"]  # a real PostgreSQL server: postgres, pg_url, own_postgres
+
 T = TypeVar("T")
 START_TIMEOUT = 15.0
 
