@@ -20,6 +20,10 @@ class Sizes:
     detect_writes: int  # writes of the detection-latency table
     checkpoint_files: int  # the tree of the checkpoint rows
     checkpoint_bytes: int
+    fleet_events: int = 2_000  # the journal shipped to PostgreSQL
+    fleet_workspaces: int = 2  # `fleet log` over this many shipped workspaces ...
+    fleet_events_each: int = 500  # ... of this many events each
+    fleet_storm_s: float = 1.0  # follow lag: how long 8 agents edit while a shipper follows
 
 
 FULL = Sizes(
@@ -35,6 +39,10 @@ FULL = Sizes(
     detect_writes=300,
     checkpoint_files=100_000,
     checkpoint_bytes=60_000_000,
+    fleet_events=1_000_000,
+    fleet_workspaces=10,
+    fleet_events_each=100_000,
+    fleet_storm_s=10.0,
 )
 
 QUICK = Sizes(

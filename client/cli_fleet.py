@@ -12,7 +12,8 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -31,6 +32,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
+from editjournal.client.errors import RequestError
 from editjournal.client.render import emit
 from editjournal.schemas.endpoint import STATE_DIR_NAME
 from editjournal.schemas.units import UnitError, parse_duration
@@ -56,6 +58,18 @@ def _url(given: str | None, root: Path | None) -> str:
         "no PostgreSQL URL: give --to/--from postgresql://..., or set url under [fleet] in"
         " .editjournal/config.toml"
     )
+
+
+@contextmanager
+def _as_request_errors() -> Iterator[None]:
+    """The fleet's refusals (`ToolError`s: it runs in this process) as the CLI shows
+    every error: code, message, details, what to do; exit 1."""
+    from editjournal.schemas.errors import ToolError
+
+    try:
+        yield
+    except ToolError as e:
+        raise RequestError.from_wire(e.to_wire()) from None
 
 
 def _fleet() -> Any:
@@ -98,13 +112,14 @@ def ship(url: str | None, follow: bool, blobs: bool, new_identity: bool) -> int:
         from editjournal.daemon.store.identity import new_workspace_id
 
         emit(f"workspace id is now {new_workspace_id(root / STATE_DIR_NAME)}", err=True)
-    shipper = shipper_module.Shipper(root, target, blobs=blobs)
-    try:
-        if follow:
-            return _follow(shipper)
-        done = shipper.ship()
-    finally:
-        shipper.close()
+    with _as_request_errors():
+        shipper = shipper_module.Shipper(root, target, blobs=blobs)
+        try:
+            if follow:
+                return _follow(shipper)
+            done = shipper.ship()
+        finally:
+            shipper.close()
     _report(done, shipper_module.redacted(target))
     return EXIT_OK
 
@@ -164,11 +179,12 @@ def _connected(url: str | None, use: Callable[[Any, Any], int]) -> int:
         root = None  # no workspace here: only --from can name the server
     target = _url(url, root)
     shipper_module, queries = _fleet()
-    conn = shipper_module.connect(target)
-    try:
-        return use(queries, conn)
-    finally:
-        conn.close()
+    with _as_request_errors():
+        conn = shipper_module.connect(target)
+        try:
+            return use(queries, conn)
+        finally:
+            conn.close()
 
 
 def _since(value: str | None, option: str = "--since") -> int | None:

@@ -149,6 +149,15 @@ class JournalProblem(RequestError):
     })  # fmt: skip
 
 
+class FleetProblem(RequestError):
+    """Shipping to PostgreSQL, or asking it (`editjournal ship`, `fleet`): a server that
+    cannot be used, a schema too new, another shipper, a journal that diverged."""
+
+    codes = frozenset({
+        "fleet_unavailable", "fleet_schema_too_new", "shipper_busy", "journal_diverged",
+    })  # fmt: skip
+
+
 class DaemonProblem(RequestError):
     """The daemon, not the request: an internal error, a daemon that cannot be reached,
     started or trusted."""
