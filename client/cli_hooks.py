@@ -40,7 +40,10 @@ from editjournal.client.hook_settings import (
 from editjournal.client.render import emit
 
 HARNESS = click.Choice(sorted(HARNESSES))
-SCOPE_HELP = "project: the workspace's settings file; user: the one in your home directory."
+SCOPE_HELP = (
+    "project: the workspace's settings file; local: its uncommitted one (Claude Code's"
+    " settings.local.json); user: the one in your home directory."
+)
 
 
 @click.group(
@@ -62,6 +65,9 @@ def hooks() -> None:
 
 
 def _file(harness: Harness, scope: str) -> Path:
+    if scope not in harness.files:
+        scopes = ", ".join(harness.files)
+        raise BadInput(f"{harness.title} has no {scope} settings file; its scopes: {scopes}")
     project = None if harness.in_home(scope) else settings().root
     return harness.settings_file(scope, project, Path.home())
 
@@ -128,6 +134,7 @@ def hooks_status(harness: str | None, scope: str | None) -> int:
         status(h, s, _file(h, s), hook_command(h))
         for h in chosen
         for s in ([scope] if scope else SCOPES)
+        if s in h.files or harness is not None  # a scope the harness lacks, when named
     ]
     if settings().json:
         print_json({"hooks": rows})
@@ -210,7 +217,7 @@ def _status_lines(row: ScopeStatus) -> list[str]:
     ]
     if row.state in ("not installed", "partly installed", "outdated"):
         scope = [] if row.scope == "project" else ["--scope", row.scope]
-        root = settings().root if row.scope == "project" else None
+        root = settings().root if row.scope != "user" else None
         install = command_line(root, "hooks", "install", row.harness, *scope)
         lines.append(
             f"  `{install}` installs them"

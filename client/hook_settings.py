@@ -37,7 +37,7 @@ from typing import Any
 
 from editjournal.schemas.errors import EditJournalError
 
-SCOPES = ("project", "user")
+SCOPES = ("project", "local", "user")  # local: the project's file kept out of git
 CLI_MODULE = "editjournal.client.cli"
 
 
@@ -80,7 +80,11 @@ class Harness:
 CLAUDE_CODE = Harness(
     name="claude-code",
     title="Claude Code",
-    files={"project": ".claude/settings.json", "user": "~/.claude/settings.json"},
+    files={
+        "project": ".claude/settings.json",  # teams commit it: it gets an absolute path
+        "local": ".claude/settings.local.json",  # Claude Code's own, kept out of git
+        "user": "~/.claude/settings.json",
+    },
     entries=(
         HookEntry("PreToolUse", "Edit|MultiEdit|Write"),
         HookEntry("PostToolUse", "Read|Edit|MultiEdit|Write"),

@@ -246,6 +246,7 @@ def test_status_before_and_after_each_scope(ws: Path, home: Path):
     before = status_of(ws, home)
     assert {s: (r["exists"], r["state"]) for s, r in before.items()} == {
         "project": (False, "not installed"),
+        "local": (False, "not installed"),
         "user": (False, "not installed"),
     }
     assert before["project"]["file"] == str(project_file(ws))
@@ -337,3 +338,15 @@ def test_the_schema_would_catch_a_malformed_entry():
     bad["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = 0
     assert not validator.is_valid(bad)
     assert not validator.is_valid({"hooks": {"PreToolUsed": []}})
+
+
+def test_the_local_scope_is_claude_codes_uncommitted_file(ws: Path, home: Path):
+    hooks(ws, home, "install", "claude-code", "--scope", "local")
+    local = ws / ".claude" / "settings.local.json"
+    assert read_json(local) == INSTALLED
+    assert not project_file(ws).exists()
+    assert status_of(ws, home)["local"]["state"] == "installed"
+    hooks(ws, home, "uninstall", "claude-code", "--scope", "local")
+    assert read_json(local) == {}
+    refused = hooks(ws, home, "install", "gemini-cli", "--scope", "local", ok=False)
+    assert refused.returncode == 2 and "Gemini CLI has no local settings file" in refused.stderr
