@@ -61,10 +61,16 @@ class Harness:
     entries: tuple[HookEntry, ...]
     timeout: int  # seconds, as the harness counts them
     after_change: str  # said once the file changed
+    # an environment variable naming the directory the harness keeps its user settings
+    # in instead of the home directory's (Claude Code's CLAUDE_CONFIG_DIR)
+    config_dir_env: str | None = None
 
     def settings_file(self, scope: str, project: Path | None, home: Path) -> Path:
         place = self.files[scope]
         if self.in_home(scope):
+            moved = os.environ.get(self.config_dir_env) if self.config_dir_env else None
+            if moved:  # ~/.claude/settings.json -> $CLAUDE_CONFIG_DIR/settings.json
+                return Path(moved) / Path(place).name
             return home / place.removeprefix("~/")
         if project is None:
             raise ValueError(f"the {scope} scope's file is the project's: a project is needed")
@@ -92,6 +98,7 @@ CLAUDE_CODE = Harness(
     timeout=30,
     after_change="Claude Code reads its hooks when a session starts: start a new one"
     " (or review them in /hooks).",
+    config_dir_env="CLAUDE_CONFIG_DIR",
 )
 GEMINI_CLI = Harness(
     name="gemini-cli",

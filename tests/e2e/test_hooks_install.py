@@ -350,3 +350,12 @@ def test_the_local_scope_is_claude_codes_uncommitted_file(ws: Path, home: Path):
     assert read_json(local) == {}
     refused = hooks(ws, home, "install", "gemini-cli", "--scope", "local", ok=False)
     assert refused.returncode == 2 and "Gemini CLI has no local settings file" in refused.stderr
+
+
+def test_the_user_scope_follows_claude_config_dir(ws: Path, home: Path, tmp_path: Path):
+    config = tmp_path / "claude-config"
+    env = cli_env(HOME=str(home), CLAUDE_CONFIG_DIR=str(config))
+    done = cli(ws, "hooks", "install", "claude-code", "--scope", "user", env=env)
+    assert done.returncode == 0, done.stderr
+    assert read_json(config / "settings.json") == INSTALLED
+    assert not (home / ".claude").exists()
