@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from editjournal.daemon.files.filesnapshot import Fingerprint
 from editjournal.daemon.files.workspace import Workspace
-from editjournal.daemon.model.state import State
+from editjournal.daemon.model.state import FileInfo, State
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, count_lines
 from editjournal.daemon.watch.ignore import Ignorer
 from editjournal.daemon.watch.listing import list_directory
@@ -87,7 +87,7 @@ class OutsideObserver:
         known = state.files.get(src)
         result = Observation()
         unknown = known is None and src not in self.unseen  # e.g. the daemon's temp file
-        if not unknown and self._fingerprint(src) is None:
+        if not unknown and not self._still_our_write(src, known) and self._fingerprint(src) is None:
             if known is not None and known.sha256 is not None:
                 result.events.append(_gone(src, known.sha256, known.tracked, moved_to=dest))
             elif known is None and self.unseen.pop(src, None) is not None:
@@ -95,6 +95,15 @@ class OutsideObserver:
         if not self.ignorer.ignored(dest):
             result.extend(self.observe(state, dest, tracked_hint=bool(known and known.tracked)))
         return result
+
+    def _still_our_write(self, rel: str, known: FileInfo | None) -> bool:
+        """Whether `rel` is still, by its stat, the daemon's own last write of it: a
+        rename the daemon made (its write landing by exchange) names the written path as
+        a source, and that path is not gone — a stat says so without reading and hashing
+        the file (which cost a write a quarter of a millisecond on the daemon's thread)."""
+        if known is None or known.sha256 is None:
+            return False
+        return self.workspace.own_writes.unchanged(rel, known.sha256) is not None
 
     def changed_below(self, state: State, below: str = "") -> list[str]:
         """Paths under `below` that may have changed: every file whose size or mtime
