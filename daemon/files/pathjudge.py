@@ -51,7 +51,11 @@ class PathJudge:
 
     @contextlib.contextmanager
     def one_request(self) -> Iterator[None]:
-        """Within this block, `relative` judges each spelling of a path once."""
+        """Within this block, `relative` judges each spelling of a path once (nested
+        blocks share the outer one's answers)."""
+        if self._judged is not None:
+            yield
+            return
         self._judged = {}
         try:
             yield

@@ -372,6 +372,12 @@ class Server:
         the outside change and rebases the edit over it, or refuses it as stale.
         A file that keeps changing gets no refusal: the last plan goes ahead, and its
         landing carries it over what changed since (daemon/landing/exchange.py)."""
+        with self.workspace.one_request():  # the handler and its writes' preparation
+            return self._decide_once_judged(handler, request, params, finished)
+
+    def _decide_once_judged(
+        self, handler: Handler, request: Request, params: Any, finished: Job | None
+    ) -> tuple[Outcome, list[Prepared]]:
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             outcome = self._run(handler, request, params, finished)
             if not outcome.writes or outcome.error is not None:
