@@ -32,7 +32,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.errors import RequestError
+from editjournal.client.errors import RequestError, WorkspaceNotFound
 from editjournal.client.render import emit
 from editjournal.schemas.endpoint import STATE_DIR_NAME
 from editjournal.schemas.units import UnitError, parse_duration
@@ -160,7 +160,7 @@ def _report(done: Any, url: str) -> None:
 @click.group(
     epilog=verbatim(
         """Examples:
-  editjournal fleet log --from "$FLEET_URL" --agent claude-code:3fa2 --since 1d
+  editjournal fleet log --from "$FLEET_URL" --by claude-code:3fa2 --since 1d
   editjournal fleet log --from "$FLEET_URL" --path '.github/**'
   editjournal fleet stats --from "$FLEET_URL"
   editjournal fleet blame src/app.py --workspace 3f2c --from "$FLEET_URL"
@@ -175,7 +175,7 @@ def fleet() -> None:
 def _connected(url: str | None, use: Callable[[Any, Any], int]) -> int:
     try:
         root: Path | None = settings().root
-    except Exception:
+    except WorkspaceNotFound:
         root = None  # no workspace here: only --from can name the server
     target = _url(url, root)
     shipper_module, queries = _fleet()
@@ -201,7 +201,7 @@ def _since(value: str | None, option: str = "--since") -> int | None:
 
 @fleet.command(name="log")
 @click.option("--from", "url", metavar="URL", help=URL_HELP)
-@click.option("--agent", metavar="AGENT")
+@click.option("--by", "agent", metavar="AGENT", help="Only this agent's events (as `log --by`).")
 @click.option("--kind", metavar="KIND", help="edit_applied, edit_rejected, file_read, ...")
 @click.option("--path", "glob", metavar="GLOB", help="Files: src/*.py, '**/test_*.py'.")
 @click.option("--since", metavar="DURATION", help="Newer than this: 30m, 2h, 1d.")

@@ -13,10 +13,10 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -29,24 +29,14 @@ from editjournal.schemas.endpoint import (
     REGISTRY_DIR,
     STATE_DIR_NAME,
 )
+from tests.polling import wait_until
 
-pytest_plugins = ["tests.pg_support"]  # a real PostgreSQL server: postgres, pg_url, own_postgres
+pytest_plugins = [
+    "tests.pg_support",
+    "tests.e2e.hook_support",
+]  # a real PostgreSQL server: postgres, pg_url, own_postgres
 
-T = TypeVar("T")
 START_TIMEOUT = 15.0
-
-
-def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
-    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
-    deadline, delay = time.monotonic() + timeout, 0.005
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
 
 
 def spawn(root: Path, *extra: str, prefix: Sequence[str] = ()) -> subprocess.Popen[bytes]:

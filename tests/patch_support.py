@@ -1,4 +1,5 @@
-"""Unified diffs for the safe_patch tests, made as tools make them.
+"""Patches for the patch tests: unified diffs made as tools make them, and texts
+edited at random (the property tests of safe_patch and apply_patch).
 
 `unified` is difflib's `unified_diff` with the one thing it leaves out: the
 "\\ No newline at end of file" marker after a last line without a newline.
@@ -10,6 +11,8 @@ import difflib
 import hashlib
 import io
 import re
+
+from hypothesis import strategies as st
 
 
 def sha(data: str | bytes) -> str:
@@ -36,3 +39,21 @@ def shifted(diff: str, offset: int) -> str:
         return f"@@ -{old}{match[2] or ''} +{new}{match[4] or ''} @@"
 
     return _HEADER.sub(move, diff)
+
+
+@st.composite
+def edited(
+    draw: st.DrawFn, old: list[str], line: st.SearchStrategy[str], least: int = 1
+) -> list[str]:
+    """`old` with `least` to four lines inserted, deleted or replaced by `line`s."""
+    new = list(old)
+    for _ in range(draw(st.integers(least, 4))):
+        at = draw(st.integers(0, len(new)))
+        kind = draw(st.sampled_from(["insert", "delete", "replace"]))
+        if kind == "insert" or at == len(new):
+            new.insert(at, draw(line))
+        elif kind == "delete":
+            del new[at]
+        else:
+            new[at] = draw(line)
+    return new

@@ -39,20 +39,20 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from importlib.util import find_spec
 from itertools import count
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
 
+from tests.polling import wait_until
+
 if TYPE_CHECKING:
     import psycopg
 
-T = TypeVar("T")
 
 SUPERUSER = "editjournal"
 UNPRIVILEGED_USER = "nobody"  # who runs the server when the tests run as root
@@ -74,20 +74,6 @@ SERVER_SETTINGS = {
     "io_method": "sync",  # no I/O worker processes (PostgreSQL 18)
     "logging_collector": "off",  # messages go to server.log in the temp directory
 }
-
-
-def _wait(predicate: Callable[[], T], timeout: float, what: str) -> T:
-    """A bounded poll (tests.conftest.wait_until, kept here so this plugin imports no
-    conftest)."""
-    deadline, delay = time.monotonic() + timeout, 0.005
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
 
 
 def find_bin_dir() -> Path:
@@ -249,7 +235,7 @@ class PostgresServer:
             except psycopg.OperationalError:
                 return False  # no socket yet, or "the database system is starting up"
 
-        _wait(ready, timeout, "PostgreSQL to accept connections")
+        wait_until(ready, timeout, "PostgreSQL to accept connections")
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """A clean, fast shutdown (SIGINT: clients are disconnected, a checkpoint is
@@ -306,7 +292,7 @@ class PostgresServer:
         return pids
 
     def _wait_gone(self, timeout: float = STOP_TIMEOUT) -> None:
-        _wait(lambda: not self.server_pids(), timeout, "the server's processes to exit")
+        wait_until(lambda: not self.server_pids(), timeout, "the server's processes to exit")
 
     def _child_kwargs(self) -> dict[str, Any]:
         env = {"PATH": os.environ.get("PATH", os.defpath), "TZ": "UTC", "LC_ALL": "C"}

@@ -42,8 +42,8 @@ def run_ops(root: Path, agent: str, *ops: ApplyPatchOperation) -> list[ApplyPatc
     return asyncio.run(go())
 
 
-def test_the_editor_is_what_the_sdk_takes():
-    editor = DaemonEditor(".", "coder")
+def test_the_editor_is_what_the_sdk_takes(workspace: Path):
+    editor = DaemonEditor(workspace, "coder")
     assert isinstance(editor, ApplyPatchEditor)
     assert ApplyPatchTool(editor=editor).type == "apply_patch"
     editor.client.close()

@@ -36,6 +36,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from editjournal.client import Client, RequestError
+from tests.patch_support import edited
 
 codex = pytest.importorskip("codex_apply_patch", reason="codex-apply-patch is not installed")
 
@@ -514,22 +515,6 @@ texts = st.one_of(
 )
 
 
-@st.composite
-def edited(draw: st.DrawFn, old: list[str]) -> list[str]:
-    """`old` with one to four lines inserted, deleted or replaced."""
-    new = list(old)
-    for _ in range(draw(st.integers(1, 4))):
-        at = draw(st.integers(0, len(new)))
-        kind = draw(st.sampled_from(["insert", "delete", "replace"]))
-        if kind == "insert" or at == len(new):
-            new.insert(at, draw(line))
-        elif kind == "delete":
-            del new[at]
-        else:
-            new[at] = draw(line)
-    return new
-
-
 def loosened(text: str, how: int) -> str:
     """The line as only V4A's lenient levels find it: trailing whitespace added, the
     indentation changed, or its ASCII punctuation written typographically."""
@@ -628,7 +613,7 @@ def cases(draw: st.DrawFn) -> Case:
             rows.append(f"*** Delete File: {path}")
             continue
         old = before.get(path, "").splitlines()
-        new = draw(edited(old))
+        new = draw(edited(old, line))
         if new == old:
             new.append("zz")  # a change, so the update has a hunk
         move_to = take(prefer_existing=False) if free and draw(st.integers(0, 2)) == 0 else None
@@ -711,7 +696,7 @@ BLOCK = ["def f():", "    pass", "x = 1", "a", "b", "c", "}", "a b"]
 @st.composite
 def text_pairs(draw: st.DrawFn) -> tuple[list[str], list[str]]:
     old = draw(texts)
-    new = draw(edited(old))
+    new = draw(edited(old, line))
     return old, (new if new != old else [*new, "zz"])
 
 

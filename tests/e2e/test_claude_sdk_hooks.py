@@ -15,44 +15,19 @@ from typing import Any
 import pytest
 
 from editjournal.client.claude_sdk_hooks import callback, hook_matchers
-from tests.conftest import RunningDaemon, start
+from tests.conftest import RunningDaemon
+from tests.e2e.hook_support import APP, claude_payload
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
 
-APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
 
-
-def input_data(
-    root: Path, session: str, event: str, tool: str, **tool_input: Any
-) -> dict[str, Any]:
-    response = tool_input.pop("response", None)
-    data: dict[str, Any] = {
-        "session_id": session,
-        "transcript_path": f"/tmp/{session}.jsonl",
-        "cwd": str(root),
-        "permission_mode": "default",
-        "hook_event_name": event,
-        "tool_name": tool,
-        "tool_input": {"file_path": str(root / "app.py"), **tool_input},
-        "tool_use_id": f"toolu_{session}_{event}",
-    }
-    if response is not None:
-        data["tool_response"] = response
-    return data
+input_data = claude_payload
 
 
 def ask(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     hook = callback(root)
     context = claude_agent_sdk.HookContext(signal=None)
     return asyncio.run(hook(data, data["tool_use_id"], context))
-
-
-@pytest.fixture
-def served(workspace: Path) -> Any:
-    (workspace / "app.py").write_text(APP)
-    running = start(workspace)
-    yield running
-    running.stop()
 
 
 def test_the_matchers_are_the_sdks(tmp_path: Path):

@@ -17,40 +17,16 @@ from typing import Any
 import pytest
 
 from editjournal.client import Client
-from tests.conftest import RunningDaemon, start, wait_until
+from tests.conftest import RunningDaemon, wait_until
 from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli_env
-
-APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
+from tests.e2e.hook_support import APP, claude_payload, run_hook
 
 
 def hook(payload: Any, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    text = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(
-        [str(SCRIPT), "hook", "claude-code"],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=cli_env(),
-        cwd=cwd,
-    )
+    return run_hook("claude-code", payload, cwd)
 
 
-def payload(root: Path, session: str, event: str, tool: str, **tool_input: Any) -> dict[str, Any]:
-    name = tool_input.pop("name", "app.py")
-    response = tool_input.pop("response", None)
-    found: dict[str, Any] = {
-        "session_id": session,
-        "transcript_path": f"/tmp/{session}.jsonl",
-        "cwd": str(root),
-        "permission_mode": "default",
-        "hook_event_name": event,
-        "tool_name": tool,
-        "tool_input": {"file_path": str(root / name), **tool_input},
-    }
-    if response is not None:
-        found["tool_response"] = response
-    return found
+payload = claude_payload
 
 
 def read(root: Path, session: str, name: str = "app.py", **shown: Any) -> None:
@@ -82,14 +58,6 @@ def denial(done: subprocess.CompletedProcess[str]) -> str:
     output = json.loads(done.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == "PreToolUse" and output["permissionDecision"] == "deny"
     return str(output["permissionDecisionReason"])
-
-
-@pytest.fixture
-def served(workspace: Path) -> Any:
-    (workspace / "app.py").write_text(APP)
-    running = start(workspace)
-    yield running
-    running.stop()
 
 
 def events(running: RunningDaemon, kind: str) -> list[Any]:

@@ -13,23 +13,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.conftest import RunningDaemon, start
-from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli, cli_env
-
-APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
+from tests.conftest import RunningDaemon
+from tests.e2e.cli_support import cli
+from tests.e2e.hook_support import APP, run_hook
 
 
 def hook(payload: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SCRIPT), "hook", "gemini-cli"],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=cli_env(),
-    )
+    return run_hook("gemini-cli", payload)
 
 
 def payload(root: Path, session: str, event: str, tool: str, **tool_input: Any) -> dict[str, Any]:
@@ -46,14 +36,6 @@ def payload(root: Path, session: str, event: str, tool: str, **tool_input: Any) 
     if response is not None:
         found["tool_response"] = response
     return found
-
-
-@pytest.fixture
-def served(workspace: Path) -> Any:
-    (workspace / "app.py").write_text(APP)
-    running = start(workspace)
-    yield running
-    running.stop()
 
 
 def quiet(done: subprocess.CompletedProcess[str]) -> None:

@@ -101,9 +101,7 @@ def test_the_cli_ships_and_the_fleet_answers_across_workspaces(
     assert by[(str(roots[0]), "agent-0")]["reads"] == 1
     assert by[(str(roots[2]), "agent-0")]["refusals"] == {"anchor_stale": 1}
     assert by[(str(roots[2]), "agent-0")]["recoveries"] == 0
-    glob = cli(
-        None, "fleet", "log", "--from", url, "--path", "*.py", "--agent", "agent-2", "--json"
-    )
+    glob = cli(None, "fleet", "log", "--from", url, "--path", "*.py", "--by", "agent-2", "--json")
     assert {e["agent"] for e in json.loads(glob.stdout)} == {"agent-2"}
     verified = cli(None, "fleet", "verify", "--from", url)
     assert verified.returncode == 0 and verified.stdout.count("chain intact") == 10

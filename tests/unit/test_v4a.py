@@ -291,6 +291,8 @@ import difflib  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from tests.patch_support import edited  # noqa: E402
+
 # No line differs from another only by whitespace or typographic punctuation, so
 # Codex's lenient levels find nothing its exact level misses, and no "\r": the one
 # deliberate difference left to meet is the final blank line (see `codex_would_write`).
@@ -302,16 +304,7 @@ text_lines = st.lists(line, max_size=12)
 @st.composite
 def file_pairs(draw: st.DrawFn) -> tuple[str, str]:
     old = draw(text_lines)
-    new = list(old)
-    for _ in range(draw(st.integers(0, 4))):
-        at = draw(st.integers(0, len(new)))
-        kind = draw(st.sampled_from(["insert", "delete", "replace"]))
-        if kind == "insert" or at == len(new):
-            new.insert(at, draw(line))
-        elif kind == "delete":
-            del new[at]
-        else:
-            new[at] = draw(line)
+    new = draw(edited(old, line, least=0))
     old_end = "\n" if old and draw(st.booleans()) else ""
     return "\n".join(old) + old_end, "\n".join(new) + ("\n" if new else "")
 
