@@ -77,7 +77,7 @@ def _bare_copy(journal: Path, url: str) -> float:
     try:
         conn.execute(
             "CREATE TABLE bare (seq bigint, ts bigint, agent text, kind text, path text,"
-            " body bytea, prev_hash text, hash text)"
+            " body bytea, prev_hash bytea, hash bytea)"
         )
         started = time.perf_counter()
         after = 0

@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from editjournal.daemon.audit import open_readonly
-from editjournal.daemon.store.hashchain import ROW_COLUMNS, StoredRow, row_problem
+from editjournal.daemon.store.hashchain import (
+    GENESIS_HASH,
+    ROW_COLUMNS,
+    StoredRow,
+    hash_text,
+    row_problem,
+    stored_rows,
+)
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -44,7 +51,7 @@ class LocalJournal:
         rows = self.db.execute(
             "SELECT seq, hash FROM events WHERE seq BETWEEN ? AND ?", (first, last)
         )
-        return {int(seq): str(h) for seq, h in rows}
+        return {int(seq): hash_text(h) for seq, h in rows}
 
     def rows(self, after: int, prev_hash: str, limit: int) -> list[StoredRow]:
         """Up to `limit` rows after seq `after`, each checked against the one before
@@ -55,7 +62,7 @@ class LocalJournal:
         )
         rows: list[StoredRow] = []
         expected, prev = after + 1, prev_hash
-        for row in map(StoredRow._make, found):
+        for row in stored_rows(found, prev_hash):
             problem = row_problem(expected, prev, row)
             if problem:
                 raise ToolError(
@@ -70,7 +77,7 @@ class LocalJournal:
 
     def all_rows(self, batch: int = 10_000) -> Iterator[StoredRow]:
         """Every row, unchecked (the caller compares), in seq order."""
-        after = 0
+        after, prev = 0, GENESIS_HASH
         while True:
             found = self.db.execute(
                 f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
@@ -78,8 +85,9 @@ class LocalJournal:
             ).fetchall()
             if not found:
                 return
-            yield from map(StoredRow._make, found)
-            after = found[-1][0]
+            rows = list(stored_rows(found, prev))
+            yield from rows
+            after, prev = found[-1][0], rows[-1].hash
 
     def blob(self, sha256: str) -> bytes | None:
         """A content, whole (the journal may store it as a delta)."""

@@ -3,10 +3,16 @@
 Why: a copy of the whole file per edit made the journal grow by kilobytes per
 one-line change. A new version of a file is stored as a line delta
 (`daemon.store.linedelta`) against the latest stored version of the same path, with a
-full (zlib or raw) copy when the path has none, when the delta is not smaller,
-or every `FULL_EVERY` versions — so reading any version applies at most
-`FULL_EVERY - 1` deltas. Old journals' full blobs (codec zlib/raw, no base) are
-read as they are.
+full (zlib or raw) copy when the path has none, when the delta is not smaller, or
+when the chain above the last full copy would outgrow it: once its deltas' bytes
+would pass the full copy's own, or past `MAX_DEPTH` versions. So the full copies
+cost at most what the deltas do (a one-line edit of a 100 KB file pays a 21 KB
+copy once per ~256 edits, not per 64), and reading any version applies at most
+`MAX_DEPTH - 1` deltas, each spliced in place. Old journals' full blobs (codec
+zlib/raw, no base) are read as they are.
+
+Addresses are stored as 32 raw bytes since schema 3 (hex text before, which a
+read-only open of an older journal still reads); in Python they are hex strings.
 
 What it must never do: hand out bytes that are not the content of their address.
 Every version read is rebuilt from its own row, hashed and compared with its
@@ -27,7 +33,7 @@ from typing import NamedTuple
 
 from editjournal.daemon.store import linedelta
 
-FULL_EVERY = 64  # versions per full copy: bounds a read to FULL_EVERY - 1 deltas
+MAX_DEPTH = 256  # versions per full copy at most: bounds a read to MAX_DEPTH - 1 deltas
 CACHE_BYTES = 32 * 1024 * 1024  # verified contents kept to serve bases and re-reads
 PRESENT_MAX = 65_536  # digests known stored (`has` without a query); forgotten when full
 INDEX_MAX = 500_000  # a journal with at most this many blobs may be indexed whole (~60 MB)
@@ -35,6 +41,18 @@ INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data, base, depth) VALUES
 _SELECT = "SELECT sha256, size, codec, data, base, depth FROM blobs"
 _SELECT_V0 = "SELECT sha256, size, codec, data, NULL, 0 FROM blobs"
 _LEVEL = 6
+BINARY_KEYS_SINCE = 3  # the schema version from which addresses are stored as raw bytes
+# a version's chain down to its full copy: (depth, stored bytes) per row, newest first
+_CHAIN = """
+WITH RECURSIVE chain(key, base, depth, bytes, n) AS (
+    SELECT sha256, base, depth, length(data), 1 FROM blobs WHERE sha256 = :key
+    UNION ALL
+    SELECT b.sha256, b.base, b.depth, length(b.data), chain.n + 1
+    FROM blobs AS b JOIN chain ON b.sha256 = chain.base
+    WHERE chain.depth > 0 AND chain.n <= :most
+)
+SELECT depth, bytes FROM chain ORDER BY n
+"""
 DELTA_CODECS = ("delta", "zdelta")  # plain or zlib'd msgpack splices on `base`
 
 
@@ -52,8 +70,12 @@ class StoredBlob(NamedTuple):
 
 
 class _Head(NamedTuple):
+    """A path's latest stored version, and what its delta chain has cost so far."""
+
     sha256: str
     depth: int
+    chain_bytes: int  # the deltas' bytes above the full copy
+    full_bytes: int  # the full copy's stored bytes: what the chain may cost at most
 
 
 @dataclass
@@ -79,6 +101,9 @@ class BlobStore:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(blobs)")}
         # a read-only open of a schema-0 journal: every blob there is a full copy
         self._select = _SELECT if "base" in columns else _SELECT_V0
+        # a read-only open of a journal before schema 3 keys its blobs by hex text
+        binary = conn.execute("PRAGMA user_version").fetchone()[0] >= BINARY_KEYS_SINCE
+        self._key: Callable[[str], object] = bytes.fromhex if binary else str
         self._heads: dict[str, _Head] = {}  # path -> its latest stored version
         self._cache = _Cache(CACHE_BYTES)
         # digests seen committed: a re-read's "is this content stored?" costs no query;
@@ -95,11 +120,11 @@ class BlobStore:
             if digest in packed.contents or self.has(digest):
                 continue
             path = paths.get(digest)
-            row, depth = self._row(digest, data, path, packed)
+            row, head = self._row(digest, data, path, packed)
             packed.rows.append(row)
             packed.contents[digest] = data
             if path is not None:
-                packed.heads[path] = _Head(digest, depth)
+                packed.heads[path] = head
         return packed
 
     def committed(self, packed: Packed) -> None:
@@ -111,32 +136,43 @@ class BlobStore:
 
     def _row(
         self, digest: str, data: bytes, path: str | None, packed: Packed
-    ) -> tuple[tuple[object, ...], int]:
-        """A delta on the path's latest version when that is smaller, else a full copy."""
+    ) -> tuple[tuple[object, ...], _Head]:
+        """A delta on the path's latest version when that is smaller and the chain may
+        still grow by it, else a full copy."""
+        key = self._key(digest)
         head = self._head(path, packed) if path is not None else None
-        if head is not None and head.depth + 1 < FULL_EVERY:
+        if head is not None and head.depth + 1 < MAX_DEPTH:
             base = self._base_content(head, packed)
             delta = _delta(base, data) if base is not None else None
-            if delta is not None and (
-                len(delta[1]) * 8 < len(data) or len(delta[1]) < len(_full(data)[1])
-            ):
+            if delta is not None and _worth_a_delta(head, len(delta[1]), data):
                 depth = head.depth + 1
+                grown = _Head(digest, depth, head.chain_bytes + len(delta[1]), head.full_bytes)
                 # the base as 32 raw bytes: half the hex, on every delta row
-                return (digest, len(data), *delta, bytes.fromhex(head.sha256), depth), depth
-        return (digest, len(data), *_full(data), None, 0), 0
+                return (key, len(data), *delta, bytes.fromhex(head.sha256), depth), grown
+        full = _full(data)
+        return (key, len(data), *full, None, 0), _Head(digest, 0, 0, len(full[1]))
 
     def _head(self, path: str, packed: Packed) -> _Head | None:
         head = packed.heads.get(path) or self._heads.get(path)
         if head is None:  # first version of this path since start: ask the journal
             digest = self._latest(path)
-            depth = self._depth(digest) if digest is not None else None
-            if digest is not None and depth is not None:
-                head = self._heads[path] = _Head(digest, depth)
+            head = self._stored_head(digest) if digest is not None else None
+            if head is not None:
+                self._heads[path] = head
         return head
 
-    def _depth(self, digest: str) -> int | None:
-        row = self._conn.execute("SELECT depth FROM blobs WHERE sha256 = ?", [digest]).fetchone()
-        return row[0] if row is not None and isinstance(row[0], int) else None
+    def _stored_head(self, digest: str) -> _Head | None:
+        """The head `digest` makes, its chain's costs summed in one walk down its bases;
+        None (so a full copy comes next) when the chain is not whole down to a full copy."""
+        found = self._conn.execute(_CHAIN, {"key": self._key(digest), "most": MAX_DEPTH})
+        rows = found.fetchall()
+        depths = [depth for depth, _ in rows]
+        if not rows or not all(isinstance(d, int) for d in depths):
+            return None
+        if depths != list(range(depths[0], -1, -1)):  # damaged: verify() will say how
+            return None
+        chain_bytes = sum(size for depth, size in rows if depth > 0)
+        return _Head(digest, depths[0], chain_bytes, rows[-1][1])
 
     def _base_content(self, head: _Head, packed: Packed) -> bytes | None:
         content = packed.contents.get(head.sha256) or self._cache.get(head.sha256)
@@ -156,7 +192,8 @@ class BlobStore:
             return True
         if self._conn.execute("SELECT count(*) FROM blobs").fetchone()[0] > INDEX_MAX:
             return False
-        self._present = {row[0] for row in self._conn.execute("SELECT sha256 FROM blobs")}
+        rows = self._conn.execute("SELECT sha256 FROM blobs")
+        self._present = {_address(row[0]) for row in rows}
         self._complete = True
         return True
 
@@ -165,7 +202,8 @@ class BlobStore:
             return True
         if self._complete:
             return False
-        row = self._conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [digest]).fetchone()
+        key = self._key(digest)
+        row = self._conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [key]).fetchone()
         if row is not None:
             self._known(digest)
         return row is not None
@@ -182,8 +220,8 @@ class BlobStore:
         return None if row is None else self._rebuild(row)
 
     def _fetch(self, digest: str) -> StoredBlob | None:
-        row = self._conn.execute(f"{self._select} WHERE sha256 = ?", [digest]).fetchone()
-        return None if row is None else StoredBlob(*row)
+        row = self._conn.execute(f"{self._select} WHERE sha256 = ?", [self._key(digest)])
+        return _stored(row.fetchone())
 
     def _rebuild(self, row: StoredBlob) -> bytes:
         """Walk the bases down to a full copy (or a cached version), then apply the
@@ -192,8 +230,8 @@ class BlobStore:
         chain = [row]
         content = None
         while content is None and chain[-1].codec in DELTA_CODECS:
-            if len(chain) > FULL_EVERY:
-                raise CorruptBlob(f"its delta chain is longer than {FULL_EVERY} (or loops)")
+            if len(chain) > MAX_DEPTH:
+                raise CorruptBlob(f"its delta chain is longer than {MAX_DEPTH} (or loops)")
             base = _base_address(chain[-1].base)
             content = self._cache.get(base) if base is not None else None
             if content is None:
@@ -206,7 +244,7 @@ class BlobStore:
             content = _checked(bottom, unpack_full(bottom))
         lines = linedelta.split(content)
         for delta_row in reversed(chain):  # on the lines: one split, one join, one hash
-            lines = _apply_delta(delta_row, lines)
+            _apply_delta(delta_row, lines)
         content = _checked(row, linedelta.join(lines))
         self._cache.put(row.sha256, content)
         return content
@@ -214,7 +252,7 @@ class BlobStore:
     def stored(self) -> Iterator[StoredBlob]:
         """Every stored blob, oldest first (so bases come before their deltas)."""
         for row in self._conn.execute(f"{self._select} ORDER BY rowid"):
-            yield StoredBlob(*row)
+            yield StoredBlob(_address(row[0]), *row[1:])
 
     def problem(self, row: StoredBlob) -> str | None:
         """What is wrong with a stored blob (its bytes, chain, address or size), or None."""
@@ -241,6 +279,24 @@ def unpack_full(row: StoredBlob) -> bytes:
     raise CorruptBlob(f"unknown codec {row.codec!r}")
 
 
+def _stored(row: tuple[object, ...] | None) -> StoredBlob | None:
+    return None if row is None else StoredBlob(_address(row[0]), *row[1:])
+
+
+def _address(key: object) -> str:
+    """A stored key as the hex address the rest of the daemon speaks (raw bytes since
+    schema 3, text before; anything else a tamperer left reads as its text)."""
+    return key.hex() if isinstance(key, bytes) else str(key)
+
+
+def _worth_a_delta(head: _Head, delta_bytes: int, data: bytes) -> bool:
+    """A delta smaller than the version (an eighth of it, or its full copy), on a chain
+    whose deltas would still cost no more than its full copy: so the full copies, one
+    per chain, never cost more than the deltas they spare."""
+    small = delta_bytes * 8 < len(data) or delta_bytes < len(_full(data)[1])
+    return small and head.chain_bytes + delta_bytes <= head.full_bytes
+
+
 def _base_address(base: object) -> str | None:
     return base.hex() if isinstance(base, bytes) and len(base) == 32 else None
 
@@ -253,13 +309,15 @@ def _delta(base: bytes, data: bytes) -> tuple[str, bytes]:
     return ("zdelta", packed) if len(packed) < len(encoded) else ("delta", encoded)
 
 
-def _apply_delta(row: StoredBlob, base: list[bytes]) -> list[bytes]:
+def _apply_delta(row: StoredBlob, lines: list[bytes]) -> None:
+    """Splice `row`'s delta into `lines` in place (a version deep in a chain costs its
+    splices, not a copy of the file per delta)."""
     if not isinstance(row.data, bytes):
         raise CorruptBlob(f"data is {type(row.data).__name__}, not bytes")
     try:
         encoded = zlib.decompress(row.data) if row.codec == "zdelta" else row.data
         splices = linedelta.decode(encoded)
-        return linedelta.apply(base, splices)
+        linedelta.apply_in_place(lines, splices)
     except zlib.error as e:
         raise CorruptBlob(f"delta does not decompress ({e})") from e
     except linedelta.DeltaError as e:

@@ -8,18 +8,25 @@ tail is caught by the chain anchor, daemon.store.chainanchor). The journal check
 rows with `row_problem` as it reads them: all of them (`Journal.verify`) or the
 tail after a snapshot at start-up (`Journal.verified_records`). This module reads
 no database and raises nothing on corrupt data: it says what is wrong.
+
+How a row stores its hashes: since schema 3, `hash` as its 32 bytes and `prev_hash`
+as `DERIVED` (empty), since it is the hash of the row before (~100 bytes less per
+event); older rows keep both as hex text, and are read as they are. The chain
+itself is computed over hex strings either way, so no hash changes.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
 
 import msgspec
 
 from editjournal.schemas.events import EVENT_DECODER
 
 GENESIS_HASH = "0" * 64
+DERIVED = b""  # a stored prev_hash that is the previous row's hash (schema 3)
 # The columns of a stored row, in `StoredRow`'s order.
 ROW_COLUMNS = "seq, ts, agent, kind, path, body, prev_hash, hash"
 _CHAIN_ENCODER = msgspec.msgpack.Encoder()
@@ -44,6 +51,27 @@ class StoredRow(NamedTuple):
     body: bytes
     prev_hash: str
     hash: str
+
+
+def stored_hash(digest: str) -> bytes:
+    """A chain hash as a row stores it."""
+    return bytes.fromhex(digest)
+
+
+def hash_text(stored: object) -> str:
+    """A stored hash as the hex the chain speaks (bytes since schema 3, text before;
+    anything else a tamperer left reads as its text, for the check to refuse)."""
+    return stored.hex() if isinstance(stored, bytes) else str(stored)
+
+
+def stored_rows(rows: Iterable[tuple[Any, ...]], prev: str) -> Iterator[StoredRow]:
+    """Rows of `ROW_COLUMNS`, in seq order from the one after the row whose hash is
+    `prev`, with their hashes as hex: a derived prev_hash is the hash before it."""
+    for seq, ts, agent, kind, path, body, prev_hash, digest in rows:
+        link = prev if prev_hash == DERIVED else hash_text(prev_hash)
+        row = StoredRow(seq, ts, agent, kind, path, body, link, hash_text(digest))
+        yield row
+        prev = row.hash
 
 
 def row_problem(expected_seq: int, prev: str, row: StoredRow) -> str | None:

@@ -17,7 +17,7 @@ import sqlite_utils
 
 from editjournal.daemon.store.blobrefs import stored_blobs
 from editjournal.daemon.store.blobs import BlobStore
-from editjournal.daemon.store.hashchain import GENESIS_HASH, ROW_COLUMNS, StoredRow, row_problem
+from editjournal.daemon.store.hashchain import GENESIS_HASH, ROW_COLUMNS, row_problem, stored_rows
 from editjournal.daemon.store.manifest import entries
 from editjournal.schemas.events import EVENT_DECODER, CheckpointCreated
 
@@ -41,7 +41,7 @@ def verify_journal(db: sqlite_utils.Database, blobs: BlobStore) -> VerifyReport:
     needed: dict[str, int] = {}  # blob sha256 -> first seq that needs it
     manifests: list[tuple[int, list[str]]] = []  # checkpoints' chunks, by seq
     rows = db.execute(f"SELECT {ROW_COLUMNS} FROM events ORDER BY seq")
-    for row in map(StoredRow._make, rows):
+    for row in stored_rows(rows, GENESIS_HASH):
         problem = row_problem(checked + 1, prev, row)
         if problem:
             return VerifyReport(False, checked, row.seq, problem)

@@ -45,11 +45,14 @@ from editjournal.daemon.store.chainanchor import (
     load_key,
 )
 from editjournal.daemon.store.hashchain import (
+    DERIVED,
     GENESIS_HASH,
     ROW_COLUMNS,
-    StoredRow,
     chain_hash,
+    hash_text,
     row_problem,
+    stored_hash,
+    stored_rows,
 )
 from editjournal.daemon.store.integrity import VerifyReport, verify_journal
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -58,6 +61,13 @@ from editjournal.schemas.events import EVENT_DECODER, EVENT_ENCODER, AnyEvent, R
 _log = logging.getLogger("editjournal")
 
 
+# a row's prev_hash for a reader that skips rows: the hash of the row before it when the
+# row derives it (schema 3: stored empty), GENESIS_HASH before the first
+_LINK = (
+    "CASE WHEN length(prev_hash) > 0 THEN prev_hash ELSE coalesce("
+    "(SELECT before.hash FROM events AS before WHERE before.seq = events.seq - 1),"
+    f" '{GENESIS_HASH}') END"
+)
 _INSERT_EVENT = (
     "INSERT INTO events (seq, ts, agent, kind, path, body, prev_hash, hash)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -142,7 +152,7 @@ class Journal:
         """Take the chain's tip from disk: at open, and after a failed commit."""
         row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         self._last_seq: int = row[0] if row else 0
-        self._last_hash: str = row[1] if row else GENESIS_HASH
+        self._last_hash: str = hash_text(row[1]) if row else GENESIS_HASH
 
     # --- writing ----------------------------------------------------------------
 
@@ -161,7 +171,7 @@ class Journal:
         record = Record(
             seq=seq, ts=ts, agent=agent, event=event, prev_hash=self._last_hash, hash=digest
         )
-        row = (seq, ts, agent, event.kind, event.path, body, self._last_hash, digest)
+        row = (seq, ts, agent, event.kind, event.path, body, DERIVED, stored_hash(digest))
         self._pending.rows.append(row)
         self._pending.records.append(record)
         self._pending.blobs.update(blobs or {})
@@ -289,7 +299,7 @@ class Journal:
                 where.append(f"{column} = ?")
                 args.append(value)
         sql = (
-            "SELECT seq, ts, agent, body, prev_hash, hash FROM events"
+            f"SELECT seq, ts, agent, body, {_LINK} AS prev_hash, hash FROM events"
             f" WHERE {' AND '.join(where)} ORDER BY seq {'DESC' if newest_first else 'ASC'}"
         )
         if limit is not None:
@@ -299,7 +309,12 @@ class Journal:
             event = EVENT_DECODER.decode(body)
             count += 1
             yield Record(
-                seq=seq, ts=ts, agent=agent_, event=event, prev_hash=prev_hash, hash=digest
+                seq=seq,
+                ts=ts,
+                agent=agent_,
+                event=event,
+                prev_hash=hash_text(prev_hash),
+                hash=hash_text(digest),
             )
         if not newest_first:
             yield from staged[: None if limit is None else max(0, limit - count)]
@@ -367,7 +382,7 @@ class Journal:
         if seq == 0:
             return GENESIS_HASH
         row = self.db.execute("SELECT hash FROM events WHERE seq = ?", [seq]).fetchone()
-        return row[0] if row else None
+        return hash_text(row[0]) if row else None
 
     def first_gap(self) -> int | None:
         """The first seq missing below the tip (a deleted row), None when gap-free.
@@ -392,7 +407,7 @@ class Journal:
             f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", [after_seq]
         )
         expected, prev = after_seq + 1, prev_hash
-        for row in map(StoredRow._make, rows):
+        for row in stored_rows(rows, prev_hash):
             problem = row_problem(expected, prev, row)
             if problem:
                 raise JournalCorrupt(self.path, min(expected, row.seq), problem)

@@ -92,16 +92,21 @@ def _tail_from_newline(data: bytes, suffix: int) -> int:
 
 def apply(base: list[bytes], splices: list[Splice]) -> list[bytes]:
     """The new lines; splices are in ascending order and must not overlap."""
-    out: list[bytes] = []
-    at = 0
-    for start, end, lines in splices:
-        if not at <= start <= end <= len(base):
-            raise DeltaError(f"splice [{start}, {end}) does not fit a base of {len(base)} lines")
-        out.extend(base[at:start])
-        out.extend(lines)
-        at = end
-    out.extend(base[at:])
+    out = list(base)
+    apply_in_place(out, splices)
     return out
+
+
+def apply_in_place(lines: list[bytes], splices: list[Splice]) -> None:
+    """`apply`, splicing `lines` itself, last splice first: a one-line replacement costs
+    O(1), not a copy of every line (a version deep in a delta chain pays per splice)."""
+    at = 0
+    for start, end, _ in splices:
+        if not at <= start <= end <= len(lines):
+            raise DeltaError(f"splice [{start}, {end}) does not fit a base of {len(lines)} lines")
+        at = end
+    for start, end, new in reversed(splices):
+        lines[start:end] = new
 
 
 def encode(splices: list[Splice]) -> bytes:

@@ -3,10 +3,12 @@
 Why a version: journals outlive the code that wrote them. `PRAGMA user_version`
 says which schema a database has: 0 is the first one (blobs were always full
 copies), 2 adds line-delta blobs (`base`, `depth` columns) and the
-`state_snapshot` table. Upgrading 0 -> 2 only adds columns and a table, so old
-rows stay exactly as they were and are read as they are ("both formats
-readable"); nothing is rewritten and no event's hash changes. A journal newer
-than this code is refused, naming the version, rather than half-understood.
+`state_snapshot` table, 3 keys blobs by their SHA-256 as 32 raw bytes instead of
+64 hex characters (stored twice, in the row and in its index: ~100 bytes per
+stored version). Upgrading to 2 only adds columns and a table; upgrading to 3
+copies the blobs table once with its keys unhexed, every other byte as it was.
+No event is touched and no hash changes. A journal newer than this code is
+refused, naming the version, rather than half-understood.
 
 It also tells whether the append-only triggers were missing when the journal
 was opened: they are only dropped by someone editing the database by hand, so
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TRIGGERS = (
     "events_no_update",
     "events_no_delete",
@@ -35,13 +37,13 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     path TEXT,
     body BLOB NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
+    prev_hash BLOB NOT NULL,  -- empty since schema 3: the hash of the row before
+    hash BLOB NOT NULL  -- 32 bytes since schema 3, hex text before
 );
 CREATE INDEX IF NOT EXISTS events_path ON events(path, seq);
 CREATE INDEX IF NOT EXISTS events_agent ON events(agent, seq);
 CREATE TABLE IF NOT EXISTS blobs (
-    sha256 TEXT PRIMARY KEY,
+    sha256 BLOB PRIMARY KEY,
     size INTEGER NOT NULL,
     codec TEXT NOT NULL,
     data BLOB NOT NULL,
@@ -65,6 +67,23 @@ CREATE TABLE IF NOT EXISTS state_snapshot (
     shape TEXT NOT NULL,
     body BLOB NOT NULL
 );
+"""
+
+# schema 3: the blobs table again, keyed by raw bytes (in one transaction with the rest;
+# its triggers go with the old table and are made again below)
+_V3_BLOBS = """
+CREATE TABLE blobs_v3 (
+    sha256 BLOB PRIMARY KEY,
+    size INTEGER NOT NULL,
+    codec TEXT NOT NULL,
+    data BLOB NOT NULL,
+    base TEXT,
+    depth INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO blobs_v3 (rowid, sha256, size, codec, data, base, depth)
+    SELECT rowid, ej_unhex(sha256), size, codec, data, base, depth FROM blobs ORDER BY rowid;
+DROP TABLE blobs;
+ALTER TABLE blobs_v3 RENAME TO blobs;
 """
 
 _TRIGGERS = """
@@ -108,7 +127,9 @@ def prepare(conn: sqlite3.Connection) -> bool:
     # someone edited the log by hand: the snapshot's verified point is void for good
     # (the triggers are back after this, so the next start must not trust it either)
     distrust = "DELETE FROM state_snapshot;\n" if tampered else ""
-    script = _TABLES + alters + _V2 + distrust + _TRIGGERS
+    rekey = _V3_BLOBS if present and version < 3 else ""
+    conn.create_function("ej_unhex", 1, _unhex, deterministic=True)
+    script = _TABLES + alters + _V2 + distrust + rekey + _TRIGGERS
     script += f"PRAGMA user_version = {SCHEMA_VERSION};\n"
     try:  # one transaction: a crash mid-upgrade leaves the old schema whole
         conn.executescript(f"BEGIN IMMEDIATE;\n{script}COMMIT;")
@@ -117,6 +138,17 @@ def prepare(conn: sqlite3.Connection) -> bool:
             conn.execute("ROLLBACK")
         raise
     return tampered
+
+
+def _unhex(key: object) -> object:
+    """A hex address as its 32 bytes; any other key (a tamperer's) kept as it is, for
+    verify() to report rather than the upgrade to fail on."""
+    if isinstance(key, str) and len(key) == 64:
+        try:
+            return bytes.fromhex(key)
+        except ValueError:
+            return key
+    return key
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.daemon.store.chainanchor import ANCHOR_FILE
-from editjournal.daemon.store.hashchain import chain_hash
+from editjournal.daemon.store.hashchain import GENESIS_HASH, chain_hash, hash_text
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from tests.conftest import START_TIMEOUT, spawn, start
 
@@ -50,7 +50,8 @@ def recompute_chain(root: Path, from_seq: int) -> None:
     with sqlite3.connect(journal_path(root)) as db:
         db.execute("DROP TRIGGER events_no_update")
         db.execute("UPDATE events SET agent = 'mallory' WHERE seq = ?", [from_seq])
-        (prev,) = db.execute("SELECT prev_hash FROM events WHERE seq = ?", [from_seq]).fetchone()
+        before = db.execute("SELECT hash FROM events WHERE seq = ?", [from_seq - 1]).fetchone()
+        prev = hash_text(before[0]) if before else GENESIS_HASH  # rows derive their prev_hash
         rows = db.execute(
             "SELECT seq, ts, agent, kind, path, body FROM events WHERE seq >= ? ORDER BY seq",
             [from_seq],

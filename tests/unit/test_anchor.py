@@ -17,7 +17,7 @@ from editjournal.daemon.store.chainanchor import (
     key_path,
     load_key,
 )
-from editjournal.daemon.store.hashchain import chain_hash
+from editjournal.daemon.store.hashchain import GENESIS_HASH, chain_hash, hash_text
 from editjournal.daemon.store.journal import Journal, sha256_hex
 from editjournal.schemas.events import FileRead
 
@@ -68,7 +68,8 @@ def test_a_recomputed_chain_is_found_naming_the_first_rewritten_seq(
     journal.close()
     with sqlite3.connect(tmp_path / "journal.db") as db:
         db.execute("DROP TRIGGER events_no_update")
-        prev = db.execute("SELECT prev_hash FROM events WHERE seq = ?", [first]).fetchone()[0]
+        before = db.execute("SELECT hash FROM events WHERE seq = ?", [first - 1]).fetchone()
+        prev = hash_text(before[0]) if before else GENESIS_HASH  # rows derive their prev_hash
         rows = db.execute(
             "SELECT seq, ts, kind, path, body FROM events WHERE seq >= ? ORDER BY seq", [first]
         ).fetchall()

@@ -5,6 +5,7 @@ and a journal of the first schema (full blobs only) upgraded in place."""
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from editjournal.daemon.store import linedelta
-from editjournal.daemon.store.blobs import FULL_EVERY
+from editjournal.daemon.store.blobs import MAX_DEPTH
 from editjournal.daemon.store.journal import Journal, JournalError, sha256_hex
 from editjournal.daemon.store.schema import SCHEMA_VERSION
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -126,7 +127,7 @@ def test_a_splice_that_does_not_fit_its_base_is_an_error() -> None:
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(versions=st.lists(CONTENT, min_size=1, max_size=2 * FULL_EVERY + 3))
+@given(versions=st.lists(CONTENT, min_size=1, max_size=80))
 def test_every_version_of_a_random_edit_sequence_reads_back(
     tmp_path_factory: pytest.TempPathFactory, versions: list[bytes]
 ) -> None:
@@ -145,17 +146,61 @@ def test_every_version_of_a_random_edit_sequence_reads_back(
         journal.close()
 
 
-def test_small_edits_are_stored_as_small_deltas_with_a_full_copy_every_k(
+def chains(db_path: Path) -> list[tuple[int, list[int]]]:
+    """Per full copy, oldest first: its stored bytes and its deltas' stored bytes."""
+    with sqlite3.connect(db_path) as db:
+        stored = db.execute("SELECT depth, length(data) FROM blobs ORDER BY rowid").fetchall()
+    found: list[tuple[int, list[int]]] = []
+    for depth, size in stored:
+        if depth == 0:
+            found.append((size, []))
+        else:
+            found[-1][1].append(size)
+    return found
+
+
+def test_small_edits_are_small_deltas_whose_chain_costs_no_more_than_its_full_copy(
     journal: Journal, db_path: Path
 ) -> None:
-    versions = [source(1000)] + [one_line_changed(1000, k) for k in range(2 * FULL_EVERY)]
+    versions = [source(1000)] + [one_line_changed(1000, k) for k in range(300)]
     write_versions(journal, "big.py", versions)
-    stored = rows(db_path)
-    assert [codec for _, codec, _, _ in stored].count("zlib") == 3  # v0, v16, v32
-    assert max(depth for *_, depth in stored) == FULL_EVERY - 1
-    with sqlite3.connect(db_path) as db:
-        deltas = db.execute("SELECT length(data) FROM blobs WHERE depth > 0").fetchall()
-    assert max(size for (size,) in deltas) < 100
+    found = chains(db_path)
+    assert len(found) >= 2  # the budget ran out at least once: a new full copy
+    for full, deltas in found:
+        assert sum(deltas) <= full
+        assert max(deltas, default=0) < 100
+    spent = sum(full + sum(deltas) for full, deltas in found[1:])
+    assert spent <= 2 * sum(sum(deltas) for _, deltas in found)  # copies cost ≤ deltas
+
+
+def test_a_chain_ends_at_max_depth_versions_however_small_its_deltas(
+    journal: Journal, db_path: Path
+) -> None:
+    """Incompressible lines make a full copy dear, so only the depth bound cuts the chain."""
+    lines = [os.urandom(30).hex().encode() for _ in range(400)]
+
+    def version(k: int) -> bytes:
+        return b"\n".join([*lines[:200], b"changed %d" % k, *lines[201:]])
+
+    write_versions(journal, "r.txt", [version(k) for k in range(MAX_DEPTH + 5)])
+    found = chains(db_path)
+    assert [len(deltas) for _, deltas in found] == [MAX_DEPTH - 1, 4]  # 1 + 255, 1 + 4
+    fresh = Journal(db_path)  # the deepest version rebuilt from disk, MAX_DEPTH - 1 deltas
+    assert fresh.blob(sha256_hex(version(MAX_DEPTH - 1))) == version(MAX_DEPTH - 1)
+    fresh.close()
+
+
+def test_a_reopened_journal_goes_on_with_the_chain_it_left(db_path: Path) -> None:
+    versions = [source(500)] + [one_line_changed(500, k) for k in range(20)]
+    first = Journal(db_path)
+    write_versions(first, "f.py", versions[:10])
+    first.close()
+    second = Journal(db_path)  # the chain's depth and bytes come from disk, not memory
+    for before, after in itertools.pairwise(versions[9:]):
+        second.append("a", edit("f.py", before, after), {sha256_hex(after): after})
+    second.close()
+    found = chains(db_path)
+    assert [len(deltas) for _, deltas in found] == [20]
 
 
 def test_a_delta_that_is_not_smaller_is_stored_as_a_full_copy(
@@ -202,7 +247,7 @@ def damage_newest_delta(db_path: Path, column: str, value: object) -> str:
             "SELECT sha256 FROM blobs WHERE depth > 0 ORDER BY rowid DESC"
         ).fetchone()
         db.execute(f"UPDATE blobs SET {column} = ? WHERE sha256 = ?", [value, sha])
-    return str(sha)
+    return bytes(sha).hex()
 
 
 FORGED = linedelta.encode([(0, 1, [b"forged"])])
@@ -244,7 +289,7 @@ def test_a_damaged_base_makes_the_versions_above_it_corrupt(
         db.execute("DROP TRIGGER blobs_no_update")
         db.execute(
             "UPDATE blobs SET data = ? WHERE sha256 = ?",
-            [zlib.compress(b"other\n"), sha256_hex(versions[0])],
+            [zlib.compress(b"other\n"), bytes.fromhex(sha256_hex(versions[0]))],
         )
     with pytest.raises(ToolError, match=r"damaged"):
         Journal(db_path).blob(sha256_hex(versions[2]))
@@ -254,7 +299,8 @@ def test_a_delta_chain_that_loops_is_corrupt_not_endless(journal: Journal, db_pa
     write_versions(journal, "f.py", [source(200), one_line_changed(200, 1)])
     sha = damage_newest_delta(db_path, "base", None)
     with sqlite3.connect(db_path) as db:
-        db.execute("UPDATE blobs SET base = ? WHERE sha256 = ?", [bytes.fromhex(sha), sha])
+        key = bytes.fromhex(sha)
+        db.execute("UPDATE blobs SET base = ? WHERE sha256 = ?", [key, key])
     with pytest.raises(ToolError, match="longer than"):
         Journal(db_path).blob(sha)
 
@@ -341,3 +387,66 @@ def test_after_a_restart_the_next_version_is_a_delta_on_the_last_one_stored(
     reopened.close()
     _, codec, base, depth = rows(db_path)[-1]
     assert (codec, base, depth) == ("delta", bytes.fromhex(sha256_hex(v1)), 2)
+
+
+# --- schema 2: keys as hex text -----------------------------------------------------------
+
+AS_SCHEMA_2 = """
+CREATE TABLE blobs_text (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, codec TEXT NOT NULL,
+  data BLOB NOT NULL, base TEXT, depth INTEGER NOT NULL DEFAULT 0);
+INSERT INTO blobs_text SELECT lower(hex(sha256)), size, codec, data, base, depth FROM blobs
+  ORDER BY rowid;
+DROP TABLE blobs;
+ALTER TABLE blobs_text RENAME TO blobs;
+CREATE TRIGGER blobs_no_replace BEFORE INSERT ON blobs
+WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256)
+BEGIN SELECT RAISE(ABORT, 'editjournal: blobs are immutable'); END;
+CREATE TRIGGER blobs_no_update BEFORE UPDATE ON blobs
+BEGIN SELECT RAISE(ABORT, 'editjournal: blobs are immutable'); END;
+CREATE TRIGGER blobs_no_delete BEFORE DELETE ON blobs
+BEGIN SELECT RAISE(ABORT, 'editjournal: blobs are immutable'); END;
+PRAGMA user_version = 2;
+"""
+
+
+def schema_2_journal(db_path: Path, versions: list[bytes]) -> None:
+    """A journal as schema 2 stored it: deltas on raw-byte bases, keys as hex text."""
+    journal = Journal(db_path)
+    write_versions(journal, "f.py", versions)
+    journal.close()
+    with sqlite3.connect(db_path) as db:
+        db.executescript(AS_SCHEMA_2)
+
+
+def test_a_schema_2_journal_reads_read_only_as_it_is(db_path: Path) -> None:
+    versions = [source(200)] + [one_line_changed(200, k) for k in range(5)]
+    schema_2_journal(db_path, versions)
+    journal = Journal(db_path, readonly=True)
+    assert all(journal.blob(sha256_hex(v)) == v for v in versions)
+    assert journal.verify().ok
+    journal.close()
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert db.execute("SELECT DISTINCT typeof(sha256) FROM blobs").fetchall() == [("text",)]
+
+
+def test_a_schema_2_journal_is_rekeyed_once_every_other_byte_kept(db_path: Path) -> None:
+    versions = [source(200)] + [one_line_changed(200, k) for k in range(5)]
+    schema_2_journal(db_path, versions)
+    with sqlite3.connect(db_path) as db:
+        events = db.execute("SELECT * FROM events").fetchall()
+        blobs = db.execute("SELECT * FROM blobs ORDER BY rowid").fetchall()
+
+    journal = Journal(db_path)
+    assert not journal.opened_without_triggers
+    stored = journal.db.execute("SELECT * FROM blobs ORDER BY rowid").fetchall()
+    assert [(bytes.fromhex(row[0]), *row[1:]) for row in blobs] == stored
+    assert journal.db.execute("SELECT * FROM events").fetchall() == events
+    assert all(journal.blob(sha256_hex(v)) == v for v in versions)
+    newer = one_line_changed(200, 9)  # goes on with the old chain, on its binary keys
+    journal.append("a", edit("f.py", versions[-1], newer), {sha256_hex(newer): newer})
+    assert journal.verify().ok
+    journal.close()
+    assert [len(deltas) for _, deltas in chains(db_path)] == [6]
+    with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError):
+        db.execute("DELETE FROM blobs")  # the triggers were made again

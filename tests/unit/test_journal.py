@@ -262,7 +262,7 @@ def test_insert_or_replace_cannot_overwrite_a_blob(
     with pytest.raises(sqlite3.IntegrityError, match="immutable"):
         raw.execute(
             "INSERT OR REPLACE INTO blobs (sha256, size, codec, data) VALUES (?, 4, 'raw', ?)",
-            [digest, b"evil"],
+            [bytes.fromhex(digest), b"evil"],
         )
 
     assert journal.blob(digest) == content
@@ -411,7 +411,7 @@ def test_compressible_blob_is_stored_zlib_and_smaller(
     journal.append("alice", read(content=content), {digest: content})
 
     size, codec, stored = raw.execute(
-        "SELECT size, codec, length(data) FROM blobs WHERE sha256 = ?", [digest]
+        "SELECT size, codec, length(data) FROM blobs WHERE sha256 = ?", [bytes.fromhex(digest)]
     ).fetchone()
 
     assert (size, codec) == (len(content), "zlib")
@@ -424,7 +424,8 @@ def test_incompressible_blob_is_stored_raw(journal: Journal, raw: sqlite3.Connec
     digest = sha256_hex(content)
     journal.append("alice", read(content=content), {digest: content})
 
-    codec, data = raw.execute("SELECT codec, data FROM blobs WHERE sha256 = ?", [digest]).fetchone()
+    key = bytes.fromhex(digest)
+    codec, data = raw.execute("SELECT codec, data FROM blobs WHERE sha256 = ?", [key]).fetchone()
 
     assert codec == "raw"
     assert data == content
@@ -493,7 +494,7 @@ def stored(journal: Journal) -> str:
 
 def damage(raw: sqlite3.Connection, digest: str, column: str, value: object) -> None:
     raw.execute("DROP TRIGGER blobs_no_update")
-    raw.execute(f"UPDATE blobs SET {column} = ? WHERE sha256 = ?", [value, digest])
+    raw.execute(f"UPDATE blobs SET {column} = ? WHERE sha256 = ?", [value, bytes.fromhex(digest)])
 
 
 UNREADABLE = [
@@ -588,7 +589,7 @@ def test_missing_blob_an_event_needs_is_reported(
     journal.append("alice", event, blob_of(*contents))
     journal.append(None, DaemonStopped(pid=1, reason="test"))
     raw.execute("DROP TRIGGER blobs_no_delete")
-    raw.execute("DELETE FROM blobs WHERE sha256 = ?", [sha256_hex(deleted)])
+    raw.execute("DELETE FROM blobs WHERE sha256 = ?", [bytes.fromhex(sha256_hex(deleted))])
 
     report = journal.verify()
 
@@ -709,3 +710,65 @@ def test_chain_hash_tells_none_from_empty() -> None:
         as_none, as_empty = list(base), list(base)
         as_none[index], as_empty[index] = None, ""
         assert chain_hash(*as_none) != chain_hash(*as_empty)  # type: ignore[arg-type]
+
+
+# --- how a row stores its hashes (schema 3) ----------------------------------------------
+
+
+def test_a_row_stores_its_hash_as_32_bytes_and_derives_its_prev_hash(
+    journal: Journal, raw: sqlite3.Connection
+) -> None:
+    fill(journal, 3)
+    stored = raw.execute("SELECT prev_hash, hash FROM events ORDER BY seq").fetchall()
+    records = list(journal.records())
+    assert stored == [(b"", bytes.fromhex(r.hash)) for r in records]
+    assert [r.prev_hash for r in records] == [GENESIS_HASH, records[0].hash, records[1].hash]
+
+
+def test_a_skipping_reader_is_given_each_rows_prev_hash(journal: Journal) -> None:
+    fill(journal, 6)
+    every = {r.seq: r for r in journal.records()}
+    for record in journal.records(path="f1.py"):  # seqs 2 and 5: the rows before are skipped
+        assert record.prev_hash == every[record.seq - 1].hash
+    newest = next(iter(journal.records(newest_first=True, limit=1)))
+    assert newest.prev_hash == every[5].hash
+
+
+def as_hex_rows(db_path: Path) -> None:
+    """Rewrite every row as schema 2 stored it: both hashes as hex text."""
+    with sqlite3.connect(db_path) as db:
+        db.execute("DROP TRIGGER events_no_update")
+        rows = db.execute("SELECT seq, hash FROM events ORDER BY seq").fetchall()
+        prev = GENESIS_HASH
+        for seq, digest in rows:
+            db.execute(
+                "UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?",
+                [prev, digest.hex(), seq],
+            )
+            prev = digest.hex()
+        db.execute(
+            "CREATE TRIGGER events_no_update BEFORE UPDATE ON events"
+            " BEGIN SELECT RAISE(ABORT, 'editjournal: events are append-only'); END"
+        )
+
+
+def test_rows_of_hex_text_and_rows_of_bytes_make_one_chain(db_path: Path) -> None:
+    older = Journal(db_path, clock=ticking_clock())
+    fill(older, 3)
+    older.close()
+    as_hex_rows(db_path)
+    before = sqlite3.connect(db_path).execute("SELECT * FROM events").fetchall()
+
+    journal = Journal(db_path, clock=ticking_clock(1_800_000_000_000))
+    fill(journal, 5)  # appended after the hex rows, on their tip
+    records = list(journal.records())
+    assert journal.verify().ok
+    assert journal.anchor_problem() is None
+    assert journal.db.execute("SELECT * FROM events WHERE seq <= 3").fetchall() == before
+    assert records[3].prev_hash == records[2].hash  # the first binary row's derived link
+    assert [r.prev_hash for r in journal.records(path="f0.py")] == [
+        GENESIS_HASH,
+        records[2].hash,
+        records[5].hash,
+    ]
+    journal.close()
