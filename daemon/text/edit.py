@@ -133,7 +133,7 @@ def _op_name(op: Op) -> str:
 
 def _single_splice(planner: _Planner, i: int, op: SingleLineOp) -> Splice:
     line = _resolve_single(planner, i, op)
-    _refuse_low_entropy(planner, op, line, _picked_deliberately(planner, op))
+    _refuse_low_entropy(planner, op, line)
     zero = line - 1
     if isinstance(op, ReplaceLine):
         return Splice(i, "replace_line", zero, line, content_lines(op.content), (line,))
@@ -152,12 +152,13 @@ def _resolve_single(planner: _Planner, i: int, op: SingleLineOp) -> int:
     match = planner.index.match(anchor)
     if match.level == "none":
         raise _stale(anchor, "hash")
-    by_line = planner.index.line_matches(anchor)
-    candidates = by_line if op.occurrence is not None and len(by_line) > 1 else match.candidates
-    if op.occurrence is None:
+    if op.occurrence is None:  # line-level matches are counted only for an occurrence
+        candidates = match.candidates
         if len(candidates) == 1:
             return candidates[0]
         raise _ambiguous(planner, _ambiguity_code(planner, candidates), anchor, "hash", candidates)
+    by_line = planner.index.line_matches(anchor)
+    candidates = by_line if len(by_line) > 1 else match.candidates
     if op.occurrence > len(candidates):
         raise _stale(
             anchor,
@@ -245,13 +246,14 @@ def _picked_deliberately(planner: _Planner, op: SingleLineOp) -> bool:
     return planner.index.match(parse_anchor(op.hash)[0]).level == "context"
 
 
-def _refuse_low_entropy(planner: _Planner, op: SingleLineOp, line: int, deliberate: bool) -> None:
+def _refuse_low_entropy(planner: _Planner, op: SingleLineOp, line: int) -> None:
     """Single-line ops may not target low lines. A line low only by repetition
     (boilerplate) may still be targeted deliberately: by its context anchor or an
     explicit occurrence. Blank and punctuation-only lines never may."""
     anchor = planner.anchors[line - 1]
     if anchor.quality != "low":
-        return
+        return  # (how it was picked is asked only now: a lookup scans the file)
+    deliberate = _picked_deliberately(planner, op)
     if deliberate and classify_quality(planner.lines[line - 1], 1) == "high":
         return
     raise ToolError(
