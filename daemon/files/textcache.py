@@ -47,19 +47,21 @@ class Parsed:
         doc: Document,
         base: tuple[Parsed, list[Change]] | None = None,
         size: int | None = None,
+        verified: bool = False,
     ) -> None:
         self.doc = doc
         # `size`, the text's length when the caller has it, spares a pass over every line
         text = sum(map(len, doc.lines)) if size is None else size
         self.cost = text + PER_LINE_BYTES * len(doc.lines)
         self._base = base  # the content this one was edited from, and the line changes
+        self._verified = verified  # `doc` was made from the base by exactly those changes
 
     @cached_property
     def index(self) -> AnchorIndex:
         base, self._base = self._base, None
         if base is None:
             return AnchorIndex(self.doc.lines)
-        return base[0].index.derive(self.doc.lines, base[1])
+        return base[0].index.derive(self.doc.lines, base[1], self._verified)
 
     @cached_property
     def anchors(self) -> Anchors:
@@ -116,13 +118,15 @@ class TextCache:
         changes: list[Change] | None = None,
         path: str | None = None,
         size: int | None = None,
+        verified: bool = False,
     ) -> Parsed:
         """Remember a content computed elsewhere (the result of an edit of ``base``,
         ``changes`` its line changes: old [start, end) replaced by ``count`` lines;
-        ``size`` its length, when known)."""
+        ``size`` its length, when known; ``verified``: ``doc`` was made from ``base`` by
+        exactly those changes, so deriving its anchors need not compare the rest)."""
         check_line_count(doc.line_count, self._max_lines, path)
         derive = (base, changes) if base is not None and changes is not None else None
-        parsed = self._items.get(sha256) or Parsed(doc, derive, size)
+        parsed = self._items.get(sha256) or Parsed(doc, derive, size, verified)
         self._remember(sha256, parsed)
         return parsed
 

@@ -85,8 +85,21 @@ class AnchorCounts:
         self.repeats = Counter(map(str.strip, bodies))
 
 
-def positions(values: list[str], value: str, count: int) -> list[int]:
-    """0-based positions of the ``count`` occurrences of ``value`` (C-speed scans)."""
+def positions(
+    values: list[str], value: str, count: int, near: Sequence[tuple[int, int]] = ()
+) -> list[int]:
+    """0-based positions of the ``count`` occurrences of ``value`` (C-speed scans).
+
+    ``near``: [a, b) spans where a single occurrence is likely (the lines an edit just
+    wrote, which the agent most often anchors on next): searched first, so finding the
+    one line there costs the span, not the file. The count is exact, so one found there
+    is the only one."""
+    if count == 1:
+        for a, b in near:
+            try:
+                return [values.index(value, a, b)]
+            except ValueError:
+                continue
     found: list[int] = []
     at = -1
     for _ in range(count):

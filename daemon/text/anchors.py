@@ -55,6 +55,7 @@ its stripped body occurs 3+ times in the file (boilerplate); otherwise "high"::
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -136,6 +137,8 @@ class AnchorIndex:
         self._anchors, self._codes = self._choose_all()
         self._lookups = 0
         self._where: dict[AnchorKind, dict[str, list[int]]] = {}
+        self._near: tuple[tuple[int, int], ...] = ()  # see `derive`
+        self._derived: tuple[weakref.ref[AnchorIndex], list[int]] | None = None
 
     def _choose_all(self) -> tuple[list[str], bytearray]:
         tables = self.tables
@@ -187,7 +190,10 @@ class AnchorIndex:
             return [i for i, d in enumerate(digests) if d.startswith(prefix)]
         self._lookups += 1
         if self._lookups <= _SCANS_BEFORE_INDEX:  # a few C-speed scans beat a full index
-            return sorted(p for v in found for p in positions(digests, v, counts.counts[16][v]))
+            near = self._near
+            return sorted(
+                p for v in found for p in positions(digests, v, counts.counts[16][v], near)
+            )
         where = self._where.get(table)
         if where is None:
             where = self._where[table] = positions_of_all(digests)
@@ -266,47 +272,67 @@ class AnchorIndex:
             marks.append(_MARKS[code][low])
         return "".join(marks)
 
-    def derive(self, lines: Sequence[str], changes: Sequence[Change] | None) -> AnchorIndex:
+    def derive(
+        self, lines: Sequence[str], changes: Sequence[Change] | None, verified: bool = False
+    ) -> AnchorIndex:
         """The index of ``lines``: these lines with ``changes`` applied (sorted,
         non-overlapping). Only changed lines and their neighbours are rehashed, and only
         lines whose counts crossed 1 are re-chosen; equal to ``AnchorIndex(lines)``.
-        Takes this index's counts over (it rebuilds them if asked again)."""
+        Takes this index's counts over (it rebuilds them if asked again). ``verified``:
+        the caller made ``lines`` from this index's lines by exactly ``changes``
+        (``rehashed_regions``).
+
+        The per-line lists are copied once and the rehashed spans spliced in from the
+        last (slice assignment moves pointers): the rest of the cost follows the change.
+        """
         bodies = tuple(lines)
-        regions = rehashed_regions(self._bodies, bodies, changes)
+        regions = rehashed_regions(self._bodies, bodies, changes, verified)
         if regions is None:
             return AnchorIndex(bodies)
         tables, self._tables = self.tables, None
         new = AnchorIndex.__new__(AnchorIndex)
         new._bodies, new._tables = bodies, tables
         new._lookups, new._where = 0, {}
+        # the lines just written are where the next anchor most likely points
+        new._near = tuple((na, nb) for _, _, na, nb in regions)
         before: dict[AnchorKind, dict[str, int]] = {"line": {}, "context": {}}
-        hashes: list[str] = []
-        contexts: list[str] = []
-        anchors: list[str] = []
-        codes = bytearray()
-        done = 0
-        for oa, ob, na, nb in regions:
-            hashes += self._hashes[done:oa]
-            contexts += self._contexts[done:oa]
-            anchors += self._anchors[done:oa]
-            codes += self._codes[done:oa]
+        hashes, contexts = self._hashes.copy(), self._contexts.copy()
+        anchors, codes = self._anchors.copy(), bytearray(self._codes)
+        for oa, ob, na, nb in reversed(regions):  # from the last: earlier spans stay put
             fresh = list(map(line_hash, bodies[na:nb]))
             fresh_contexts = context_range(bodies, na, nb)
             old = (self._bodies[oa:ob], self._hashes[oa:ob], self._contexts[oa:ob])
             recount(tables, old, (bodies[na:nb], fresh, fresh_contexts), before)
-            hashes += fresh
-            contexts += fresh_contexts
-            anchors += [""] * (nb - na)
-            codes += bytes(nb - na)
-            done = ob
-        hashes += self._hashes[done:]
-        contexts += self._contexts[done:]
-        anchors += self._anchors[done:]
-        codes += self._codes[done:]
+            hashes[oa:ob] = fresh
+            contexts[oa:ob] = fresh_contexts
+            anchors[oa:ob] = [""] * (nb - na)
+            codes[oa:ob] = bytes(nb - na)
         new._hashes, new._contexts, new._anchors, new._codes = hashes, contexts, anchors, codes
-        for i in sorted(new._dirty(regions, before)):
+        dirty = sorted(new._dirty(regions, before))
+        for i in dirty:
             anchors[i], codes[i] = choose_anchor(hashes[i], contexts[i], tables)
+        new._derived = (weakref.ref(self), dirty)
         return new
+
+    def anchors_kept_until(self, old: AnchorIndex, limit: int) -> int:
+        """The first 0-based line before ``limit`` whose chosen anchor is not ``old``'s
+        (the lines before ``limit`` must be the same in both), or ``limit``.
+
+        When this index was derived from ``old``, only the lines it re-chose are
+        compared: every other line before the first rehashed span kept ``old``'s anchor.
+        """
+        derived = self._derived
+        mine, theirs = self._anchors, old._anchors
+        if derived is None or derived[0]() is not old:
+            i = 0
+            while i + 256 <= limit and theirs[i : i + 256] == mine[i : i + 256]:  # C-speed
+                i += 256
+            while i < limit and theirs[i] == mine[i]:
+                i += 1
+            return i
+        cut = min(self._near[0][0] if self._near else limit, limit)
+        suspects = [i for i in derived[1] if i < cut] + list(range(cut, limit))
+        return next((i for i in suspects if theirs[i] != mine[i]), limit)
 
     def _dirty(self, regions: list[Region], before: dict[AnchorKind, dict[str, int]]) -> set[int]:
         """0-based lines to re-choose: the rehashed ones, and every line consulting a

@@ -78,12 +78,17 @@ def context_range(bodies: Sequence[str], a: int, b: int) -> list[str]:
 
 
 def rehashed_regions(
-    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None
+    old: Sequence[str],
+    new: Sequence[str],
+    changes: Sequence[Change] | None,
+    verified: bool = False,
 ) -> list[Region] | None:
     """The changed spans in old and new coordinates, each widened over blank lines to the
     nearest non-blank unchanged line on both sides (whose context may have changed), and
-    merged where they touch. None when ``changes`` do not turn ``old`` into ``new``."""
-    spans = _spans(old, new, changes)
+    merged where they touch. None when ``changes`` do not turn ``old`` into ``new``.
+    ``verified``: the caller made ``new`` from ``old`` by exactly these changes, so the
+    lines between them are not compared (a pass over the whole file)."""
+    spans = _spans(old, new, changes, verified)
     if spans is None:
         return None
     merged: list[Region] = []
@@ -106,9 +111,10 @@ def rehashed_regions(
 
 
 def _spans(
-    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None
+    old: Sequence[str], new: Sequence[str], changes: Sequence[Change] | None, verified: bool
 ) -> list[Region] | None:
-    """Changes as (old_a, old_b, new_a, new_b), checked against the two texts."""
+    """Changes as (old_a, old_b, new_a, new_b), checked against the two texts (their
+    shapes only, when the caller ``verified`` them)."""
     if changes is None:
         return None
     spans: list[Region] = []
@@ -117,7 +123,7 @@ def _spans(
     for start, end, count in changes:
         if start < done or end < start or end > len(old):
             return None
-        if old[done:start] != new[done + shift : start + shift]:
+        if not verified and old[done:start] != new[done + shift : start + shift]:
             return None
         if spans and start == done:  # touching the previous change: one span
             oa, _, na, nb = spans.pop()
@@ -126,6 +132,6 @@ def _spans(
             spans.append((start, end, start + shift, start + shift + count))
         shift += count - (end - start)
         done = end
-    if len(old) + shift != len(new) or old[done:] != new[done + shift :]:
+    if len(old) + shift != len(new) or (not verified and old[done:] != new[done + shift :]):
         return None
     return spans

@@ -355,8 +355,11 @@ def _written(
     data = render(new_doc).encode("utf-8", "surrogatepass")
     sha = hashlib.sha256(data).hexdigest()
     changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
-    # anchors in O(change)
-    parsed = target.ctx.cache.put(sha, new_doc, target.parsed, changes, target.path, len(data))
+    # anchors in O(change); `apply_plan` made the lines from exactly these splices (a tool's
+    # own document is compared with the lines it came from instead)
+    verified = planned.document is None
+    cache = target.ctx.cache
+    parsed = cache.put(sha, new_doc, target.parsed, changes, target.path, len(data), verified)
     anchors = parsed.anchors
     region = changed_region(target.doc.lines, new_doc.lines, _untouched(target, planned, changes))
     exact = changes if planned.document is None else None
@@ -441,13 +444,7 @@ def _anchors_valid_through(target: Target, new: Parsed, first_change: int) -> in
     Usually the line before the first change (0-based `first_change`); earlier when
     the edit made an old anchor ambiguous (say, by inserting a twin of a line above it).
     """
-    old, now = target.parsed.index.anchor_strings, new.index.anchor_strings
-    i = 0
-    while i + 256 <= first_change and old[i : i + 256] == now[i : i + 256]:  # C-speed chunks
-        i += 256
-    while i < first_change and old[i] == now[i]:
-        i += 1
-    return i
+    return new.index.anchors_kept_until(target.parsed.index, first_change)
 
 
 def _continuity(target: Target, writer: str) -> str:
