@@ -56,6 +56,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--fail-after-prepare", metavar="METHOD", help=argparse.SUPPRESS)
     # tests only: SIGKILL itself between a write's commit and its rename (crash recovery)
     parser.add_argument("--kill-after-commit", action="store_true", help=argparse.SUPPRESS)
+    # tests only: a power cut before any landed write is flushed, and the boot it sees
+    parser.add_argument("--no-flush", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--boot-id", help=argparse.SUPPRESS)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
     return parser.parse_args(argv)
@@ -147,7 +150,13 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
             workspace,
             watch=None if args.no_watch else watch_settings(args),
             limits=Limits.for_file_size(args.max_file_size, file_lines=args.max_file_lines),
-            faults=Faults(args.crash_on_method, args.fail_after_prepare, args.kill_after_commit),
+            faults=Faults(
+                args.crash_on_method,
+                args.fail_after_prepare,
+                args.kill_after_commit,
+                args.no_flush,
+                args.boot_id,
+            ),
         )
     except (AlreadyServed, JournalError, NotPrivate) as e:
         print(f"editjournal: {e}", file=sys.stderr)

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from editjournal.daemon.files.pathjudge import STATE_DIR_NAME
-from editjournal.daemon.files.tempfiles import TEMP_PREFIX
+from editjournal.daemon.files.tempfiles import TEMP_PREFIX, prepare_temp
 
 ABSENT = "absent"  # what `content_sha` says when there is no such file
 NOT_REGULAR = "not-regular"  # ... of a link, a directory, a FIFO
@@ -59,6 +59,19 @@ def replace(directory: int, source: str, target: str) -> None:
     """Rename `source` over `target`, both in `directory`, then make it durable."""
     os.replace(source, target, src_dir_fd=directory, dst_dir_fd=directory)
     os.fsync(directory)
+
+
+def write(directory: int, name: str, data: bytes, rel: str) -> None:
+    """Put `data` at `name` durably: a temp file (the replaced file's owner and mode),
+    fsynced, renamed over it, the directory fsynced. `rel` names it in errors."""
+    try:
+        existing: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        existing = None
+    temp, _ = prepare_temp(directory, data, existing, rel)
+    replace(directory, temp, name)
 
 
 def rename(directory: int, source: str, target: str) -> None:

@@ -1,14 +1,20 @@
 """Writes the journal has committed but the disk may not have yet; finishing them at start.
 
-The group commit (daemon/landing/writeround.py) commits a batch's events together with
-one `pending_writes` row per fsynced temp file, and renames the temp files only
-after that commit. A kill -9 (or a power loss) between the two would leave the
-journal saying `edit_applied` for content the disk never got, and the next start
-would record a fake outside change "reverting" it. Instead, `recover` rolls
-forward: for each path, the last row's temp file is checked against the
-journaled SHA-256 and renamed into place, provided the file still holds what the
-batch started from (a change made while the daemon was down is never clobbered;
-the start-up scan then records it). Removals are finished the same way. All of it
+The group commit (daemon/landing/writeround.py) commits a batch's events, each
+write's new content stored as a blob, together with one `pending_writes` row per
+temp file, and renames the temp files only after that commit; a row goes once the
+flusher (daemon/landing/flusher.py) has fsynced its file and directory. A kill -9
+between the commit and the rename, or a power cut before the flush, would leave
+the journal saying `edit_applied` for content the disk does not hold, and the next
+start would record a fake outside change "reverting" it. Instead, `recover` rolls
+forward: for each path, the last row's content is put in place (its temp file when
+that still holds it, else the journal's blob), provided the file still holds what
+the batch started from (a change made while the daemon was down is never
+clobbered; the start-up scan then records it). After a reboot (the row's boot id
+is not this one's), what the file holds may be what the power cut left of it, so
+the write is rolled forward whatever the file holds, and a content that is neither
+the old one nor empty is kept beside it as `NAME.editjournal-displaced-SEQ`:
+nothing is lost either way. Removals are finished the same way. All of it
 happens relative to the target's directory as the workspace's confined walk holds it
 (`Workspace.locate_real`), never through a full path: a directory swapped for a link
 while the daemon was down leaves the write unfinished, never redirected.
@@ -22,26 +28,32 @@ only what is left to do. This module must not touch anything else in the journal
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from editjournal.daemon.files import held
 from editjournal.daemon.files.held import ABSENT, NOT_REGULAR
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.store.journal import Journal
+from editjournal.schemas.errors import ToolError
 
 REMOVAL = "removal:"  # the temp column of a removal (it has no temp file)
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_writes ("
     " temp TEXT PRIMARY KEY, seq INTEGER NOT NULL, path TEXT NOT NULL,"
-    " sha256 TEXT NOT NULL, before_sha256 TEXT)"
+    " sha256 TEXT NOT NULL, before_sha256 TEXT, boot TEXT)"
 )
+# rows of an older daemon have no boot: theirs were fsynced before the commit
+BOOT_COLUMN = "ALTER TABLE pending_writes ADD COLUMN boot TEXT"
 INSERT = (
-    "INSERT OR REPLACE INTO pending_writes (temp, seq, path, sha256, before_sha256)"
-    " VALUES (?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO pending_writes (temp, seq, path, sha256, before_sha256, boot)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
 )
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+_EMPTY = hashlib.sha256(b"").hexdigest()
 DELETE = "DELETE FROM pending_writes WHERE temp = ?"
 log = logging.getLogger("editjournal")
 
@@ -56,6 +68,15 @@ class _Row(NamedTuple):
     path: str
     sha256: str
     before_sha256: str | None
+    boot: str | None  # the boot it was written in (None: an older daemon's, fsynced)
+
+
+def boot_id() -> str:
+    """This boot's id (Linux); "" where there is none, so no start counts as a reboot."""
+    try:
+        return _BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
 
 
 @dataclass
@@ -69,20 +90,27 @@ class Recovered:
 
 
 def prepare(journal: Journal) -> None:
-    """Create the table if this journal predates it."""
-    with journal.db.conn:
-        journal.db.conn.execute(SCHEMA)
+    """Create the table if this journal predates it, or its `boot` column."""
+    conn = journal.db.conn
+    with conn:
+        conn.execute(SCHEMA)
+        if "boot" not in {row[1] for row in conn.execute("PRAGMA table_info(pending_writes)")}:
+            conn.execute(BOOT_COLUMN)
 
 
-def recover(workspace: Workspace, journal: Journal, unclean: bool) -> Recovered:
-    """Finish every write committed but not renamed; after an unclean stop, remove
-    leftover temp files. Then forget the rows: each has been finished or judged."""
+def recover(workspace: Workspace, journal: Journal, unclean: bool, boot: str) -> Recovered:
+    """Finish every write committed but not in place, or not flushed before a reboot;
+    after an unclean stop, remove leftover temp files. Then forget the rows: each has
+    been finished or judged. `boot`: this boot's id (`boot_id()`)."""
     prepare(journal)
-    rows = [_Row(*r) for r in journal.db.execute("SELECT * FROM pending_writes ORDER BY seq")]
+    columns = "temp, seq, path, sha256, before_sha256, boot"
+    found = journal.db.execute(f"SELECT {columns} FROM pending_writes ORDER BY seq")
+    rows = [_Row(*r) for r in found]
     latest = {row.path: row for row in rows}  # the last write of each path is what counts
     done = Recovered()
     for row in latest.values():
-        _finish(workspace, row, done)
+        rebooted = row.boot is not None and row.boot != boot
+        _finish(workspace, journal, _Pending(row, rebooted), done)
     if rows:
         with journal.db.conn:
             journal.db.conn.execute("DELETE FROM pending_writes")
@@ -91,10 +119,16 @@ def recover(workspace: Workspace, journal: Journal, unclean: bool) -> Recovered:
     return done
 
 
-def _finish(workspace: Workspace, row: _Row, done: Recovered) -> None:
+class _Pending(NamedTuple):
+    row: _Row
+    rebooted: bool  # written before a reboot: the page cache that held it is gone
+
+
+def _finish(workspace: Workspace, journal: Journal, pending: _Pending, done: Recovered) -> None:
     """Walk to the target's directory through the workspace's confined walk and rename
     relative to that held directory: a directory swapped for a link while the daemon
     was down cannot redirect the rename (nor the reads that judge it)."""
+    row = pending.row
     located = workspace.locate_real(row.path)
     if located is None or not _beside(row):
         done.unfinished.append(row.path)
@@ -107,12 +141,18 @@ def _finish(workspace: Workspace, row: _Row, done: Recovered) -> None:
         return
     try:
         current = _current_sha(workspace, located.parent.fd, located.name, row)
-        _finish_in(located.parent.fd, located.name, current, row, done)
-    except OSError as e:
+        _finish_in(_Target(located.parent.fd, located.name, journal), current, pending, done)
+    except (OSError, ToolError) as e:
         done.unfinished.append(row.path)
         log.error("recovery: %s (seq %d) could not be finished: %s", row.path, row.seq, e)
     finally:
         located.parent.close()
+
+
+class _Target(NamedTuple):
+    directory: int  # held
+    name: str
+    journal: Journal  # where the write's content is when its temp file no longer is
 
 
 def _current_sha(workspace: Workspace, directory: int, name: str, row: _Row) -> str:
@@ -125,31 +165,69 @@ def _current_sha(workspace: Workspace, directory: int, name: str, row: _Row) -> 
     return current
 
 
-def _finish_in(directory: int, name: str, current: str, row: _Row, done: Recovered) -> None:
+def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered) -> None:
+    row, directory, name = pending.row, target.directory, target.name
     if current == row.sha256:
         done.already_done += 1
         _keep_displaced(directory, name, row)
         return
     if row.before_sha256 is not None and current != row.before_sha256:
-        done.unfinished.append(row.path)
-        log.warning(
-            "recovery: %s changed while the daemon was down; seq %d is not rolled forward",
-            row.path,
-            row.seq,
-        )
-        return
+        if not pending.rebooted or current == NOT_REGULAR:  # a link or a directory: someone's
+            done.unfinished.append(row.path)
+            log.warning(
+                "recovery: %s changed while the daemon was down; seq %d is not rolled forward",
+                row.path,
+                row.seq,
+            )
+            return
+        _keep_aside(directory, name, current, row)
     if row.sha256 == ABSENT:
         held.remove(directory, name)
         held.sync(directory)
-    else:
-        temp = PurePosixPath(row.temp).name
-        if held.content_sha(directory, temp) != row.sha256:
-            done.unfinished.append(row.path)
-            log.error("recovery: %s (seq %d): its temp file is gone or damaged", row.path, row.seq)
-            return
-        held.replace(directory, temp, name)
+    elif not _put_in_place(target, row):
+        done.unfinished.append(row.path)
+        log.error(
+            "recovery: %s (seq %d): its content is in no temp file nor blob", row.path, row.seq
+        )
+        return
     done.rolled_forward.append(row.path)
     log.info("recovery: finished the write of %s (seq %d)", row.path, row.seq)
+
+
+def _put_in_place(target: _Target, row: _Row) -> bool:
+    """The write's content at the target, durably: its temp file when that still holds
+    it (a kill before the rename), else rebuilt from the journal's blob (a power cut
+    took the unflushed file or temp file). False when neither has it."""
+    directory, name = target.directory, target.name
+    temp = PurePosixPath(row.temp).name
+    if held.content_sha(directory, temp) == row.sha256:
+        held.replace(directory, temp, name)
+        return True
+    try:
+        data = target.journal.blob(row.sha256)
+    except ToolError as e:  # journal_corrupt: the blob is damaged
+        log.error("recovery: the content of %s (seq %d) is damaged: %s", row.path, row.seq, e)
+        return False
+    if data is None:
+        return False
+    held.write(directory, name, data, row.path)
+    return True
+
+
+def _keep_aside(directory: int, name: str, current: str, row: _Row) -> None:
+    """Before a write rolls forward over what a reboot left at its target: anything but
+    the old content, nothing, or an empty file is kept as `NAME.editjournal-displaced-SEQ`
+    (it may be what someone saved while the daemon was down)."""
+    if current in (ABSENT, _EMPTY, row.before_sha256):
+        return
+    kept = f"{name}.editjournal-displaced-{row.seq}"
+    held.rename(directory, name, kept)
+    log.warning(
+        "recovery: %s held other content after a reboot when seq %d was rolled forward: kept as %s",
+        row.path,
+        row.seq,
+        kept,
+    )
 
 
 def _keep_displaced(directory: int, name: str, row: _Row) -> None:

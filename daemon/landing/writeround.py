@@ -1,17 +1,21 @@
 """The writes of one batch of requests, made durable together (group commit).
 
 Requests that arrive together are handled one after another; each write's temp
-file is written as the write is planned, but nothing is fsynced or renamed until
-the batch ends. Meanwhile the workspace's overlay serves every prepared content,
-so a later request of the batch plans against what an earlier one wrote (no lost
-update), and only the last content of a path is ever renamed into place. At the
-end of the batch the server runs one round, in this order:
+file is written as the write is planned, but nothing is renamed until the batch
+ends. Meanwhile the workspace's overlay serves every prepared content, so a later
+request of the batch plans against what an earlier one wrote (no lost update), and
+only the last content of a path is ever renamed into place. At the end of the batch
+the server runs one round, in this order:
 
-1. `sync`: fsync every surviving temp file (superseded ones are removed unsynced);
-2. the journal commits the batch's events with one `pending_writes` row per temp
-   file (`rows`), so a crash after the commit can finish the renames at start-up;
-3. `publish`: swap every temp file in, then fsync each directory once;
-4. the rows of published writes are removed in the next commit (`done`).
+1. `drop_superseded`: remove the temp files a later write of the batch replaced;
+2. the journal commits the batch's events, each write's new content stored as a
+   blob, with one `pending_writes` row per temp file (`rows`), in one fsynced
+   transaction: from here the write is durable in the journal, and a crash or a
+   power cut after the commit is finished at start-up (pendingwrites.py);
+3. `publish`: swap every temp file in, then hand it to the flusher
+   (daemon/landing/flusher.py), which fsyncs the file and its directory after the
+   reply, off the owner thread;
+4. the rows of flushed writes are removed in the next commit (`done`).
 
 Each write lands by an exchange, not a plain rename (daemon/landing/exchange.py): what it
 displaces is compared with the content the batch started from, so an outside
@@ -31,12 +35,12 @@ import logging
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.preparedwrite import PreparedWrite
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.exchange import Landed, land
+from editjournal.daemon.landing.flusher import Flusher, Landing
 from editjournal.daemon.landing.pendingwrites import ABSENT, DELETE, INSERT, removal_key
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES
 from editjournal.daemon.store.journal import Statement
@@ -84,8 +88,11 @@ class Met:
 class WriteRound:
     """Prepared writes of the current batch, by the real path of their target."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, flusher: Flusher, boot: str) -> None:
+        """`boot`: this machine's boot id, stored with each row (pendingwrites.py)."""
         self._workspace = workspace
+        self._flusher = flusher
+        self._boot = boot
         self._slots: dict[str, _Slot] = {}
         self._superseded: list[PreparedWrite] = []
         self._done: list[tuple[str]] = []  # rows to remove from pending_writes
@@ -115,19 +122,18 @@ class WriteRound:
             else:
                 self._workspace.overlay[key] = write.snapshot
 
-    def sync(self) -> None:
-        """Make every temp file durable before the commit names it (ToolError if one fails)."""
+    def drop_superseded(self) -> None:
+        """Remove the temp files a later write of the batch replaced: never committed."""
         for write in self._superseded:
             write.discard()
         self._superseded.clear()
-        for slot in self._slots.values():
-            slot.write.sync()
 
     def statements(self) -> list[Statement]:
         """For the next commit: remove the rows of writes published since the last one,
         add a row for every write of this round (what recovery needs to finish it)."""
+        self._done.extend((key,) for key in self._flusher.synced())
         rows = [
-            (self._temp_name(s.write, key), s.seq, key, _content(s.write), s.before)
+            (self._temp_name(s.write, key), s.seq, key, _content(s.write), s.before, self._boot)
             for key, s in self._slots.items()
         ]
         return [(sql, r) for sql, r in ((DELETE, list(self._done)), (INSERT, rows)) if r]
@@ -137,11 +143,12 @@ class WriteRound:
         self._done.clear()
 
     def publish(self, max_lines: int = DEFAULT_FILE_LINES) -> dict[int, ToolError]:
-        """Land every write (daemon/landing/exchange.py), fsync each directory once, end the round.
-        Returns the failures by reply index (the journal is then ahead of the disk); the
-        writes that met outside changes are left in `met` for the server to journal."""
+        """Land every write (daemon/landing/exchange.py), hand the landed ones to the flusher,
+        end the round. Returns the failures by reply index (the journal is then ahead of
+        the disk); the writes that met outside changes are left in `met` for the server
+        to journal."""
         failures: dict[int, ToolError] = {}
-        directories: dict[Path, PreparedWrite] = {}
+        flushing: list[Landing] = []
         for key, slot in self._slots.items():
             expected = (slot.before, slot.before_data)
             try:
@@ -152,17 +159,22 @@ class WriteRound:
                 failures.update((owner, error) for owner in slot.owners)
                 continue
             final = landed.carried or slot.write
-            directories.setdefault(slot.write.target.parent, final)
-            self._done.append((self._temp_name(slot.write, key),))
+            row = self._temp_name(slot.write, key)
+            if landed.carried is None and not landed.refused:
+                name = None if slot.write.temp is None else slot.write.target.name
+                flushing.append(Landing(slot.write.directory, name, row))
+            else:  # nothing of ours to flush (refused), or carried: synced as it landed
+                self._done.append((row,))
             if landed.observed:
                 ours = None if slot.write.temp is None else slot.write.snapshot
                 self.met.append(Met(key, ours, landed, slot.seq, slot.agent, slot.owners))
             if not landed.refused:
                 self._note_own(key, final)
-        for write in directories.values():
-            write.sync_directory()
+        flushed = {id(landing.directory) for landing in flushing}
         for slot in self._slots.values():
-            slot.write.close()
+            if id(slot.write.directory) not in flushed:  # the flusher closes the others
+                slot.write.close()
+        self._flusher.submit(flushing)
         for found in self.met:
             if found.landed.carried is not None:
                 found.landed.carried.close()

@@ -1,9 +1,9 @@
 """Faults the tests inject into a real daemon, in one object (never in production use).
 
 The daemon takes them from hidden options (`--crash-on-method`, `--fail-after-prepare`,
-`--kill-after-commit`): the crash tests need a real process failing at exactly the
-point they exercise. A daemon started without them carries `NO_FAULTS`, and every
-check below is a comparison against None or False.
+`--kill-after-commit`, `--no-flush`, `--boot-id`): the crash tests need a real
+process failing at exactly the point they exercise. A daemon started without them
+carries `NO_FAULTS`, and every check below is a comparison against None or False.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ class Faults:
     crash_on: str | None = None  # a request of this method ends the loop as a crash would
     fail_after_prepare: str | None = None  # ...raises once its writes are prepared
     kill_after_commit: bool = False  # SIGKILL after a batch's commit, before its renames
+    # a power cut comes before any landed write is flushed: nothing is ever fsynced after
+    # the commit (the files stay as the page cache has them; their rows stay for recovery)
+    no_flush: bool = False
+    boot_id: str | None = None  # this boot's id as recovery sees it (a reboot, faked)
 
     def on_request(self, method: str, agent: str) -> None:
         if method == self.crash_on:

@@ -2,9 +2,11 @@
 
 Requests that arrive together are staged one after another (their events folded
 into the state at once, so the next request sees them) and made durable together:
-at the batch's end the write round's temp files are fsynced, every event is
-committed once, the files are renamed, and only then do the replies go — a reply
-never outruns its commit, and an acknowledged write is on disk. What a write met
+at the batch's end every event is committed once (with each write's new content,
+fsynced), the files are renamed, and only then do the replies go — a reply never
+outruns its commit, and an acknowledged write is in place and durable in the
+journal; the files' own fsyncs follow off the owner thread
+(`daemon.landing.flusher`). What a write met
 as it landed is journaled before any reply (`daemon.landing.displacement`). When
 the journal refuses, the staged events are dropped and the state is folded again
 from what the journal really holds: nothing is half-recorded.
@@ -32,6 +34,8 @@ from editjournal.daemon.landing.displacement import (
     late_event,
     outside_events,
 )
+from editjournal.daemon.landing.flusher import Flusher
+from editjournal.daemon.landing.pendingwrites import boot_id
 from editjournal.daemon.landing.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
 from editjournal.daemon.model.state import State, fold
 from editjournal.daemon.runtime.boundary import encode_reply
@@ -82,7 +86,8 @@ class GroupCommit:
         self.limits = limits
         self.faults = faults
         self.send = send
-        self.round = WriteRound(workspace)
+        self.flusher = Flusher(enabled=not faults.no_flush)
+        self.round = WriteRound(workspace, self.flusher, faults.boot_id or boot_id())
         self.batch = Batch()
         self.stats = CommitStats()
         self.snapshots = snapshots  # the state's snapshots, taken after commits
@@ -127,6 +132,8 @@ class GroupCommit:
         if self.round:
             self.round.discard()
             self.journal.discard_staged()
+        if not self.flusher.settle():  # so the last commit lets go of every flushed write
+            log.error("landed writes were still being fsynced at the stop")
         try:
             self.record_now(None, DaemonStopped(pid=pid, reason=reason))
         except JournalError:
@@ -176,19 +183,15 @@ class GroupCommit:
         self.snapshots.after_commit(self.journal, self.state)
 
     def flush(self, batch: Batch) -> None:
-        """End the batch: fsync its temp files, commit every event once, rename, fsync
-        each directory once, then reply. The batch is emptied in place."""
+        """End the batch: commit every event once, rename, hand the files to the
+        flusher, then reply. The batch is emptied in place."""
         replies, durable = batch.replies, batch.durable or bool(self.round)
         batch.replies, batch.durable = [], False
+        self.round.drop_superseded()
         try:
-            self.round.sync()  # before the commit names them: a commit never outruns its data
             self.commit(durable)
-        except (JournalError, ToolError) as e:
+        except JournalError as e:
             self.round.discard()
-            if isinstance(e, ToolError):  # a temp file could not be made durable
-                log.error("a batch's writes could not be synced: %s", e)
-                self.journal.discard_staged()
-                self.rebuild_state()
             replies = [(route, _unrecorded(response, e)) for route, response in replies]
         else:
             self.faults.on_commit(len(self.round))
@@ -276,15 +279,11 @@ def _unwritten(response: Response, cause: ToolError) -> Response:
     return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
 
 
-def _unrecorded(response: Response, cause: JournalError | ToolError) -> Response:
+def _unrecorded(response: Response, cause: JournalError) -> Response:
     """The reply to a request whose batch could not be made durable: nothing recorded.
-    A full disk (the journal's or a temp file's) is `disk_full`, the rest
-    `journal_unavailable`."""
+    A full disk is `disk_full`, the rest `journal_unavailable`."""
     details = {"seq": response.seq} if response.seq is not None else {}
-    if isinstance(cause, ToolError):
-        code, message = cause.code, cause.message
-        details = {**cause.details, **details}
-    elif disk_full(cause):
+    if disk_full(cause):
         code, message = ErrorCode.DISK_FULL, f"the disk holding the journal is full: {cause}"
     else:
         code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)

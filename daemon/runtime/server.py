@@ -43,7 +43,7 @@ from editjournal.daemon.handlers import (
     Write,
     registry,
 )
-from editjournal.daemon.landing.pendingwrites import recover
+from editjournal.daemon.landing.pendingwrites import boot_id, recover
 from editjournal.daemon.landing.writeround import (
     Prepared,
 )
@@ -118,7 +118,7 @@ class Server:
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
         # before the state and the start-up scan: finish writes a crash left half done
         unclean = _unclean_previous_run(self.journal) is not None
-        self.recovered = recover(workspace, self.journal, unclean)
+        self.recovered = recover(workspace, self.journal, unclean, faults.boot_id or boot_id())
         snapshots = Snapshotter()
         state = load_state(self.journal, snapshots)  # checked, or refused
         self.group = GroupCommit(

@@ -140,7 +140,10 @@ def prepare(conn: sqlite3.Connection) -> bool:
     return tampered
 
 
-def _unhex(key: object) -> object:
+_Value = str | bytes | int | float | None  # what SQLite hands a function
+
+
+def _unhex(key: _Value) -> _Value:
     """A hex address as its 32 bytes; any other key (a tamperer's) kept as it is, for
     verify() to report rather than the upgrade to fail on."""
     if isinstance(key, str) and len(key) == 64:

@@ -56,7 +56,7 @@ def test_a_kill_between_commit_and_rename_is_rolled_forward(workspace: Path):
     (workspace / "a.txt").write_text("one\n")
     temp = killed_after_commit(workspace, "two\n")
     assert (workspace / "a.txt").read_text() == "one\n"  # the rename never happened
-    assert temp.read_text() == "one\ntwo\n"  # but the fsynced temp file is there
+    assert temp.read_text() == "one\ntwo\n"  # but the temp file is there
 
     running = start(workspace)
     try:

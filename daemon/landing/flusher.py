@@ -1,0 +1,147 @@
+"""Landed writes made durable on disk after their reply, off the owner thread.
+
+Why: an acknowledged write is durable once the journal's commit is (synchronous=FULL:
+the write's event, its new content as a blob, and a `pending_writes` row naming it,
+in one fsynced transaction). The file's own fsyncs (the new content, then its
+directory, for the rename) no longer stand between the commit and the reply: this
+thread does them after the landing, and only then is the write's row let go (the
+owner removes it in its next commit). Until then the row says the write may be lost
+to a power cut, and start-up recovery (daemon/landing/pendingwrites.py) rebuilds the
+file from the journal's blob if it was. A kill -9 loses nothing either way: the
+kernel's page cache holds what was renamed.
+
+What it must never do: report a write synced whose fsync failed (its row must stay
+for recovery), or fsync through a path (the target's held directory fd is used, as
+every landing step does, and the file is opened read-only without following links,
+which the watcher does not see). It touches no state and no journal.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from dataclasses import dataclass
+
+from editjournal.daemon.files.confined import DirHandle
+
+log = logging.getLogger("editjournal")
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in cannot hang the thread
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW | _O_NONBLOCK
+
+
+@dataclass(frozen=True)
+class Landing:
+    """A write in place, to be made durable: its held directory (the flusher closes
+    it), the name it landed under (None: a removal, only the directory to sync) and
+    its `pending_writes` key."""
+
+    directory: DirHandle
+    name: str | None
+    key: str
+
+
+class Flusher:
+    """One thread that fsyncs landed files and their directories, in landing order."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        """`enabled` False: nothing is ever fsynced nor reported (the crash tests' power
+        cut that came before any flush)."""
+        self._enabled = enabled
+        self._todo: queue.SimpleQueue[Landing | None] = queue.SimpleQueue()
+        self._synced: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._idle = threading.Condition()
+        self._outstanding = 0
+        self._thread: threading.Thread | None = None
+
+    def submit(self, landings: list[Landing]) -> None:
+        if not landings:
+            return
+        if not self._enabled:
+            for landing in landings:
+                landing.directory.close()
+            return
+        with self._idle:
+            self._outstanding += len(landings)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="flusher", daemon=True)
+            self._thread.start()
+        for landing in landings:
+            self._todo.put(landing)
+
+    def synced(self) -> list[str]:
+        """The keys of the writes made durable since the last call (owner thread)."""
+        keys: list[str] = []
+        while True:
+            try:
+                keys.append(self._synced.get_nowait())
+            except queue.Empty:
+                return keys
+
+    def settle(self, timeout: float = 30.0) -> bool:
+        """Wait until everything submitted is flushed (a clean stop); False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._outstanding == 0, timeout)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._todo.put(None)
+            self._thread.join(timeout=30.0)
+            self._thread = None
+
+    def _run(self) -> None:
+        while (first := self._todo.get()) is not None:
+            landings = [first, *self._more()]
+            stop = landings[-1] is None
+            done = [landing for landing in landings if landing is not None]
+            for landing in done:  # every file first, then each directory: renames last
+                if landing.name is not None and not _fsync_file(landing):
+                    landing.directory.close()  # its row stays: recovery looks at it
+            for landing in done:
+                if landing.directory.fd >= 0 and _fsync_directory(landing):
+                    self._synced.put(landing.key)
+                landing.directory.close()
+            with self._idle:
+                self._outstanding -= len(done)
+                self._idle.notify_all()
+            if stop:
+                return
+
+    def _more(self) -> list[Landing | None]:
+        """What else is queued: one pass syncs a burst's writes together."""
+        more: list[Landing | None] = []
+        while True:
+            try:
+                item = self._todo.get_nowait()
+            except queue.Empty:
+                return more
+            more.append(item)
+            if item is None:
+                return more
+
+
+def _fsync_file(landing: Landing) -> bool:
+    assert landing.name is not None
+    try:
+        fd = os.open(landing.name, _OPEN_FLAGS, dir_fd=landing.directory.fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:  # replaced or removed since: nothing of this write to sync
+        return True
+    except OSError as e:
+        log.warning("a landed write's file could not be fsynced (%s): %s", landing.key, e)
+        return False
+    return True
+
+
+def _fsync_directory(landing: Landing) -> bool:
+    try:
+        os.fsync(landing.directory.fd)
+    except OSError as e:
+        log.warning("a landed write's directory could not be fsynced (%s): %s", landing.key, e)
+        return False
+    return True
