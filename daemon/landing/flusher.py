@@ -10,6 +10,10 @@ to a power cut, and start-up recovery (daemon/landing/pendingwrites.py) rebuilds
 file from the journal's blob if it was. A kill -9 loses nothing either way: the
 kernel's page cache holds what was renamed.
 
+It also closes the files writes displaced once their late-write check is done
+(daemon/files/latewrites.py): the last close of an unlinked file frees its inode,
+which on ext4 costs about as much as an fsync, and need not hold the owner thread.
+
 What it must never do: report a write synced whose fsync failed (its row must stay
 for recovery), or fsync through a path (the target's held directory fd is used, as
 every landing step does, and the file is opened read-only without following links,
@@ -43,6 +47,13 @@ class Landing:
     key: str
 
 
+@dataclass(frozen=True)
+class _Release:
+    """An fd to close (the last reference to an unlinked file)."""
+
+    fd: int
+
+
 class Flusher:
     """One thread that fsyncs landed files and their directories, in landing order."""
 
@@ -50,7 +61,7 @@ class Flusher:
         """`enabled` False: nothing is ever fsynced nor reported (the crash tests' power
         cut that came before any flush)."""
         self._enabled = enabled
-        self._todo: queue.SimpleQueue[Landing | None] = queue.SimpleQueue()
+        self._todo: queue.SimpleQueue[Landing | _Release | None] = queue.SimpleQueue()
         self._synced: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._idle = threading.Condition()
         self._outstanding = 0
@@ -63,13 +74,23 @@ class Flusher:
             for landing in landings:
                 landing.directory.close()
             return
+        self._put(landings)
+
+    def release(self, fd: int) -> None:
+        """Close `fd` on this thread (owner thread: LateWrites)."""
+        if not self._enabled:
+            os.close(fd)
+            return
+        self._put([_Release(fd)])
+
+    def _put(self, items: list[Landing] | list[_Release]) -> None:
         with self._idle:
-            self._outstanding += len(landings)
+            self._outstanding += len(items)
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="flusher", daemon=True)
             self._thread.start()
-        for landing in landings:
-            self._todo.put(landing)
+        for item in items:
+            self._todo.put(item)
 
     def synced(self) -> list[str]:
         """The keys of the writes made durable since the last call (owner thread)."""
@@ -93,9 +114,10 @@ class Flusher:
 
     def _run(self) -> None:
         while (first := self._todo.get()) is not None:
-            landings = [first, *self._more()]
-            stop = landings[-1] is None
-            done = [landing for landing in landings if landing is not None]
+            items = [first, *self._more()]
+            stop = items[-1] is None
+            done = [item for item in items if isinstance(item, Landing)]
+            released = [item.fd for item in items if isinstance(item, _Release)]
             for landing in done:  # every file first, then each directory: renames last
                 if landing.name is not None and not _fsync_file(landing):
                     landing.directory.close()  # its row stays: recovery looks at it
@@ -103,15 +125,17 @@ class Flusher:
                 if landing.directory.fd >= 0 and _fsync_directory(landing):
                     self._synced.put(landing.key)
                 landing.directory.close()
+            for fd in released:
+                _close(fd)
             with self._idle:
-                self._outstanding -= len(done)
+                self._outstanding -= len(done) + len(released)
                 self._idle.notify_all()
             if stop:
                 return
 
-    def _more(self) -> list[Landing | None]:
+    def _more(self) -> list[Landing | _Release | None]:
         """What else is queued: one pass syncs a burst's writes together."""
-        more: list[Landing | None] = []
+        more: list[Landing | _Release | None] = []
         while True:
             try:
                 item = self._todo.get_nowait()
@@ -145,3 +169,10 @@ def _fsync_directory(landing: Landing) -> bool:
         log.warning("a landed write's directory could not be fsynced (%s): %s", landing.key, e)
         return False
     return True
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError as e:
+        log.warning("a displaced file's fd could not be closed: %s", e)

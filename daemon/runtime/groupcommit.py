@@ -87,6 +87,7 @@ class GroupCommit:
         self.faults = faults
         self.send = send
         self.flusher = Flusher(enabled=not faults.no_flush)
+        workspace.late_writes.release_with(self.flusher.release)
         self.round = WriteRound(workspace, self.flusher, faults.boot_id or boot_id())
         self.batch = Batch()
         self.stats = CommitStats()
@@ -138,6 +139,7 @@ class GroupCommit:
             self.record_now(None, DaemonStopped(pid=pid, reason=reason))
         except JournalError:
             log.error("daemon_stopped could not be journaled")
+        self.flusher.close()
 
     def unstage_after(self, seq: int) -> None:
         """Forget what a failed request staged: its writes were discarded, so its events
