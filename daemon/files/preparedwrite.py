@@ -1,6 +1,6 @@
 """A write prepared but not yet landed, and the steps that land it.
 
-`Workspace.prepare_write` does everything that can fail (checks, temp file, fsync)
+`Workspace.prepare_write` does everything that can fail (checks, temp file)
 and returns a `PreparedWrite`; the write round (daemon/landing/writeround.py) commits
 the journal event that records it, and only then the landing (daemon/landing/exchange.py)
 uses the steps here: `swap_in` puts the new content in place in one atomic step that
@@ -74,19 +74,6 @@ class PreparedWrite:
     # The held directory of `target` (see daemon/files/confined.py): every rename and unlink
     # happens relative to it, so a symlink swapped into the path cannot redirect them.
     directory: DirHandle
-
-    def sync(self) -> None:
-        """fsync the temp file (prepared with `durable=False`): the group commit's round."""
-        if self.temp is None:
-            return
-        try:
-            fd = os.open(self.temp.name, _TEMP_READ, dir_fd=self.directory.fd)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise translate(exc, self.snapshot.path) from exc
 
     def swap_in(self) -> Swap:
         """Put the new content in place (or move the file away, for a removal) in one

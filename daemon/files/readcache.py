@@ -14,9 +14,14 @@ in place within one tick of the read we cached would leave every field equal. So
 a snapshot is only kept when the file's mtime and ctime are at least
 `RACY_NS` (2 s) older than the moment before its stat; a file changed more
 recently is read afresh every time until it has been still for 2 s (what git
-calls "racily clean"). Pending writes of a batch (`Workspace.overlay`) always
-answer first: the cache is bypassed while any is pending. Owned by the daemon's
-one thread; every stat and read goes through `Workspace`.
+calls "racily clean"). Such a snapshot is kept all the same, without a key, and
+so is every content the daemon is about to write (`expect`): the next read of the
+path compares the bytes it reads with it and, when they are the same, takes its
+text and SHA-256 instead of decoding and hashing again — exact whatever the
+timestamps say, and what an edit right after an edit costs. Pending writes of a
+batch (`Workspace.overlay`) always answer first: the cache is bypassed while any
+is pending. Owned by the daemon's one thread; every stat and read goes through
+`Workspace`.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ class SnapshotCache:
         self._entries = entries
         self._racy_ns = racy_ns
         self.max_bytes = max_bytes
-        self._items: OrderedDict[str, tuple[StatKey, FileSnapshot]] = OrderedDict()
+        # a None key: not settled, or not read yet; the snapshot is only a byte-compare candidate
+        self._items: OrderedDict[str, tuple[StatKey | None, FileSnapshot]] = OrderedDict()
         self.bytes = 0
         self.hits = 0
 
@@ -64,21 +70,26 @@ class SnapshotCache:
             self._items.move_to_end(rel)
             self.hits += 1
             return found[1]
-        snap = workspace.read(rel)
+        snap = workspace.read(rel, known=found[1] if found is not None else None)
         self._forget(rel)
         settled = (
             info is not None and now - max(info.st_mtime_ns, info.st_ctime_ns) >= self._racy_ns
         )
-        if settled and info is not None and snap.size == info.st_size:
-            self._remember(rel, stat_key(info), snap)
+        key = stat_key(info) if settled and info is not None and snap.size == info.st_size else None
+        self._remember(rel, key, snap)
         return snap
+
+    def expect(self, rel: str, snap: FileSnapshot) -> None:
+        """`snap` is about to be written at `rel`: the next read compares bytes with it."""
+        self._forget(rel)
+        self._remember(rel, None, snap)
 
     def _forget(self, rel: str) -> None:
         old = self._items.pop(rel, None)
         if old is not None:
             self.bytes -= _cost(old[1])
 
-    def _remember(self, rel: str, key: StatKey, snap: FileSnapshot) -> None:
+    def _remember(self, rel: str, key: StatKey | None, snap: FileSnapshot) -> None:
         self._items[rel] = (key, snap)
         self.bytes += _cost(snap)
         while self._items and (len(self._items) > self._entries or self.bytes > self.max_bytes):

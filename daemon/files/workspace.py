@@ -137,8 +137,11 @@ class Workspace:
 
     # ---------------------------------------------------------------- reading
 
-    def read(self, path: str) -> FileSnapshot:
-        """Read a text file's exact bytes; refuse what is too big or not UTF-8 text."""
+    def read(self, path: str, known: FileSnapshot | None = None) -> FileSnapshot:
+        """Read a text file's exact bytes; refuse what is too big or not UTF-8 text.
+        `known`: a snapshot the file may still hold (the daemon's own last write); when
+        the bytes read are exactly its bytes, its text and SHA-256 are taken, not
+        computed again (a compare costs a fraction of a decode and a hash)."""
         rel = self.file_relative(path)
         if self.overlay and (pending := self._pending(rel)) is not None:
             return pending  # first: no cache of what is on disk may answer for it
@@ -154,6 +157,10 @@ class Workspace:
         finally:
             os.close(fd)
         self._check_size(len(data), rel)
+        if known is not None and known.path == rel and known.data == data:
+            return FileSnapshot(
+                rel, known.data, known.text, known.sha256, known.size, info.st_mtime_ns
+            )
         return _snapshot(rel, data, info.st_mtime_ns)
 
     def stat(self, path: str) -> os.stat_result | None:
@@ -261,7 +268,8 @@ class Workspace:
         is journaled, and a journaled write is one rename away from the disk.
         A symlink is written through (its real target is replaced), so the link
         itself survives. The data must be text the daemon could read back.
-        `durable=False`: the temp file is not fsynced here; `PreparedWrite.sync` does it.
+        `durable=False`: the temp file is not fsynced (the write round's journal commit holds
+        the content; daemon/landing/flusher.py fsyncs the file once it has landed).
         `sha256`: the caller's hash of these very bytes, so a big file is not hashed twice.
         """
         rel = self.file_relative(path)

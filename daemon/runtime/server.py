@@ -420,6 +420,7 @@ class Server:
                     ready = self.workspace.prepare_write(
                         write.path, write.data, durable=False, sha256=write.sha256
                     )
+                    self.cache.files.expect(ready.snapshot.path, ready.snapshot)
                 prepared.append(Prepared(ready, write.based_on, write.based_on_data))
                 self._unrounded.append(prepared[-1])
         except ToolError as e:

@@ -5,6 +5,7 @@ been still for long enough" so no test has to wait 2 s."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from pathlib import Path
 
@@ -51,11 +52,38 @@ def test_a_rename_over_the_file_is_seen(ws: Workspace) -> None:
 
 
 def test_a_recently_changed_file_is_always_read_again(ws: Workspace) -> None:
-    """Within 2 s of its last change a same-tick rewrite could hide: never cached."""
+    """Within 2 s of its last change a same-tick rewrite could hide: never served by its
+    stat; the bytes read are compared with the last snapshot, whose text and hash are
+    taken when they are the same."""
     cache = SnapshotCache()
-    cache.read(ws, "f.txt")
-    cache.read(ws, "f.txt")
-    assert cache.hits == 0 and cache.bytes == 0
+    first = cache.read(ws, "f.txt")
+    second = cache.read(ws, "f.txt")
+    assert cache.hits == 0
+    assert second.text is first.text and second.sha256 == first.sha256
+
+
+def test_a_same_size_rewrite_within_the_racy_window_is_seen_by_its_bytes(ws: Workspace) -> None:
+    cache = SnapshotCache()
+    path = ws.root / "f.txt"
+    before = os.stat(path)
+    first = cache.read(ws, "f.txt")
+    path.write_text("alpha\nBETA\n")  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = cache.read(ws, "f.txt")
+    assert second.text == "alpha\nBETA\n" and second.sha256 != first.sha256
+    assert second.sha256 == hashlib.sha256(b"alpha\nBETA\n").hexdigest()
+
+
+def test_a_content_about_to_be_written_answers_the_next_read_by_its_bytes(ws: Workspace) -> None:
+    cache = SnapshotCache()
+    expected = dataclasses.replace(ws.read("f.txt"), data=b"new\n", text="new\n", size=4)
+    expected = dataclasses.replace(expected, sha256=hashlib.sha256(b"new\n").hexdigest())
+    cache.expect("f.txt", expected)
+    (ws.root / "f.txt").write_text("new\n")
+    got = cache.read(ws, "f.txt")
+    assert got.text is expected.text and got.sha256 == expected.sha256
+    (ws.root / "f.txt").write_text("not what was expected\n")
+    assert cache.read(ws, "f.txt").text == "not what was expected\n"
 
 
 def test_a_pending_write_of_the_batch_answers_first(ws: Workspace) -> None:
