@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from editjournal.daemon.files.tempfiles import TEMP_PREFIX
 from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.landing.flusher import Flusher
 from editjournal.daemon.landing.pendingwrites import prepare, recover
 from editjournal.daemon.landing.writeround import Prepared, WriteRound, disk_full
 from editjournal.daemon.store.journal import Journal, JournalError
@@ -72,23 +73,26 @@ def test_a_round_publishes_the_last_content_of_each_file_once(tmp_path: Path) ->
     ws = Workspace(tmp_path)
     journal = Journal(tmp_path / "journal.db")
     prepare(journal)
-    round_ = WriteRound(ws)
+    flusher = Flusher()
+    round_ = WriteRound(ws, flusher, "this-boot")
     for seq, text in enumerate(["one\n", "two\n", "three\n"], start=1):
         write = ws.prepare_write("a.txt", text.encode(), durable=False)
         round_.add([Prepared(write, None)], seq, [seq])
         assert ws.read("a.txt").text == text  # the overlay serves the batch's content
     assert not (tmp_path / "a.txt").exists()
-    round_.sync()
-    assert len(temps(tmp_path)) == 1  # the superseded temp files are gone unsynced
+    round_.drop_superseded()
+    assert len(temps(tmp_path)) == 1  # the superseded temp files are gone, never committed
     journal.commit(also=round_.statements())
     round_.committed()
-    rows = journal.db.execute("SELECT seq, path FROM pending_writes").fetchall()
-    assert rows == [(3, "a.txt")]
+    rows = journal.db.execute("SELECT seq, path, boot FROM pending_writes").fetchall()
+    assert rows == [(3, "a.txt", "this-boot")]
     assert round_.publish() == {}
     assert (tmp_path / "a.txt").read_text() == "three\n" and temps(tmp_path) == []
     assert ws.overlay == {}
-    journal.commit(also=round_.statements())  # the published row goes with the next commit
+    assert flusher.settle()  # the file and its directory fsynced, off this thread
+    journal.commit(also=round_.statements())  # the flushed row goes with the next commit
     assert journal.db.execute("SELECT COUNT(*) FROM pending_writes").fetchone() == (0,)
+    flusher.close()
 
 
 def test_recovery_finishes_only_what_the_journal_names(tmp_path: Path) -> None:
@@ -96,13 +100,13 @@ def test_recovery_finishes_only_what_the_journal_names(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "journal.db")
     prepare(journal)
     (tmp_path / "a.txt").write_text("old\n")
-    round_ = WriteRound(ws)
+    round_ = WriteRound(ws, Flusher(), "this-boot")
     write = ws.prepare_write("a.txt", b"new\n", durable=False)
     round_.add([Prepared(write, _sha(b"old\n"))], 1, [0])
-    round_.sync()
+    round_.drop_superseded()
     journal.commit(also=round_.statements())  # ... and a crash before the rename
     (tmp_path / f"{TEMP_PREFIX}stray").write_text("never journaled")
-    done = recover(ws, journal, unclean=True)
+    done = recover(ws, journal, unclean=True, boot="this-boot")
     assert done.rolled_forward == ["a.txt"] and done.temps_removed == 1
     assert (tmp_path / "a.txt").read_text() == "new\n" and temps(tmp_path) == []
     assert journal.db.execute("SELECT COUNT(*) FROM pending_writes").fetchone() == (0,)
