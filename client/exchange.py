@@ -8,6 +8,7 @@ the waits, blocking or awaited. Nothing here touches a socket.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from pathlib import Path
@@ -131,12 +132,19 @@ def wire_params(params: Params) -> dict[str, Any]:
     """A params Struct as sent: the fields given, the defaults left for the daemon
     (omitted, not null), so a request reads as one written by hand."""
     given = {}
-    for field in msgspec.structs.fields(params):
+    for field in _fields(type(params)):
         value = getattr(params, field.name)
         if value is None or (not field.required and value == field.default):
             continue
         given[field.name] = value
     return given
+
+
+@functools.cache
+def _fields(params: type[Params]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """A params type's fields, worked out once: `msgspec.structs.fields` evaluates the
+    annotations on every call (~0.2 ms a request, a fifth of a small edit's client side)."""
+    return msgspec.structs.fields(params)
 
 
 def encoded_params(method: str, params: ParamsGiven) -> bytes:

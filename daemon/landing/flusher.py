@@ -26,6 +26,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from dataclasses import dataclass
 
 from editjournal.daemon.files.confined import DirHandle
@@ -34,16 +35,20 @@ log = logging.getLogger("editjournal")
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in cannot hang the thread
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW | _O_NONBLOCK
+# how long a burst gathers: the window in which a power cut may take a landed file is
+# this plus the fsyncs (the write stays durable in the journal all the while)
+GATHER_S = 0.02
 
 
 @dataclass(frozen=True)
 class Landing:
     """A write in place, to be made durable: its held directory (the flusher closes
-    it), the name it landed under (None: a removal, only the directory to sync) and
-    its `pending_writes` key."""
+    it), the name it landed under (None: a removal, only the directory to sync), the
+    file it is a write of (`path`, workspace-relative) and its `pending_writes` key."""
 
     directory: DirHandle
     name: str | None
+    path: str
     key: str
 
 
@@ -55,14 +60,22 @@ class _Release:
 
 
 class Flusher:
-    """One thread that fsyncs landed files and their directories, in landing order."""
+    """One thread that fsyncs landed files and their directories, a burst at a time.
+
+    It gathers for `GATHER_S` after the first landing of a burst, then syncs: only the
+    newest landing of each file (an older one was replaced by it: once the newest is
+    durable, the write round lets the older rows go with its row; if it fails, every
+    row of the file stays),
+    and each directory once. Back-to-back edits of a file then cost one fsync of it
+    and of its directory per burst, not per edit, and the thread takes the
+    interpreter's lock once per burst, not once per write."""
 
     def __init__(self, enabled: bool = True) -> None:
         """`enabled` False: nothing is ever fsynced nor reported (the crash tests' power
         cut that came before any flush)."""
         self._enabled = enabled
         self._todo: queue.SimpleQueue[Landing | _Release | None] = queue.SimpleQueue()
-        self._synced: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._synced: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         self._idle = threading.Condition()
         self._outstanding = 0
         self._thread: threading.Thread | None = None
@@ -92,9 +105,10 @@ class Flusher:
         for item in items:
             self._todo.put(item)
 
-    def synced(self) -> list[str]:
-        """The keys of the writes made durable since the last call (owner thread)."""
-        keys: list[str] = []
+    def synced(self) -> list[tuple[str, str]]:
+        """(path, key) of each file's newest write made durable since the last call
+        (owner thread): that file's older writes are durable with it."""
+        keys: list[tuple[str, str]] = []
         while True:
             try:
                 keys.append(self._synced.get_nowait())
@@ -114,23 +128,18 @@ class Flusher:
 
     def _run(self) -> None:
         while (first := self._todo.get()) is not None:
+            time.sleep(GATHER_S)  # the interpreter's lock is free meanwhile
             items = [first, *self._more()]
-            stop = items[-1] is None
-            done = [item for item in items if isinstance(item, Landing)]
+            landings = [item for item in items if isinstance(item, Landing)]
             released = [item.fd for item in items if isinstance(item, _Release)]
-            for landing in done:  # every file first, then each directory: renames last
-                if landing.name is not None and not _fsync_file(landing):
-                    landing.directory.close()  # its row stays: recovery looks at it
-            for landing in done:
-                if landing.directory.fd >= 0 and _fsync_directory(landing):
-                    self._synced.put(landing.key)
-                landing.directory.close()
+            for synced in _flush(landings):
+                self._synced.put(synced)
             for fd in released:
                 _close(fd)
             with self._idle:
-                self._outstanding -= len(done) + len(released)
+                self._outstanding -= len(landings) + len(released)
                 self._idle.notify_all()
-            if stop:
+            if items[-1] is None:
                 return
 
     def _more(self) -> list[Landing | _Release | None]:
@@ -144,6 +153,43 @@ class Flusher:
             more.append(item)
             if item is None:
                 return more
+
+
+def _flush(landings: list[Landing]) -> list[tuple[str, str]]:
+    """fsync the newest landing of each file, then each directory once; (path, key) of
+    each newest landing now durable. Closes them all."""
+    newest: dict[str, Landing] = {}
+    for landing in landings:
+        replaced = newest.get(landing.path)
+        if replaced is not None:
+            replaced.directory.close()
+        newest[landing.path] = landing
+    synced_files = [
+        landing
+        for landing in newest.values()
+        if landing.name is None or _fsync_file(landing)  # else its rows stay for recovery
+    ]
+    directories: dict[tuple[int, int], bool] = {}
+    keys: list[tuple[str, str]] = []
+    for landing in synced_files:
+        if _directory_synced(landing, directories):
+            keys.append((landing.path, landing.key))
+    for landing in newest.values():
+        landing.directory.close()
+    return keys
+
+
+def _directory_synced(landing: Landing, done: dict[tuple[int, int], bool]) -> bool:
+    """fsync the landing's directory unless this burst already did (by device, inode)."""
+    try:
+        info = os.fstat(landing.directory.fd)
+    except OSError as e:
+        log.warning("a landed write's directory is gone (%s): %s", landing.key, e)
+        return False
+    which = (info.st_dev, info.st_ino)
+    if which not in done:
+        done[which] = _fsync_directory(landing)
+    return done[which]
 
 
 def _fsync_file(landing: Landing) -> bool:

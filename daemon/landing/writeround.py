@@ -96,6 +96,9 @@ class WriteRound:
         self._slots: dict[str, _Slot] = {}
         self._superseded: list[PreparedWrite] = []
         self._done: list[tuple[str]] = []  # rows to remove from pending_writes
+        # rows handed to the flusher, by file, oldest first: a file's newest write made
+        # durable makes its older ones durable too (they were replaced by it)
+        self._unflushed: dict[str, list[str]] = {}
         self.removes = False  # a removal is in the batch: it must end here
         self.met: list[Met] = []  # writes of the last publish that met outside changes
 
@@ -131,12 +134,25 @@ class WriteRound:
     def statements(self) -> list[Statement]:
         """For the next commit: remove the rows of writes published since the last one,
         add a row for every write of this round (what recovery needs to finish it)."""
-        self._done.extend((key,) for key in self._flusher.synced())
+        for path, row in self._flusher.synced():
+            self._flushed(path, row)
         rows = [
             (self._temp_name(s.write, key), s.seq, key, _content(s.write), s.before, self._boot)
             for key, s in self._slots.items()
         ]
         return [(sql, r) for sql, r in ((DELETE, list(self._done)), (INSERT, rows)) if r]
+
+    def _flushed(self, path: str, row: str) -> None:
+        """`row`'s write is durable on disk, and so is every older write of `path`: a row
+        left behind would, at recovery, put an older content back."""
+        rows = self._unflushed.get(path, [])
+        if row not in rows:
+            return
+        upto = rows.index(row) + 1
+        self._done.extend((done,) for done in rows[:upto])
+        del rows[:upto]
+        if not rows:
+            del self._unflushed[path]
 
     def committed(self) -> None:
         """The statements are committed: the published rows are gone."""
@@ -162,7 +178,8 @@ class WriteRound:
             row = self._temp_name(slot.write, key)
             if landed.carried is None and not landed.refused:
                 name = None if slot.write.temp is None else slot.write.target.name
-                flushing.append(Landing(slot.write.directory, name, row))
+                flushing.append(Landing(slot.write.directory, name, key, row))
+                self._unflushed.setdefault(key, []).append(row)
             else:  # nothing of ours to flush (refused), or carried: synced as it landed
                 self._done.append((row,))
             if landed.observed:

@@ -118,3 +118,24 @@ def temps(root: Path) -> list[Path]:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def test_a_files_older_rows_go_with_its_newest_flushed_write(tmp_path: Path) -> None:
+    """Two rounds write a.txt one after the other: the flusher syncs only the newest
+    (one burst), and both rows go, so recovery can never put the older content back."""
+    ws = Workspace(tmp_path)
+    journal = Journal(tmp_path / "journal.db")
+    prepare(journal)
+    flusher = Flusher()
+    round_ = WriteRound(ws, flusher, "this-boot")
+    for seq, text in enumerate(["one\n", "two\n"], start=1):
+        write = ws.prepare_write("a.txt", text.encode(), durable=False)
+        round_.add([Prepared(write, None)], seq, [seq])
+        journal.commit(also=round_.statements())
+        round_.committed()
+        assert round_.publish() == {}
+    assert flusher.settle()
+    journal.commit(also=round_.statements())
+    assert journal.db.execute("SELECT COUNT(*) FROM pending_writes").fetchone() == (0,)
+    assert (tmp_path / "a.txt").read_text() == "two\n"
+    flusher.close()
