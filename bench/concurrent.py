@@ -2,11 +2,15 @@
 own file, then all on one shared file), against N processes doing in-process
 durable writes of the same files. Rounds alternate the contenders, so both see
 the same machine; edits/s is all edits over the wall time from the first
-process's start to the last one's end."""
+process's start to the last one's end. The daemon's CPU time per edit (all its
+threads, from /proc) is noted: the issue's measure of the daemon's own cost when
+the 2 cores are shared with the clients."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,6 +32,7 @@ class Round:
     edits_per_s: float
     latencies: list[float]
     errors: int
+    cpu_s: float | None = None  # the daemon's CPU time over the round (daemon rounds)
 
 
 def rows(tmp: Path, sizes: Sizes) -> list[Row]:
@@ -39,13 +44,17 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
             (directory / f"own_{i}.py").write_text(source)
         (directory / "shared.py").write_text(source)
     results: dict[tuple[str, str], list[Round]] = {}
-    with serving(ws):
+    with serving(ws) as daemon:
         for round_ in range(sizes.rounds):
             for variant in ("own", "shared"):
                 modes = ("daemon", "local") if round_ % 2 == 0 else ("local", "daemon")
                 for mode in modes:
                     root = ws if mode == "daemon" else local
+                    before = cpu_seconds(daemon.proc.pid)
                     outcome = run_round(mode, root, variant, sizes)
+                    after = cpu_seconds(daemon.proc.pid)
+                    if mode == "daemon" and before is not None and after is not None:
+                        outcome = dataclasses.replace(outcome, cpu_s=after - before)
                     results.setdefault((variant, mode), []).append(outcome)
     return [_row(variant, results, sizes) for variant in ("own", "shared")]
 
@@ -73,6 +82,15 @@ def run_round(mode: str, root: Path, variant: str, sizes: Sizes) -> Round:
     return Round(len(latencies) / wall, latencies, sum(r["errors"] for r in reports))
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process `pid` so far (Linux's /proc), None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _worker(mode: str, root: Path, variant: str, i: int, sizes: Sizes) -> subprocess.Popen[str]:
     """Worker `i`: its own file, or its own line of the shared file."""
     name = f"own_{i}.py" if variant == "own" else "shared.py"
@@ -95,6 +113,11 @@ def _row(variant: str, results: dict[tuple[str, str], list[Round]], sizes: Sizes
     errors = sum(r.errors for r in results[(variant, "daemon")])
     where = "each on its own file" if variant == "own" else "all on one shared file"
     notes = [f"{errors} edits refused"] if errors else []
+    daemon_rounds = results[(variant, "daemon")]
+    if all(r.cpu_s is not None for r in daemon_rounds):
+        cpu = sum(r.cpu_s or 0.0 for r in daemon_rounds)
+        edits = sum(len(r.latencies) for r in daemon_rounds)
+        notes.append(f"daemon CPU per edit {cpu / edits * 1000:.2f} ms (all its threads)")
     return Row(
         f"{sizes.workers} client processes, durable edits, {where}",
         ours,
