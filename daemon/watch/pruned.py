@@ -42,6 +42,7 @@ from watchdog.observers.inotify_c import WatchDescriptor as Wd
 from watchdog.observers.inotify_move_event_grouper import GroupedInotifyEvent, PathedInotifyEvent
 
 from editjournal.daemon.watch.ignore import GITIGNORE, Ignorer, is_ignore_file
+from editjournal.daemon.watch.owntemps import OwnTempsDropped
 
 _DIR_CREATED = Mask(InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR)
 
@@ -256,7 +257,7 @@ class PrunedObserver(InotifyObserver):
 
     def __init__(self, ignore: Sequence[str] = (), *, timeout: float = DEFAULT_OBSERVER_TIMEOUT):
         # InotifyObserver.__init__ fixes the emitter class: do what it does with ours.
-        self._inotify_fd = InotifyFD()
+        self._inotify_fd = OwnTempsDropped()  # watchdog's InotifyFD, minus our temp files
         self._inotify_fd.start()
         BaseObserver.__init__(
             self, PrunedEmitter, timeout=timeout, inotify_fd=self._inotify_fd, ignore=tuple(ignore)
