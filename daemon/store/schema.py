@@ -29,7 +29,17 @@ TRIGGERS = (
     "blobs_no_delete",
 )
 
-_TABLES = """
+# a blob's columns (schema 3): the table as created, and as an older one is copied into
+_BLOB_TABLE = """(
+    sha256 BLOB PRIMARY KEY,
+    size INTEGER NOT NULL,
+    codec TEXT NOT NULL,
+    data BLOB NOT NULL,
+    base TEXT,
+    depth INTEGER NOT NULL DEFAULT 0
+)"""
+
+_TABLES = f"""
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY,
     ts INTEGER NOT NULL,
@@ -42,14 +52,7 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_path ON events(path, seq);
 CREATE INDEX IF NOT EXISTS events_agent ON events(agent, seq);
-CREATE TABLE IF NOT EXISTS blobs (
-    sha256 BLOB PRIMARY KEY,
-    size INTEGER NOT NULL,
-    codec TEXT NOT NULL,
-    data BLOB NOT NULL,
-    base TEXT,
-    depth INTEGER NOT NULL DEFAULT 0
-);
+CREATE TABLE IF NOT EXISTS blobs {_BLOB_TABLE};
 """
 
 # schema 2: a blob may be a line delta on `base` (`depth` deltas above a full copy)
@@ -71,15 +74,8 @@ CREATE TABLE IF NOT EXISTS state_snapshot (
 
 # schema 3: the blobs table again, keyed by raw bytes (in one transaction with the rest;
 # its triggers go with the old table and are made again below)
-_V3_BLOBS = """
-CREATE TABLE blobs_v3 (
-    sha256 BLOB PRIMARY KEY,
-    size INTEGER NOT NULL,
-    codec TEXT NOT NULL,
-    data BLOB NOT NULL,
-    base TEXT,
-    depth INTEGER NOT NULL DEFAULT 0
-);
+_V3_BLOBS = f"""
+CREATE TABLE blobs_v3 {_BLOB_TABLE};
 INSERT INTO blobs_v3 (rowid, sha256, size, codec, data, base, depth)
     SELECT rowid, ej_unhex(sha256), size, codec, data, base, depth FROM blobs ORDER BY rowid;
 DROP TABLE blobs;
