@@ -80,7 +80,10 @@ def open_target(ctx: Context, path: str, missing_ok: bool = False) -> Target:
     create files); otherwise `file_not_found` is raised, journaling nothing.
     """
     try:
-        snap = ctx.workspace.read(path)
+        # through the read cache: a file unchanged by its stat, or holding exactly the bytes
+        # the daemon last read or wrote there, is not decoded and hashed again (the landing
+        # compares bytes with this content once more before the write goes in)
+        snap = ctx.cache.files.read(ctx.workspace, path)
     except ToolError as e:
         if not missing_ok or e.code is not ErrorCode.FILE_NOT_FOUND:
             raise
