@@ -13,7 +13,7 @@ from editjournal.daemon.model.state import fold
 from editjournal.daemon.store.journal import Journal
 from tests.conftest import RunningDaemon
 
-AGENTS, EDITS, LINES = 8, 200, 2000
+AGENTS, EDITS, LINES = 8, 100, 2000  # 800 racing edits; `make stress` runs 16 x 250
 
 
 def test_concurrency_storm_loses_no_acknowledged_edit(daemon: RunningDaemon, tmp_path: Path):
