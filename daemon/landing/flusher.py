@@ -132,8 +132,11 @@ class Flusher:
             items = [first, *self._more()]
             landings = [item for item in items if isinstance(item, Landing)]
             released = [item.fd for item in items if isinstance(item, _Release)]
-            for synced in _flush(landings):
-                self._synced.put(synced)
+            try:
+                for synced in _flush(landings):
+                    self._synced.put(synced)
+            except Exception:  # never end the thread: its rows stay for recovery
+                log.exception("landed writes could not be flushed; their rows stay")
             for fd in released:
                 _close(fd)
             with self._idle:
