@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from editjournal.daemon.store import linedelta
+from editjournal.daemon.store.hashchain import hash_text
 
 MAX_DEPTH = 256  # versions per full copy at most: bounds a read to MAX_DEPTH - 1 deltas
 CACHE_BYTES = 32 * 1024 * 1024  # verified contents kept to serve bases and re-reads
@@ -193,7 +194,7 @@ class BlobStore:
         if self._conn.execute("SELECT count(*) FROM blobs").fetchone()[0] > INDEX_MAX:
             return False
         rows = self._conn.execute("SELECT sha256 FROM blobs")
-        self._present = {_address(row[0]) for row in rows}
+        self._present = {hash_text(row[0]) for row in rows}
         self._complete = True
         return True
 
@@ -252,7 +253,7 @@ class BlobStore:
     def stored(self) -> Iterator[StoredBlob]:
         """Every stored blob, oldest first (so bases come before their deltas)."""
         for row in self._conn.execute(f"{self._select} ORDER BY rowid"):
-            yield StoredBlob(_address(row[0]), *row[1:])
+            yield StoredBlob(hash_text(row[0]), *row[1:])
 
     def problem(self, row: StoredBlob) -> str | None:
         """What is wrong with a stored blob (its bytes, chain, address or size), or None."""
@@ -280,13 +281,7 @@ def unpack_full(row: StoredBlob) -> bytes:
 
 
 def _stored(row: tuple[object, ...] | None) -> StoredBlob | None:
-    return None if row is None else StoredBlob(_address(row[0]), *row[1:])
-
-
-def _address(key: object) -> str:
-    """A stored key as the hex address the rest of the daemon speaks (raw bytes since
-    schema 3, text before; anything else a tamperer left reads as its text)."""
-    return key.hex() if isinstance(key, bytes) else str(key)
+    return None if row is None else StoredBlob(hash_text(row[0]), *row[1:])
 
 
 def _worth_a_delta(head: _Head, delta_bytes: int, data: bytes) -> bool:

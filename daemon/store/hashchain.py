@@ -59,8 +59,9 @@ def stored_hash(digest: str) -> bytes:
 
 
 def hash_text(stored: object) -> str:
-    """A stored hash as the hex the chain speaks (bytes since schema 3, text before;
-    anything else a tamperer left reads as its text, for the check to refuse)."""
+    """A stored digest (an event's hash, a blob's address) as the hex the daemon speaks:
+    bytes since schema 3, text before; anything else a tamperer left reads as its text,
+    for the check to refuse."""
     return stored.hex() if isinstance(stored, bytes) else str(stored)
 
 

@@ -20,8 +20,8 @@ import pytest
 
 from editjournal.client import RequestError
 from editjournal.daemon.files.tempfiles import TEMP_PREFIX
-from editjournal.daemon.store.journal import Journal
 from tests.conftest import RunningDaemon, start
+from tests.e2e.test_write_recovery import since_last_start
 from tests.polling import wait_until
 
 
@@ -31,11 +31,6 @@ def pending_rows(root: Path) -> int:
         return int(db.execute("SELECT COUNT(*) FROM pending_writes").fetchone()[0])
     finally:
         db.close()
-
-
-def since_last_start(journal: Journal, kind: str) -> list[str | None]:
-    [started] = journal.records(kind="daemon_started", newest_first=True, limit=1)
-    return [r.event.path for r in journal.records(after_seq=started.seq, kind=kind)]
 
 
 def acknowledged_then_cut(workspace: Path, edits: dict[str, str]) -> None:

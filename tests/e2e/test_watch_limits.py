@@ -11,6 +11,11 @@ own (`unshare`), whose limit starts with nothing counted against it: "N
 watches" there is exact. The event queue's size (`max_queued_events`) is
 machine-wide and only read: the daemon is stopped while more events than it
 holds are made.
+
+The tests that set the namespace's watch limit run in `make stress` only
+(`in_a_namespace_of_its_own`): `make test` writes nothing under /proc/sys, not even
+a namespace's own knob. `make test` keeps the full queue's overflow, which only
+reads the machine's setting.
 """
 
 from __future__ import annotations
@@ -124,6 +129,13 @@ def watcher(client: Client) -> dict[str, Any]:
     return client.status().watcher
 
 
+def in_a_namespace_of_its_own(test: Callable[..., None]) -> Callable[..., None]:
+    """A test that sets an inotify limit (its daemon's user namespace's, never the
+    machine's) runs in `make stress` only: `make test` shares CI's machine with other
+    work and writes nothing under /proc/sys at all."""
+    return pytest.mark.stress(reason="writes a /proc/sys knob of its own namespace")(test)
+
+
 def heavy_if_the_queue_is_huge(test: Callable[..., None]) -> Callable[..., None]:
     """Overflowing the queue means making more events than it holds; where the machine
     allows very many, that is a stress test (the queue is machine-wide: never lowered)."""
@@ -156,6 +168,7 @@ def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(workspac
         running.stop()
 
 
+@in_a_namespace_of_its_own
 def test_a_workspace_that_cannot_be_watched_at_all_is_served_and_polled(workspace: Path):
     make_dirs(workspace, 5)
     (workspace / "f.txt").write_text("one\n")
@@ -184,6 +197,7 @@ def test_a_workspace_that_cannot_be_watched_at_all_is_served_and_polled(workspac
         running.stop()
 
 
+@in_a_namespace_of_its_own
 def test_directories_the_kernel_will_not_watch_degrade_and_are_polled(workspace: Path):
     dirs = make_dirs(workspace, 5)
     running = start_with_watches(workspace, 1, *FAST_POLL)  # the root only
@@ -202,6 +216,7 @@ def test_directories_the_kernel_will_not_watch_degrade_and_are_polled(workspace:
         running.stop()
 
 
+@in_a_namespace_of_its_own
 def test_a_directory_created_after_the_limit_ran_out_degrades_the_watcher(workspace: Path):
     make_dirs(workspace, 2)
     # exactly enough: the root and its 2 directories (.editjournal is ignored: no watch)
@@ -220,6 +235,7 @@ def test_a_directory_created_after_the_limit_ran_out_degrades_the_watcher(worksp
         running.stop()
 
 
+@in_a_namespace_of_its_own
 def test_watching_resumes_once_the_limit_allows_it(workspace: Path):
     make_dirs(workspace, 3)
     running = start_with_watches(workspace, 0, "--watch-retry", "0.5")
