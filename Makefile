@@ -11,14 +11,14 @@ WORKSPACE ?= .
 
 .PHONY: run test stress bench lint format clean
 
-$(RUN_STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) -e '.[mcp]'
 	@touch $(RUN_STAMP)
 
 # claude-agent-sdk from its source: the tests need its types, not the 180 MB wheel's bundled
 # Claude Code binary (an application installs the wheel, which runs that binary).
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	PIP_NO_BINARY=claude-agent-sdk $(PIP) -e '.[dev]'
 	@touch $(STAMP) $(RUN_STAMP)

@@ -13,7 +13,10 @@ import sys
 
 
 def main() -> int:
-    if sys.argv[1:2] == ["hook"]:
+    # `hook --help` is a person asking: the CLI shows the command's help. Anything
+    # else stays on the lean path, which allows the call whatever it was given (a
+    # usage error's exit 2 would be a denial to Claude Code)
+    if sys.argv[1:2] == ["hook"] and sys.argv[2:3] not in (["--help"], ["-h"]):
         from editjournal.client.hook import main as hook
 
         code = hook(sys.argv[2:])

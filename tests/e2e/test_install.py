@@ -5,6 +5,12 @@ a wheel must not put packages of those names into site-packages: `daemon` is
 python-daemon's import name, and `client` / `schemas` are users' own. The
 wheel is built for real, installed into a fresh virtual environment beside
 python-daemon, and used end to end from there.
+
+The installed package is the tested package: `make test` imports the editable
+tree, which imports any subpackage whether the wheel ships it or not (a hand
+list of packages once left the fleet out). So the wheel's files are compared
+with the sources, the wheel is installed with every extra into a fresh venv
+(not editable), and every module and entry point is run from there.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ def run(*argv: str | Path, cwd: Path, **kwargs) -> subprocess.CompletedProcess[s
     return done
 
 
-SOURCES = ("pyproject.toml", "README.md", "editjournal", "daemon", "client", "schemas")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "editjournal", "daemon", "client", "schemas")
+PARTS = ("editjournal", "daemon", "client", "schemas")
+EXTRAS = ("mcp", "agents", "claude", "fleet")
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +59,13 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def fresh_env(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new venv holding the wheel; its dependencies (and python-daemon) come from the
-    test environment's site-packages through a path entry, without its editable install."""
+    """A new venv holding the wheel with every extra; the dependencies (and
+    python-daemon) come from the test environment's site-packages through a path
+    entry, without its editable install, and pip resolves the extras against them
+    with no index: an extra that names something the test environment lacks fails."""
     root = tmp_path_factory.mktemp("fresh") / "venv"
     venv.create(root, with_pip=False)
     python = root / "bin" / "python"
-    run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", wheel, cwd=root)
     site = Path(
         run(
             python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=root
@@ -65,7 +74,28 @@ def fresh_env(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     # a plain path line: the test environment's own .pth files (its editable
     # editjournal finder among them) are not run, only its packages become importable
     (site / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    wanted = f"{wheel}[{','.join(EXTRAS)}]"
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--no-index", wanted, cwd=root)
     return root
+
+
+def installed_env(fresh_env: Path, tmp_path: Path) -> dict[str, str]:
+    """The environment for the installed command: no test settings, its own registry."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EDITJOURNAL"))}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")  # its own daemon registry
+    return env
+
+
+def source_modules() -> set[str]:
+    """Every module of the sources, by the name it has once installed."""
+    names = set()
+    for part in PARTS:
+        for file in (REPO / part).rglob("*.py"):
+            dotted = ".".join(file.relative_to(REPO).with_suffix("").parts).removesuffix(
+                ".__init__"
+            )
+            names.add(dotted if part == "editjournal" else f"editjournal.{dotted}")
+    return names
 
 
 def test_the_wheel_installs_one_top_level_name(wheel: Path):
@@ -100,8 +130,7 @@ def test_the_installed_command_starts_serves_and_stops_a_daemon(fresh_env: Path,
     workspace.mkdir()
     (workspace / "a.txt").write_text("alpha\n")
     command = fresh_env / "bin" / "editjournal"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EDITJOURNAL"))}
-    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")  # its own daemon registry
+    env = installed_env(fresh_env, tmp_path)
     run(command, "--workspace", workspace, "start", cwd=tmp_path, env=env)
     try:
         read = run(command, "--workspace", workspace, "read", "a.txt", cwd=tmp_path, env=env)
@@ -111,3 +140,82 @@ def test_the_installed_command_starts_serves_and_stops_a_daemon(fresh_env: Path,
         assert argv[0] == str(fresh_env / "bin" / "python").encode()  # the installed copy
     finally:
         run(command, "--workspace", workspace, "stop", cwd=tmp_path, env=env)
+
+
+def test_the_wheel_ships_every_module_of_the_sources(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {
+            name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            for name in archive.namelist()
+            if name.endswith(".py")
+        }
+    assert source_modules() - shipped == set()
+    assert "editjournal.daemon.fleet.shipper" in shipped
+
+
+def test_every_installed_module_imports_with_its_extras(fresh_env: Path, tmp_path: Path):
+    """Every module the venv holds, the extras' adapters among them (MCP server, Agents
+    SDK editor, Claude SDK hooks, the fleet), imports from the installed copy."""
+    script = (
+        "import importlib, pkgutil, editjournal\n"
+        "assert editjournal.__file__.startswith(sys.prefix), editjournal.__file__\n"
+        "names = [m.name for m in pkgutil.walk_packages(editjournal.__path__, 'editjournal.')\n"
+        "         if not m.name.endswith('.__main__')]\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "print('\\n'.join(names))\n"
+    )
+    done = run(fresh_env / "bin" / "python", "-c", "import sys\n" + script, cwd=tmp_path)
+    imported = {"editjournal", *done.stdout.split()}
+    expected = {name for name in source_modules() if not name.endswith(".__main__")}
+    assert imported == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["ship", "--help"],
+        ["fleet", "--help"],
+        ["mcp", "--help"],
+        ["hook", "--help"],
+        ["hooks", "--help"],
+        ["report", "--help"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_every_installed_command_answers(fresh_env: Path, tmp_path: Path, argv: list[str]):
+    done = run(
+        fresh_env / "bin" / "editjournal",
+        *argv,
+        cwd=tmp_path,
+        env=installed_env(fresh_env, tmp_path),
+    )
+    assert "Usage:" in done.stdout
+
+
+def test_the_installed_ship_reaches_the_fleet_code(fresh_env: Path, tmp_path: Path):
+    """`ship` to a server that is not there: the fleet's own refusal (psycopg imported,
+    the connection refused), not "the fleet needs psycopg"."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    command, env = fresh_env / "bin" / "editjournal", installed_env(fresh_env, tmp_path)
+    run(command, "--workspace", workspace, "read", "a.txt", cwd=tmp_path, env=env)  # a journal
+    run(command, "--workspace", workspace, "stop", cwd=tmp_path, env=env)
+    done = subprocess.run(
+        [fresh_env / "bin" / "editjournal", "--workspace", workspace, "--json", "ship",
+         "--to", "postgresql://nobody@127.0.0.1:9/none?connect_timeout=2"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env=installed_env(fresh_env, tmp_path),
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "fleet_unavailable" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "needs psycopg" not in done.stdout + done.stderr
+
+
+def test_the_installed_daemon_module_runs(fresh_env: Path, tmp_path: Path):
+    done = run(
+        fresh_env / "bin" / "python", "-I", "-m", "editjournal.daemon", "--help", cwd=tmp_path
+    )
+    assert "usage" in done.stdout.lower()
