@@ -3,12 +3,18 @@
 A version starts at every event that established a different content for the
 path (a write, an outside change, or a read that saw the file first) and at
 every write or removal. `content_sha256` is the content an event established;
-a content-changing event without one removed the file. Pure reads of the
-journal; nothing is written.
+a content-changing event without one removed the file. A write over a content
+the journal had not recorded (a file that existed before the daemon first saw
+it, or a change nobody noticed) starts two: the content it found (`FOUND`, by
+`outside`; the write journals it as its `before_sha256` and stores its blob),
+then its own. So every fold (blame, history, the fleet's) credits a write with
+the lines it changed, never with the lines it found. Pure reads of the journal;
+nothing is written.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +23,10 @@ from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded, Record
 
 OUTSIDE = "outside"
+# The kind of a version no event established alone: the content a write found at its
+# path when the journal's record of that path was another (or none)
+FOUND = "found_by_write"
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # an absent file's content, to a writer
 
 
 class JournalReader(Protocol):
@@ -44,6 +54,7 @@ class Version:
     before_sha256: str | None = None  # edit_applied: the content it was computed from
     line_changes: tuple[tuple[int, int, int], ...] = ()  # edit_applied: exact, when known
     moved_from: str | None = None  # edit_applied of a move: the file's earlier path
+    moved_to: str | None = None  # edit_applied of a move: the file's later path
 
     @property
     def author(self) -> str:
@@ -70,13 +81,14 @@ def version_of(record: Record, previous: Version | None) -> Version | None:
     before: str | None = None
     changes: tuple[tuple[int, int, int], ...] = ()
     moved_from: str | None = None
+    moved_to: str | None = None
     if isinstance(event, EditApplied):
         before = event.before_sha256
         changes = tuple((s, e, n) for s, e, n in event.line_changes)
-        moved_from = event.moved_from
+        moved_from, moved_to = event.moved_from, event.moved_to
     return Version(
         record.seq, record.ts, record.agent, record.kind, event.path, sha, writer, before,
-        changes, moved_from,
+        changes, moved_from, moved_to,
     )  # fmt: skip
 
 
@@ -89,7 +101,7 @@ def versions(
     """Every version of the file at `path`, oldest first, up to and including
     `until_seq`. Across a move (apply_patch's `*** Move to:`) the file's versions under
     its earlier path come first, instead of what that path held before the move."""
-    found = list(_fold(journal.records(path=path, until_seq=until_seq)))
+    found = versions_in(journal.records(path=path, until_seq=until_seq))
     moves = [i for i, v in enumerate(found) if v.moved_from is not None]
     if not moves or hops >= MAX_MOVES:
         return found
@@ -102,13 +114,36 @@ def versions(
     return [*earlier, *found[at:]]
 
 
+def versions_in(records: Iterable[Record]) -> list[Version]:
+    """The versions one path's records (oldest first) give it, the contents its writes
+    found included (`found_by`); moves are not followed (`versions` follows them)."""
+    return list(_fold(records))
+
+
 def _fold(records: Iterable[Record]) -> Iterator[Version]:
     last: Version | None = None
     for record in records:
+        found = found_by(record, last)
+        if found is not None:
+            yield found
         version = version_of(record, last)
         if version is not None:
             last = version
             yield version
+
+
+def found_by(record: Record, previous: Version | None) -> Version | None:
+    """The content a write found at its path, when it is not the one the journal last
+    recorded there (`previous`): a version of its own, by `outside`, at the write's seq.
+    None when the write found what the journal knew, or created the file."""
+    event = record.event
+    if not isinstance(event, EditApplied):
+        return None
+    known = previous.sha256 if previous is not None else None
+    before = event.before_sha256
+    if before == known or (known is None and before == EMPTY_SHA256):
+        return None
+    return Version(record.seq, record.ts, None, FOUND, event.path, before, None)
 
 
 def files_at(journal: Journal, until_seq: int | None = None) -> dict[str, Version]:
