@@ -8,7 +8,9 @@ daemon when none serves the workspace (and says so on stderr).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -205,7 +207,8 @@ def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check:
     content whose SHA-256 is --base; hunks are found by their context, whatever
     their line numbers say, and land all or nothing. --base may be a prefix of
     the sha256 (7 or more hex digits, such as the 12 `read` prints), as git takes
-    one: it must name exactly one version of the file the journal knows."""
+    one: it must name exactly one version of the file, among those the journal knows
+    and the file as it is now."""
     s = settings()
     s.path = path = in_workspace(path)
     check_workspace()
@@ -250,7 +253,11 @@ def full_base(client: Client, path: str, base: str) -> str:
         if e.code != ErrorCode.FILE_NOT_IN_JOURNAL.value:
             raise
         versions = []
-    found = sorted({v.sha256 for v in versions if v.sha256 and v.sha256.startswith(prefix)})
+    known = {v.sha256 for v in versions if v.sha256}
+    current = _current_sha256(path)
+    if current is not None:
+        known.add(current)
+    found = sorted(sha for sha in known if sha.startswith(prefix))
     if len(found) > 1:
         raise BadInput(
             f"--base {base} is ambiguous: {len(found)} versions of {path} have a sha256 starting"
@@ -265,6 +272,20 @@ def full_base(client: Client, path: str, base: str) -> str:
             base=base,
         )
     return found[0]
+
+
+def _current_sha256(path: str) -> str | None:
+    """The SHA-256 of the file's bytes as they are now (the daemon's sha256 is of the
+    same bytes), or None when it cannot be read. A file written a moment ago may not
+    be journaled yet (the watcher settles first), and a diff made from it names this
+    content: the prefix must find it. Only a spelling: the daemon checks it again."""
+    if os.path.isabs(path):  # outside the workspace: the daemon refuses it, and says why
+        return None
+    try:
+        data = (settings().root / path).read_bytes()
+    except (OSError, ValueError):
+        return None
+    return hashlib.sha256(data).hexdigest()
 
 
 def read_operations(source: str) -> list[Any]:

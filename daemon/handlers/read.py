@@ -212,6 +212,7 @@ def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
                 "since_version reads the whole file's changes; drop range/offset/limit"
                 " - at `$.params.since_version`",
             )
+        _refuse_future_version(ctx, params.since_version)
         served = serve_delta(ctx, path, params.since_version, warnings)
     else:
         served = serve_read(ctx, path, window_of(params), params.hashes, ctx.next_seq)
@@ -241,6 +242,19 @@ def serve_at_version(ctx: Context, path: str, params: ReadFileParams) -> ReadFil
     if params.hashes:
         _add_anchors(result, parsed, start, end)
     return result
+
+
+def _refuse_future_version(ctx: Context, since: int) -> None:
+    """A version past the journal's last event never existed: "(unchanged)" would
+    claim the agent holds a content no one ever had (a typo, or another workspace's
+    version), and its next edit would be judged against it."""
+    last = ctx.next_seq - 1
+    if since > last:
+        raise ToolError(
+            ErrorCode.UNKNOWN_SEQ,
+            f"no version {since} exists: the journal's last event is seq {last}",
+            {"seq": since, "last_seq": last, "field": "since_version"},
+        )
 
 
 def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> ServedRead:
