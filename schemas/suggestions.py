@@ -114,15 +114,23 @@ def _file_changing(d: Details) -> str | None:
 
 
 def _undo_conflict(d: Details) -> str | None:
+    """Undo the latest write still in the way, then this one again, by seq (`undo PATH`
+    would now take the caller's newest write: the undo just made); an outside change has
+    no undo, so then only an edit helps."""
     path, conflicts = d.get("path"), d.get("conflicts") or []
     if not path:
         return None
     now = call("read_file", path=path, hashes=True)
     if not conflicts or any(c.get("kind") != "edit_applied" for c in conflicts):
-        return f"edit the file as it is now ({now})"  # an outside change has no undo
+        return f"it cannot be undone now; edit the file as it is ({now})"
     latest = max(c["seq"] for c in conflicts)
-    again = call("undo", path=path, seq=latest)
-    return f"undo the later writes first (the latest: {again}), or edit the file as it is ({now})"
+    first = call("undo", path=path, seq=latest)
+    undone = d.get("undone_seq")
+    then = f", then this one again ({call('undo', path=path, seq=undone)})" if undone else ""
+    return (
+        f"undo the later writes first (the latest: {first}){then}, or edit the file as it"
+        f" is ({now})"
+    )
 
 
 def _with_path(make: Callable[[str], str]) -> Callable[[Details], str | None]:

@@ -4,12 +4,15 @@ The write to revert is an agent's latest `edit_applied` on the file (the
 caller's by default), or the one at `seq` (a `checkpoint_restored` seq names its
 write to that file). Its before and after contents are blobs in the journal and
 its `line_changes` say which lines it replaced. Those lines are carried from the
-write's result to the current content through the same line map as stale anchors
-(`daemon.writing.history.base_at`, `daemon.text.rebase`); when every one is
-untouched since, the revert is planned where they are now (`daemon.text.revert`)
-and written through the shared writing path with writer `undo`. Otherwise it is
-refused `undo_conflict`, naming the later events that changed them. An undo is an
-`edit_applied` like any other, so undoing it puts the undone write back.
+write's result to the current content through the journal's changes since
+(`daemon.writing.history.base_at`), and found again by content where a change was
+taken back (`daemon.text.revert.content_map`): a later write that was undone, or two
+that cancel out, do not stand in the way. When every line is still what the write
+left, the revert is planned where they are now and written through the shared
+writing path with writer `undo`. Otherwise it is refused `undo_conflict`, naming
+the writes whose changes are still there (`culprits`): undoing those, then this one
+again, is advice that ends. An undo is an `edit_applied` like any other, so undoing
+it puts the undone write back.
 
 What it must never do: write anything but through the writing path.
 """
@@ -24,10 +27,17 @@ from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import Context, Outcome, handles
 from editjournal.daemon.text.edit import apply_plan
 from editjournal.daemon.text.rebase import BrokenSpan
-from editjournal.daemon.text.revert import Revert, refined, revert_plan
-from editjournal.daemon.writing.history import base_at, document
+from editjournal.daemon.text.revert import (
+    Revert,
+    content_map,
+    content_maps,
+    culprits,
+    refined,
+    revert_plan,
+)
+from editjournal.daemon.writing.history import Base, base_at, document
 from editjournal.daemon.writing.path import Planned, Stale, Written, write, write_all
-from editjournal.daemon.writing.stale import shown_lines, stale_error
+from editjournal.daemon.writing.stale import named, shown_lines, stale_error
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import CheckpointRestored, EditApplied, Record
@@ -173,14 +183,12 @@ class _Undo:
         base = base_at(ctx, target.snap, target.noticed, self.record.seq, w.after_sha256)
         assert base is not None  # `after` is stored: _stored said so
         changes = refined(before.doc.lines, after.doc.lines, w.line_changes)
-        mapping = base.line_map(target.doc)
+        mapping = content_map(base.doc.lines, base.sha256, base.steps, target.doc.lines)
         revert = revert_plan(
             before.doc.lines, after.doc.line_count, changes, mapping, target.doc.line_count
         )
         if revert.broken:
-            broken = [BrokenSpan(k + 1, WRITER, span) for k, span in enumerate(revert.broken)]
-            ctx, doc, anchors, version = target.ctx, target.doc, target.anchors, target.version
-            raise stale_error(ctx, base, doc, anchors, broken, version, STALE.code, STALE.part)
+            raise _conflict(target, base, revert.broken)
         rebased_over = [c.describe() for c in base.changes]
         return self._planned(target, before, revert, rebased_over)
 
@@ -198,14 +206,18 @@ class _Undo:
         return Planned(revert.plan, document=exact, reply=reply)
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
-        """Say which write could not be undone, and that the lines it wrote changed."""
+        """Say which write could not be undone, which of its lines differ now, and whose
+        changes are still in them (`details.undone_seq` lets the advice name this write
+        again, so following it ends in this undo)."""
         if error.code is ErrorCode.UNDO_CONFLICT and "stale" in error.details:
             r = self.record
             lines = sorted({n for b in error.details["stale"] for n in b["lines"]})
-            who = r.agent or "an outside writer"
+            who, by = r.agent or "an outside writer", named(error.details["conflicts"])
             error.message = (
                 f"cannot undo seq {r.seq} ({self.write.writer} by {who}) on {target.path}:"
-                f" line(s) {shown_lines(lines)} it wrote changed since: {error.message}"
+                f" line(s) {shown_lines(lines)} it wrote changed since"
+                + (f", by {by}" if by else "")
+                + "; details.delta has the changes with fresh anchors"
             )
             error.details.update({"path": target.path, "undone_seq": r.seq, "lines": lines})
         return error
@@ -223,6 +235,31 @@ class _Undo:
             created=not written.target.exists,
             **written.planned.reply,
         )
+
+
+def _conflict(target: Target, base: Base, spans: list[tuple[int, ...]]) -> ToolError:
+    """The refusal: the one stale refusal's delta, naming as conflicts the writes whose
+    changes are still in those lines now, not every event that touched them (a write
+    since undone, or cancelled by another, is not in the way)."""
+    broken = [BrokenSpan(k + 1, WRITER, span) for k, span in enumerate(spans)]
+    ctx, doc, anchors, version = target.ctx, target.doc, target.anchors, target.version
+    error = stale_error(ctx, base, doc, anchors, broken, version, STALE.code, STALE.part)
+    maps = content_maps(base.doc.lines, base.sha256, base.steps, doc.lines)
+    error.details["conflicts"] = _blamed(base, culprits(maps, spans))
+    return error
+
+
+def _blamed(base: Base, blamed: dict[int, set[int]]) -> list[dict[str, Any]]:
+    """Conflicts as `stale_error` gives them (seq, agent, kind, ts, lines of the undone
+    write's result), in seq order; a loss no recorded change explains alone (the file
+    differs from the last one stored) names every change since."""
+    named_by: dict[int, dict[str, Any]] = {}
+    for index, lines in blamed.items():
+        known = index < len(base.changes)
+        for change in [base.changes[index]] if known else base.changes:
+            entry = named_by.setdefault(change.seq, {**change.describe(), "lines": []})
+            entry["lines"] = sorted({*entry["lines"], *lines})
+    return [named_by[seq] for seq in sorted(named_by)]
 
 
 def _stored(ctx: Context, sha256: str) -> Parsed:

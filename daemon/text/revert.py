@@ -6,20 +6,31 @@ stay good and the journal records exactly what it changed. An undo reverts one
 recorded write: each of the write's changes (its `line_changes`, narrowed to
 the lines that really differ) is carried from the write's result to the current
 content through the same line map as stale anchors (`daemon.text.rebase`). A
-change whose lines nobody touched since is put back where they are now; one
-whose lines were changed again (or a gap someone filled) is reported, never
-guessed at. Text in, plan out: no journal, no files.
+change whose lines are still what the write left is put back where they are now;
+one whose lines differ now (or a gap someone filled) is reported, never guessed at.
+Whether a line is still the write's is a matter of content, not of events: a later
+write that was undone, or two that cancel out, leave the line as it was
+(`content_maps`), and a refusal names the writes whose changes are still there
+(`culprits`), never one that was taken back, so undoing them in turn ends.
+Text in, plan out: no journal, no files.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from editjournal.daemon.text.diff import changed_region
 from editjournal.daemon.text.edit import EditPlan, Splice
-from editjournal.daemon.text.rebase import LineChange, LineMap, span_survives
+from editjournal.daemon.text.rebase import (
+    LineChange,
+    LineMap,
+    Step,
+    line_map,
+    span_survives,
+    step_map,
+)
 
 Opcode = tuple[int, int, int, int]  # old [i1, i2) became new [j1, j2)
 
@@ -120,3 +131,93 @@ def _gap(mapping: LineMap, at: int, after_len: int, current_len: int) -> int | N
     if after is not None:
         return after
     return 0 if current_len == 0 else None
+
+
+def content_maps(
+    base: Sequence[str], base_sha: str | None, steps: Sequence[Step], current: Sequence[str]
+) -> Iterator[LineMap]:
+    """`base` carried through each step in turn, then to `current` (`len(steps) + 1`
+    maps, the last one to `current`), each found again by content (`repaired`): a
+    line a step changed comes back when a later one puts the same text in its place."""
+    mapping: LineMap = list(range(len(base)))
+    previous, previous_sha = base, base_sha
+    for step in steps:
+        carried = _then(mapping, step_map(previous, previous_sha, step))
+        mapping = repaired(carried, base, step.lines)
+        previous, previous_sha = step.lines, step.sha256
+        yield mapping
+    if list(previous) != list(current):
+        mapping = repaired(_then(mapping, line_map(previous, current)), base, current)
+    yield mapping
+
+
+def content_map(
+    base: Sequence[str], base_sha: str | None, steps: Sequence[Step], current: Sequence[str]
+) -> LineMap:
+    """Where each line of `base` is in `current`, by the steps and by content."""
+    *_, last = content_maps(base, base_sha, steps, current)
+    return last
+
+
+def repaired(mapping: LineMap, old: Sequence[str], new: Sequence[str]) -> LineMap:
+    """`mapping` (old -> new, in order) with lost lines found again by content. A run of
+    old lines mapped to nothing lies between two that map (or a file's end); when their
+    place in `new` holds as many lines, each line that reads the same there is back.
+    Never by text alone: only inside the place the surviving neighbours pin down, line
+    for line, so a twin elsewhere, or a block that grew or shrank, is never taken."""
+    fixed = list(mapping)
+    for start, end in _lost_runs(mapping):
+        above = mapping[start - 1] if start > 0 else -1
+        below = mapping[end] if end < len(mapping) else len(new)
+        assert above is not None and below is not None  # a run is bounded by survivors
+        if below - above - 1 != end - start:
+            continue
+        for k in range(end - start):
+            if old[start + k] == new[above + 1 + k]:
+                fixed[start + k] = above + 1 + k
+    return fixed
+
+
+def _lost_runs(mapping: LineMap) -> Iterator[tuple[int, int]]:
+    """Each maximal run [start, end) of lines mapped to nothing."""
+    start: int | None = None
+    for i, at in enumerate(mapping):
+        if at is None and start is None:
+            start = i
+        elif at is not None and start is not None:
+            yield start, i
+            start = None
+    if start is not None:
+        yield start, len(mapping)
+
+
+def _then(first: LineMap, then: LineMap) -> LineMap:
+    return [None if p is None else then[p] for p in first]
+
+
+def culprits(maps: Iterable[LineMap], spans: Sequence[Sequence[int]]) -> dict[int, set[int]]:
+    """Which map (its index in `maps`, as `content_maps` yields them) lost each span of
+    1-based base lines for good, and the lines it is to blame for: per line lost at the
+    end, the map after which it never came back; for a span whose lines all came back
+    but not side by side, the one after which they never stood together again. A step
+    that was undone, or cancelled by a later one, is never named: its lines came back."""
+    lines = {n for span in spans for n in span}
+    alive_until = dict.fromkeys(lines, -1)  # the last map where the line maps (-1: base)
+    held_until = [-1] * len(spans)
+    last: LineMap = []
+    for k, mapping in enumerate(maps):
+        for n in lines:
+            if mapping[n - 1] is not None:
+                alive_until[n] = k
+        for i, span in enumerate(spans):
+            if span_survives(mapping, span):
+                held_until[i] = k
+        last = mapping
+    blamed: dict[int, set[int]] = {}
+    for i, span in enumerate(spans):
+        lost = [n for n in span if last[n - 1] is None]
+        for n in lost:
+            blamed.setdefault(alive_until[n] + 1, set()).add(n)
+        if not lost:
+            blamed.setdefault(held_until[i] + 1, set()).update(span)
+    return blamed
