@@ -21,7 +21,7 @@ from typing import Any
 import click
 import tomllib
 
-from editjournal.client.audit_render import blame_lines, when
+from editjournal.client.audit_render import blame_lines, stats_lines, when
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -147,6 +147,8 @@ def _report(done: Any, url: str) -> None:
         return
     span = f" (seq {done.first_seq}-{done.last_seq})" if done.events else ""
     blobs = f", {done.blobs} content(s)" if done.blobs else ""
+    if done.backfilled:
+        blobs += f", {done.backfilled} content(s) of events shipped earlier without --blobs"
     emit(
         f"shipped {done.events} event(s){span}{blobs} of workspace {done.workspace_id} to"
         f" {url}; the server holds up to seq {done.last_seq}"
@@ -244,27 +246,26 @@ def fleet_log(
 
 @fleet.command(name="stats")
 @click.option("--from", "url", metavar="URL", help=URL_HELP)
-@click.option("--since", metavar="DURATION")
+@click.option("--by", "agent", metavar="AGENT", help="Only this agent (as `stats AGENT`).")
+@click.option("--since", metavar="DURATION", help="Only events newer than this: 30m, 2h, 1d.")
 @global_options()
-def fleet_stats(url: str | None, since: str | None) -> int:
-    """Per workspace and agent: reads, writes, refusals by code, recoveries (--workspace:
-    one workspace's)."""
+def fleet_stats(url: str | None, agent: str | None, since: str | None) -> int:
+    """Per workspace, what `editjournal stats` says there, over the events shipped: per
+    agent reads, writes, rejections by code, rebased edits, recoveries (--workspace: one
+    workspace's)."""
 
     def use(queries: Any, conn: Any) -> int:
-        found = queries.stats(conn, _named_workspace(), _since(since))
+        found = queries.stats(conn, _named_workspace(), _since(since), agent)
         if settings().json:
             print_json(found)
             return EXIT_OK
-        lines = [
-            f"{'workspace':<10} {'agent':<24} {'reads':>6} {'writes':>6} {'recov.':>6}  refusals"
-        ]
-        for s in found:
-            refusals = ", ".join(f"{code} {n}" for code, n in sorted(s.refusals.items())) or "-"
-            lines.append(
-                f"{s.workspace_id[:8]:<10} {s.agent or '-':<24} {s.reads:>6} {s.writes:>6}"
-                f" {s.recoveries:>6}  {refusals}"
+        lines: list[str] = []
+        for ws in found:
+            head = (
+                f"workspace {ws.workspace_id[:8]}  {ws.host}:{ws.path}  (up to seq {ws.last_seq})"
             )
-        emit(lines)
+            lines += [click.style(head, fg="yellow"), *(stats_lines(ws.agents) or ["  no agent"])]
+        emit(lines or ["no workspace shipped"])
         return EXIT_OK
 
     return _connected(url, use)
@@ -360,8 +361,8 @@ def _witness_line(w: Any) -> str:
     if w.agree:
         return f"the local journal ({w.local} events) agrees with its shipped copy ({w.shipped})"
     return click.style(
-        f"the local journal DIFFERS from its shipped copy from seq {w.first_difference} on"
-        f" (local {w.local} events, shipped {w.shipped})",
+        f"the local journal DIFFERS from its shipped copy at seq {w.first_difference}:"
+        f" {w.reason} (local {w.local} events, shipped {w.shipped})",
         fg="red",
     )
 

@@ -151,10 +151,12 @@ class JournalProblem(RequestError):
 
 class FleetProblem(RequestError):
     """Shipping to PostgreSQL, or asking it (`editjournal ship`, `fleet`): a server that
-    cannot be used, a schema too new, another shipper, a journal that diverged."""
+    cannot be used, a schema too new, another shipper, a journal that diverged, a copy
+    shipped without the contents an answer needs."""
 
     codes = frozenset({
         "fleet_unavailable", "fleet_schema_too_new", "shipper_busy", "journal_diverged",
+        "blobs_not_shipped",
     })  # fmt: skip
 
 

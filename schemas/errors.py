@@ -97,11 +97,13 @@ class ErrorCode(str, enum.Enum):
     DAEMON_ALREADY_RUNNING = "daemon_already_running"
     # the fleet (`editjournal ship`, `editjournal fleet`; never the daemon): a PostgreSQL
     # server that cannot be used, a schema newer than this code, a workspace another
-    # shipper is shipping now, a local journal that no longer continues its shipped copy
+    # shipper is shipping now, a local journal that no longer continues its shipped copy,
+    # a shipped copy without the contents `fleet blame` needs
     FLEET_UNAVAILABLE = "fleet_unavailable"
     FLEET_SCHEMA_TOO_NEW = "fleet_schema_too_new"
     SHIPPER_BUSY = "shipper_busy"
     JOURNAL_DIVERGED = "journal_diverged"
+    BLOBS_NOT_SHIPPED = "blobs_not_shipped"
 
 
 @dataclass(frozen=True)
@@ -416,6 +418,14 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " same id); nothing was shipped, and the server's copy is untouched.",
         "compare them with `editjournal fleet verify --workspace .`; a copied workspace"
         " ships under its own id after `editjournal ship --new-identity`",
+    ),
+    ErrorCode.BLOBS_NOT_SHIPPED: ErrorSpec(
+        "The shipped copy lacks contents the answer folds: events were shipped without"
+        " --blobs (details.seq: the first version whose content is missing, details.blobs_seq:"
+        " up to where every content was shipped); blaming without them would credit lines"
+        " to the wrong event, so nothing was answered.",
+        "run `editjournal ship --blobs` in that workspace: it sends the missing contents,"
+        " those of the events shipped earlier too, and then ask again",
     ),
 }
 

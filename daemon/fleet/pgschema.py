@@ -7,7 +7,8 @@ advisory lock so two shippers never migrate at once) and refuses a newer one
 shipped, keyed by (workspace, seq): every stored column the chain hash covers
 (`raw` is the msgpack body, byte for byte) so a server can re-check each chain,
 and `body` as jsonb for the questions. Contents are shared by hash across
-workspaces. The indexes are the ones `fleet log` and `fleet stats` filter by.
+workspaces, and each workspace records up to which seq its events' contents were
+shipped (`blobs_seq`). The indexes are the ones `fleet log` and `fleet stats` filter by.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from editjournal.schemas.errors import ErrorCode, ToolError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_LOCK = 0x656A7363  # pg_advisory_xact_lock key while a schema is created or migrated
 
 # MIGRATIONS[v] takes a server from version v to v + 1
@@ -55,6 +56,14 @@ MIGRATIONS: tuple[str, ...] = (
         size bigint NOT NULL,
         data bytea NOT NULL
     );
+    """,
+    # 1 -> 2: how far a workspace's contents were shipped. Every content the events up to
+    # blobs_seq name (and the local journal held) is in ej_blobs: `fleet blame` of a file
+    # whose versions go past it would fold without their contents, so it refuses
+    # (`blobs_not_shipped`) until `ship --blobs` backfills them. 0 for a copy shipped
+    # before this column: its contents are not known to be there.
+    """
+    ALTER TABLE ej_workspaces ADD COLUMN blobs_seq bigint NOT NULL DEFAULT 0;
     """,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -9,20 +9,24 @@ and, given a local journal, compares it with its copy seq by seq: the witness ch
 
 from __future__ import annotations
 
+import itertools
 import re
+import shlex
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
 from editjournal.daemon.audit.blame import blame as blame_of
+from editjournal.daemon.audit.stats import agent_stats
+from editjournal.daemon.audit.timeline import versions
 from editjournal.daemon.fleet.shipper import first_difference
 from editjournal.daemon.fleet.source import LocalJournal
 from editjournal.daemon.store.hashchain import GENESIS_HASH, StoredRow, row_problem
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EVENT_DECODER, Record
-from editjournal.schemas.tools import BlameResult
+from editjournal.schemas.tools import AgentStats, BlameResult
 
 Conn = psycopg.Connection[Any]
 
@@ -134,49 +138,40 @@ def workspace_ids(conn: Conn, named: str) -> list[str]:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class WorkspaceStats:
+    """One shipped workspace's `stats`: the local `StatsResult` (agents, last_seq) of
+    the events shipped, with the workspace it is."""
+
     workspace_id: str
+    host: str
     path: str
-    agent: str | None
-    reads: int = 0
-    writes: int = 0
-    refusals: dict[str, int] = field(default_factory=dict)  # by code
-    recoveries: int = 0  # refusals followed by a write of the same file by the same agent
+    last_seq: int
+    agents: list[AgentStats]
 
 
 def stats(
-    conn: Conn, workspace: str | None = None, since_ms: int | None = None
+    conn: Conn,
+    workspace: str | None = None,
+    since_ms: int | None = None,
+    agent: str | None = None,
 ) -> list[WorkspaceStats]:
-    """Per workspace and agent: reads, writes, refusals by code, recoveries."""
-    where, args = _where(conn, Filters(workspace=workspace, since_ms=since_ms))
-    found: dict[tuple[str, str | None], WorkspaceStats] = {}
-    counted = conn.execute(
-        "SELECT e.workspace_id::text, w.path, e.agent, e.kind, e.body->>'code', count(*)"
-        " FROM ej_events e JOIN ej_workspaces w USING (workspace_id)"
-        f" WHERE {where} AND e.kind IN ('file_read', 'edit_applied', 'edit_rejected')"
-        " GROUP BY 1, 2, 3, 4, 5",
-        args,
+    """Per workspace, the local `stats` fold (daemon/audit/stats.py) over its shipped
+    events: for the same journal the same agents, counts and recoveries as `editjournal
+    stats` there (with `since_ms`: over the events recorded from then on)."""
+    ids = workspace_ids(conn, workspace) if workspace else None
+    rows = conn.execute(
+        "SELECT workspace_id::text, host, path, last_seq FROM ej_workspaces"
+        " WHERE %s::text[] IS NULL OR workspace_id::text = ANY(%s) ORDER BY path, workspace_id",
+        (ids, ids),
     ).fetchall()
-    for ws, wpath, agent, kind, code, count in counted:
-        row = found.setdefault((ws, agent), WorkspaceStats(ws, wpath, agent))
-        if kind == "file_read":
-            row.reads += count
-        elif kind == "edit_applied":
-            row.writes += count
-        else:
-            row.refusals[code or "?"] = row.refusals.get(code or "?", 0) + count
-    recovered = conn.execute(
-        "SELECT e.workspace_id::text, e.agent, count(*) FROM ej_events e"
-        f" WHERE {where} AND e.kind = 'edit_rejected' AND EXISTS (SELECT 1 FROM ej_events a"
-        " WHERE a.workspace_id = e.workspace_id AND a.agent = e.agent AND a.path = e.path"
-        " AND a.kind = 'edit_applied' AND a.seq > e.seq) GROUP BY 1, 2",
-        args,
-    ).fetchall()
-    for ws, agent, count in recovered:
-        if (ws, agent) in found:
-            found[(ws, agent)].recoveries = count
-    return sorted(found.values(), key=lambda s: (s.path, s.workspace_id, s.agent or ""))
+    return [
+        WorkspaceStats(
+            ws, host, path, last_seq,
+            agent_stats(ShippedJournal(conn, ws).records(since_ts=since_ms), agent),
+        )
+        for ws, host, path, last_seq in rows
+    ]  # fmt: skip
 
 
 class ShippedJournal:
@@ -186,24 +181,71 @@ class ShippedJournal:
         self.conn = conn
         self.workspace_id = workspace_id
 
-    def records(self, *, path: str | None = None, until_seq: int | None = None) -> Iterator[Record]:
-        rows = self.conn.execute(
+    def records(
+        self,
+        *,
+        path: str | None = None,
+        until_seq: int | None = None,
+        since_ts: int | None = None,
+    ) -> Iterator[Record]:
+        """Events in seq order, filtered as `Journal.records` filters them (through a
+        server-side cursor: a workspace's whole history is folded, never held whole)."""
+        query = (
             "SELECT seq, ts_ms, agent, raw, prev_hash, hash FROM ej_events WHERE"
-            " workspace_id = %s AND (%s::text IS NULL OR path = %s) AND seq <= %s ORDER BY seq",
-            (self.workspace_id, path, path, until_seq if until_seq is not None else 2**62),
+            " workspace_id = %s AND (%s::text IS NULL OR path = %s) AND seq <= %s"
+            " AND ts_ms >= %s ORDER BY seq"
         )
-        for seq, ts, agent, raw, prev_hash, hash_ in rows:
-            event = EVENT_DECODER.decode(raw)
-            yield Record(seq=seq, ts=ts, agent=agent, event=event, prev_hash=prev_hash, hash=hash_)
+        until = until_seq if until_seq is not None else 2**62
+        since = since_ts if since_ts is not None else -(2**62)
+        name = f"records_{next(_CURSORS)}"
+        with self.conn.transaction(), self.conn.cursor(name=name) as cur:
+            cur.itersize = 5_000
+            cur.execute(query, (self.workspace_id, path, path, until, since))
+            for seq, ts, agent, raw, prev_hash, digest in cur:
+                event = EVENT_DECODER.decode(raw)
+                yield Record(
+                    seq=seq, ts=ts, agent=agent, event=event, prev_hash=prev_hash, hash=digest
+                )
 
     def blob(self, sha256: str) -> bytes | None:
         row = self.conn.execute("SELECT data FROM ej_blobs WHERE sha256 = %s", (sha256,)).fetchone()
         return bytes(row[0]) if row else None
 
+    def held(self, names: Iterable[str]) -> set[str]:
+        """Which of these contents the server holds."""
+        rows = self.conn.execute(
+            "SELECT sha256 FROM ej_blobs WHERE sha256 = ANY(%s)", (sorted(set(names)),)
+        ).fetchall()
+        return {sha for (sha,) in rows}
+
+
+_CURSORS = itertools.count(1)  # server-side cursors' names, unique in this process
+
 
 def blame(conn: Conn, workspace: str, path: str, until_seq: int | None = None) -> BlameResult:
-    """Every line of `path` in one shipped workspace, with the event that wrote it (the
-    contents must have been shipped: `ship --blobs`)."""
+    """Every line of `path` in one shipped workspace, with the event that wrote it: the
+    local `blame` run over the shipped copy. Refused `blobs_not_shipped` when a content
+    it folds was not shipped (events shipped without --blobs): folding without it would
+    credit its lines to the wrong event."""
+    shipped = ShippedJournal(conn, _one_workspace(conn, workspace))
+    _contents_shipped(conn, shipped, path, until_seq)
+    try:
+        return blame_of(shipped, path, until_seq)
+    except ToolError as e:
+        if e.code not in _LOCAL_HINTS:
+            raise
+        # the local hint names a local command, of no use on the server's copy
+        events = (
+            f"`editjournal fleet log --workspace {shipped.workspace_id} --path {shlex.quote(path)}`"
+        )
+        hint = f"see the file's events on the server: {events}"
+        raise ToolError(e.code, e.message, e.details, hint) from None
+
+
+_LOCAL_HINTS = frozenset({ErrorCode.VERSION_NOT_STORED, ErrorCode.FILE_NOT_IN_JOURNAL})
+
+
+def _one_workspace(conn: Conn, workspace: str) -> str:
     ids = workspace_ids(conn, workspace)
     if len(ids) != 1:
         raise ToolError(
@@ -211,7 +253,40 @@ def blame(conn: Conn, workspace: str, path: str, until_seq: int | None = None) -
             f"{workspace!r} names {len(ids)} workspaces: give more of the id",
             {"workspace": workspace, "matches": ids},
         )
-    return blame_of(ShippedJournal(conn, ids[0]), path, until_seq)
+    return ids[0]
+
+
+def _contents_shipped(
+    conn: Conn, shipped: ShippedJournal, path: str, until_seq: int | None
+) -> None:
+    """`blobs_not_shipped` unless every content of the file's versions is on the server
+    or one the local journal never held either: up to `blobs_seq` every content the
+    local journal held was shipped, so only later versions can lack theirs."""
+    row = conn.execute(
+        "SELECT path, blobs_seq FROM ej_workspaces WHERE workspace_id = %s",
+        (shipped.workspace_id,),
+    ).fetchone()
+    workspace_path, blobs_seq = row if row else ("?", 0)
+    unsure = [v for v in versions(shipped, path, until_seq) if v.sha256 and v.seq > blobs_seq]
+    held = shipped.held(v.sha256 for v in unsure if v.sha256)
+    missing = [v for v in unsure if v.sha256 not in held]
+    if missing:
+        raise ToolError(
+            ErrorCode.BLOBS_NOT_SHIPPED,
+            f"{path} in workspace {shipped.workspace_id} ({workspace_path}) cannot be"
+            f" blamed: {len(missing)} of its contents (the first at event {missing[0].seq})"
+            f" were not shipped, as the events after seq {blobs_seq} went without --blobs;"
+            " run `editjournal ship --blobs` in that workspace (it sends the contents of"
+            " the events shipped before too), then ask again",
+            {
+                "workspace_id": shipped.workspace_id,
+                "workspace_path": workspace_path,
+                "path": path,
+                "seq": missing[0].seq,
+                "missing": len(missing),
+                "blobs_seq": blobs_seq,
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -273,17 +348,18 @@ class WitnessCheck:
     local: int  # events the local journal holds
     agree: bool
     first_difference: int | None = None
+    reason: str | None = None  # why that seq differs
 
 
 def witness(conn: Conn, local: LocalJournal, workspace_id: str) -> WitnessCheck:
-    """The local journal against its shipped copy: every shipped seq must hold the same
-    hash locally (a local journal rewritten after shipping differs from there on)."""
+    """The local journal against its shipped copy: every shipped seq must be there
+    locally with the server's hash, each local hash recomputed from its row (a journal
+    rewritten after shipping differs from there on, whatever hashes it kept)."""
     row = conn.execute(
         "SELECT last_seq FROM ej_workspaces WHERE workspace_id = %s", (workspace_id,)
     ).fetchone()
     shipped = int(row[0]) if row else 0
-    mine = local.last_seq()
-    seq = first_difference(conn, local, workspace_id, shipped)
-    if seq is None and mine < shipped:
-        seq = mine + 1
-    return WitnessCheck(workspace_id, shipped, mine, seq is None, seq)
+    found = first_difference(conn, local, workspace_id, shipped)
+    if found is None:
+        return WitnessCheck(workspace_id, shipped, local.last_seq(), True)
+    return WitnessCheck(workspace_id, shipped, local.last_seq(), False, found.seq, found.reason)

@@ -20,7 +20,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ import msgspec
 import psycopg
 
 from editjournal.daemon.fleet.pgschema import prepare
-from editjournal.daemon.fleet.source import LocalJournal
+from editjournal.daemon.fleet.source import Checked, LocalJournal
 from editjournal.daemon.store.blobrefs import stored_blobs
 from editjournal.daemon.store.hashchain import GENESIS_HASH, StoredRow
 from editjournal.daemon.store.identity import workspace_id
@@ -56,6 +56,7 @@ class Shipped:
     workspace_id: str
     events: int = 0
     blobs: int = 0
+    backfilled: int = 0  # contents of events shipped earlier without --blobs
     first_seq: int | None = None
     last_seq: int = 0  # the server's last seq for the workspace afterwards
     seconds: float = 0.0
@@ -137,19 +138,25 @@ class Shipper:
             )
 
     def catch_up(self, conn: psycopg.Connection[Any]) -> Shipped:
-        """Every event after the server's tail, batch by batch."""
-        last_seq, last_hash = self._tail(conn)
+        """Every event after the server's tail, batch by batch (with `blobs`, first the
+        contents of the events shipped earlier without them)."""
+        last_seq, last_hash, blobs_seq = self._tail(conn)
         self._check_continues(conn, last_seq, last_hash)
         done = Shipped(self.workspace_id, last_seq=last_seq)
+        if self.blobs and blobs_seq < last_seq:
+            done.backfilled = self._backfill(conn, blobs_seq, last_seq)
         while rows := self.local.rows(last_seq, last_hash, self.batch):
             with conn.transaction():
                 self._copy(conn, rows)
                 if self.blobs:
-                    done.blobs += self._ship_blobs(conn, rows)
+                    done.blobs += self._ship_blobs(conn, contents_named(r.body for r in rows))
+                # blobs_seq moves only with the contents: a run without --blobs leaves it
                 conn.execute(
                     "UPDATE ej_workspaces SET last_seq = %s, last_hash = %s,"
-                    " last_shipped = now() WHERE workspace_id = %s",
-                    (rows[-1].seq, rows[-1].hash, self.workspace_id),
+                    " last_shipped = now(),"
+                    " blobs_seq = CASE WHEN %s THEN %s ELSE blobs_seq END"
+                    " WHERE workspace_id = %s",
+                    (rows[-1].seq, rows[-1].hash, self.blobs, rows[-1].seq, self.workspace_id),
                 )
             done.first_seq = done.first_seq or rows[0].seq
             done.events += len(rows)
@@ -157,8 +164,30 @@ class Shipper:
             done.last_seq = last_seq
         return done
 
-    def _tail(self, conn: psycopg.Connection[Any]) -> tuple[int, str]:
-        """The server's last seq and hash for this workspace (registered if new)."""
+    def _backfill(self, conn: psycopg.Connection[Any], after: int, upto: int) -> int:
+        """The contents named by events after..upto, shipped earlier without --blobs.
+        The names are read from the server's own copy of those events (what `fleet
+        blame` folds), the bytes from the local journal; each batch commits with
+        `blobs_seq`, so an interrupted run resumes and a finished one is never redone."""
+        shipped = 0
+        while after < upto:
+            last = min(upto, after + self.batch)
+            raws = conn.execute(
+                "SELECT raw FROM ej_events WHERE workspace_id = %s AND seq > %s AND seq <= %s",
+                (self.workspace_id, after, last),
+            ).fetchall()
+            with conn.transaction():
+                shipped += self._ship_blobs(conn, contents_named(bytes(r) for (r,) in raws))
+                conn.execute(
+                    "UPDATE ej_workspaces SET blobs_seq = %s WHERE workspace_id = %s",
+                    (last, self.workspace_id),
+                )
+            after = last
+        return shipped
+
+    def _tail(self, conn: psycopg.Connection[Any]) -> tuple[int, str, int]:
+        """The server's last seq and hash for this workspace (registered if new), and the
+        seq up to which the contents its events name were shipped."""
         conn.execute(
             "INSERT INTO ej_workspaces (workspace_id, host, path, last_seq, last_hash)"
             " VALUES (%s, %s, %s, 0, %s) ON CONFLICT (workspace_id) DO UPDATE SET"
@@ -166,11 +195,11 @@ class Shipper:
             (self.workspace_id, socket.gethostname(), str(self.local.root), GENESIS_HASH),
         )
         row = conn.execute(
-            "SELECT last_seq, last_hash FROM ej_workspaces WHERE workspace_id = %s",
+            "SELECT last_seq, last_hash, blobs_seq FROM ej_workspaces WHERE workspace_id = %s",
             (self.workspace_id,),
         ).fetchone()
         assert row is not None
-        return int(row[0]), str(row[1])
+        return int(row[0]), str(row[1]), int(row[2])
 
     def _check_continues(
         self, conn: psycopg.Connection[Any], last_seq: int, last_hash: str
@@ -184,13 +213,11 @@ class Shipper:
             and self.local.hashes(last_seq, last_seq).get(last_seq) == last_hash
         ):
             return
-        seq = first_difference(conn, self.local, self.workspace_id, min(local_last, last_seq))
-        if seq is None:  # all the local journal holds agrees, but it ends too early
-            seq = local_last + 1
-        what = (
-            f"the local journal ends at seq {local_last}, but the server holds up to {last_seq}"
-            if seq > local_last
-            else f"event {seq} differs from the copy shipped"
+        found = first_difference(conn, self.local, self.workspace_id, last_seq)
+        seq, what = (
+            (found.seq, found.reason)
+            if found is not None
+            else (last_seq, f"event {last_seq} differs from the copy shipped")
         )
         raise ToolError(
             ErrorCode.JOURNAL_DIVERGED,
@@ -208,12 +235,11 @@ class Shipper:
                      json_body(row.body), row.body, row.prev_hash, row.hash)
                 )  # fmt: skip
 
-    def _ship_blobs(self, conn: psycopg.Connection[Any], rows: Sequence[StoredRow]) -> int:
-        """The contents these events name and the server lacks (shared by hash)."""
-        wanted: set[str] = set()
-        for row in rows:
-            wanted.update(stored_blobs(EVENT_DECODER.decode(row.body)))
-        wanted -= self._shipped_blobs
+    def _ship_blobs(self, conn: psycopg.Connection[Any], wanted: set[str]) -> int:
+        """The contents `wanted` that the server lacks and the local journal holds (shared
+        by hash across workspaces; one never stored here is left out, as the local audit
+        lacks it too)."""
+        wanted = wanted - self._shipped_blobs
         if not wanted:
             return 0
         held = conn.execute(
@@ -285,25 +311,73 @@ def json_body(raw: bytes) -> str:
     return text.decode()
 
 
+def contents_named(bodies: Iterable[bytes]) -> set[str]:
+    """Every content these event bodies name that the local audit may read: the blobs
+    stored with each event, and the content each establishes (a file version `blame`
+    folds, whichever event stored its bytes)."""
+    names: set[str] = set()
+    for body in bodies:
+        event = EVENT_DECODER.decode(body)
+        names.update(stored_blobs(event))
+        if event.content_sha256 is not None:
+            names.add(event.content_sha256)
+    return names
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where a local journal stops being the copy shipped, and why."""
+
+    seq: int
+    reason: str
+
+
 def first_difference(
     conn: psycopg.Connection[Any],
     local: LocalJournal,
     workspace: str,
     upto: int,
     step: int = 10_000,
-) -> int | None:
-    """The first seq (1..upto) whose hash differs between the server and the local
-    journal, or None when they agree throughout."""
-    for first in range(1, upto + 1, step):
-        last = min(upto, first + step - 1)
-        theirs = dict(
-            conn.execute(
-                "SELECT seq, hash FROM ej_events WHERE workspace_id = %s AND seq BETWEEN %s AND %s",
-                (workspace, first, last),
-            ).fetchall()
+) -> Difference | None:
+    """The first seq (1..upto) where the local journal is not the copy on the server, or
+    None when it is throughout. Each local row's hash is recomputed from its contents
+    (`LocalJournal.recomputed`) before it is compared with the server's: a row rewritten
+    with its old hash left beside it differs at its own seq."""
+    expected = 1
+    for chunk in _chunks(local.recomputed(upto, step), step):
+        theirs = _server_hashes(conn, workspace, chunk[0].row.seq, chunk[-1].row.seq)
+        for row, problem in chunk:
+            if row.seq != expected:
+                return Difference(expected, f"the local journal has no event {expected}")
+            if problem is not None:
+                return Difference(row.seq, f"local event {row.seq} was altered: {problem}")
+            if theirs.get(row.seq) != row.hash:
+                return Difference(row.seq, f"event {row.seq} differs from the copy shipped")
+            expected += 1
+    if expected <= upto:
+        return Difference(
+            expected,
+            f"the local journal ends at seq {expected - 1}, but the server holds up to {upto}",
         )
-        ours = local.hashes(first, last)
-        for seq in range(first, last + 1):
-            if theirs.get(seq) != ours.get(seq):
-                return seq
     return None
+
+
+def _server_hashes(
+    conn: psycopg.Connection[Any], workspace: str, first: int, last: int
+) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT seq, hash FROM ej_events WHERE workspace_id = %s AND seq BETWEEN %s AND %s",
+        (workspace, first, last),
+    ).fetchall()
+    return {int(seq): str(digest) for seq, digest in rows}
+
+
+def _chunks(items: Iterable[Checked], size: int) -> Iterator[list[Checked]]:
+    chunk: list[Checked] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from editjournal.daemon.audit import open_readonly
 from editjournal.daemon.store.hashchain import (
@@ -23,6 +24,13 @@ from editjournal.daemon.store.hashchain import (
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from editjournal.schemas.errors import ErrorCode, ToolError
+
+
+class Checked(NamedTuple):
+    """A local row and why it breaks the chain (None: its hash is its contents')."""
+
+    row: StoredRow
+    problem: str | None
 
 
 class LocalJournal:
@@ -75,19 +83,23 @@ class LocalJournal:
             expected, prev = expected + 1, row.hash
         return rows
 
-    def all_rows(self, batch: int = 10_000) -> Iterator[StoredRow]:
-        """Every row, unchecked (the caller compares), in seq order."""
+    def recomputed(self, upto: int, batch: int = 10_000) -> Iterator[Checked]:
+        """Rows 1..`upto` in seq order, each with why it breaks the chain (None: it holds).
+
+        Each row's hash is recomputed from its columns and the row before's, never taken
+        on trust: a row rewritten with its stored hash left as it was (triggers dropped)
+        is named here, where comparing stored hashes would find nothing."""
         after, prev = 0, GENESIS_HASH
-        while True:
+        while after < upto:
             found = self.db.execute(
-                f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                (after, batch),
+                f"SELECT {ROW_COLUMNS} FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                (after, upto, batch),
             ).fetchall()
             if not found:
                 return
-            rows = list(stored_rows(found, prev))
-            yield from rows
-            after, prev = found[-1][0], rows[-1].hash
+            for row in stored_rows(found, prev):
+                yield Checked(row, row_problem(after + 1, prev, row))
+                after, prev = row.seq, row.hash
 
     def blob(self, sha256: str) -> bytes | None:
         """A content, whole (the journal may store it as a delta)."""

@@ -97,9 +97,9 @@ def test_the_cli_ships_and_the_fleet_answers_across_workspaces(
     refused_in = {str(r) for k, r in enumerate(roots) if k % 3}  # two agents or more
     assert {e["workspace_path"] for e in json.loads(logged.stdout)} == refused_in
     stats = json.loads(cli(None, "fleet", "stats", "--from", url, "--json").stdout)
-    by = {(s["path"], s["agent"]): s for s in stats}
+    by = {(w["path"], a["agent"]): a for w in stats for a in w["agents"]}
     assert by[(str(roots[0]), "agent-0")]["reads"] == 1
-    assert by[(str(roots[2]), "agent-0")]["refusals"] == {"anchor_stale": 1}
+    assert by[(str(roots[2]), "agent-0")]["rejections"] == {"anchor_stale": 1}
     assert by[(str(roots[2]), "agent-0")]["recoveries"] == 0
     glob = cli(None, "fleet", "log", "--from", url, "--path", "*.py", "--by", "agent-2", "--json")
     assert {e["agent"] for e in json.loads(glob.stdout)} == {"agent-2"}
