@@ -6,7 +6,7 @@ completion. The commands live in `cli_daemons` (serve, start, stop, list) and
 `cli_tools` (status, read, edit, log, watch, agent-status, call); this module
 holds the group, `completion`, and `main`, which turns every outcome into an
 exit code and every error into text on stderr or, with `--json`, one JSON
-object `{code, message, details, suggested_action}` on stdout.
+object `{code, message, details, suggested_action, hint}` on stdout.
 
 Exit codes:
   0    ok
@@ -175,7 +175,7 @@ def _report(error: RequestError, settings: Settings) -> None:
     )
     hint = suggestion(error, context)
     if settings.json:
-        print_json(error_object(error.code, error.message, error.details, hint))
+        print_json(error_object(error.code, error.message, error.details, error.token, hint))
     else:
         emit(error_lines(error, hint), err=True)
 

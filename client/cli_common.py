@@ -246,14 +246,20 @@ def command_line(root: Path | None, *words: str) -> str:
 
 
 def error_object(
-    code: str, message: str, details: dict[str, Any] | None, suggested_action: str | None
+    code: str,
+    message: str,
+    details: dict[str, Any] | None,
+    suggested_action: str | None,
+    hint: str | None = None,
 ) -> dict[str, Any]:
-    """An error as `--json` prints it."""
+    """An error as `--json` prints it: the wire's fields, the hint in the CLI's words, and
+    the suggested action the seeds' token where the code has one, else the same words."""
     return {
         "code": code,
         "message": message,
         "details": details or {},
-        "suggested_action": suggested_action,
+        "suggested_action": suggested_action or hint,
+        "hint": hint if hint is not None else suggested_action,
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
-from editjournal.schemas.errors import CATALOGUE, EditJournalError, ErrorCode
+from editjournal.schemas.errors import CATALOGUE, SEED_TOKENS, EditJournalError, ErrorCode
 from editjournal.schemas.wire import Error
 
 E = TypeVar("E", bound="RequestError")
@@ -14,7 +14,10 @@ class RequestError(EditJournalError):
     """The daemon answered with an error, or could not be reached at all.
 
     `code` is a value of `schemas.errors.ErrorCode` (as a string, so codes of a
-    newer daemon still arrive intact).
+    newer daemon still arrive intact). `suggested_action` is what a program keys on
+    (the seeds' token, `"re-read_file"` for `anchor_stale`, else a sentence); `hint`
+    is what to tell a reader. A daemon older than `hint` sent its sentence as the
+    suggested action: that sentence is the hint then.
     """
 
     def __init__(
@@ -24,6 +27,7 @@ class RequestError(EditJournalError):
         details: dict[str, Any] | None = None,
         suggested_action: str | None = None,
         seq: int | None = None,
+        hint: str | None = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
@@ -31,6 +35,13 @@ class RequestError(EditJournalError):
         self.details = details or {}
         self.suggested_action = suggested_action
         self.seq = seq
+        self.hint = hint if hint is not None else _sentence(suggested_action)
+
+    @property
+    def token(self) -> str | None:
+        """The suggested action when it is a machine token rather than the hint's words."""
+        action = self.suggested_action
+        return action if action and action != self.hint else None
 
     codes: ClassVar[frozenset[str]] = frozenset()  # the codes raised as this class
 
@@ -39,12 +50,20 @@ class RequestError(EditJournalError):
         """The error reply as the exception of its code's family (a code this client does
         not know — a newer daemon's — is a plain RequestError)."""
         raised = _BY_CODE.get(error.code, cls)
-        return raised(error.code, error.message, error.details, error.suggested_action, seq)
+        return raised(
+            error.code, error.message, error.details, error.suggested_action, seq, error.hint
+        )
 
     @classmethod
     def local(cls: type[E], code: ErrorCode, message: str, **details: Any) -> E:
         """An error the client itself detected (no daemon, timeout)."""
-        return cls(code.value, message, details, CATALOGUE[code].suggested_action)
+        spec = CATALOGUE[code]
+        return cls(code.value, message, details, spec.token or spec.hint, hint=spec.hint)
+
+
+def _sentence(suggested_action: str | None) -> str | None:
+    """An older daemon's suggested action as the hint: its words, never a seed token."""
+    return None if suggested_action in SEED_TOKENS else suggested_action
 
 
 class BadRequest(RequestError):

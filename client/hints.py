@@ -27,7 +27,7 @@ import click
 from editjournal.client.errors import RequestError
 from editjournal.client.render import cli_message
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
-from editjournal.schemas.errors import ErrorCode, suggested_action
+from editjournal.schemas.errors import ErrorCode, hint_for
 from editjournal.schemas.suggestions import FoundCall, calls_in
 from editjournal.schemas.tools import TOOL_PARAMS
 from editjournal.schemas.units import limit_that_fits
@@ -46,12 +46,12 @@ Hint = Callable[[RequestError, HintContext], "str | None"]
 
 
 def suggestion(error: RequestError, ctx: HintContext) -> str | None:
-    """The CLI's suggestion for `error`, else the daemon's in the CLI's words."""
+    """The CLI's suggestion for `error`, else the daemon's hint in the CLI's words."""
     hint = HINTS.get(error.code)
     made = hint(error, ctx) if hint else None
     if made is not None:
         return made
-    return cli_words(error.suggested_action, ctx) if error.suggested_action else None
+    return cli_words(error.hint, ctx) if error.hint else None
 
 
 # --- the daemon's words, the CLI's way ---------------------------------------------------
@@ -202,8 +202,8 @@ def _anchor_stale(error: RequestError, ctx: HintContext) -> str | None:
     delta, path = error.details.get("delta"), _path(error, ctx)
     if path is None:
         return None
-    if delta:
-        said = cli_words(error.suggested_action or "", ctx)
+    if delta and error.details.get("reason") != "unknown_anchor":
+        said = cli_words(error.hint or "", ctx)
         since = _cmd(ctx, "read", path, "--since", str(delta["from_version"]))
         return f"{said} ({since} shows it again)"
     if "path" not in error.details:
@@ -297,7 +297,7 @@ def _write_displaced(error: RequestError, ctx: HintContext) -> str | None:
 
 def _unknown_seq(error: RequestError, ctx: HintContext) -> str:
     """The code's own words from the details (a command may have put its own in)."""
-    return cli_words(suggested_action(ErrorCode.UNKNOWN_SEQ, error.details), ctx)
+    return cli_words(hint_for(ErrorCode.UNKNOWN_SEQ, error.details), ctx)
 
 
 def _timeout(error: RequestError, ctx: HintContext) -> str:

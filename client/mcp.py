@@ -146,6 +146,7 @@ def _error_object(error: RequestError) -> dict[str, Any]:
         "message": error.message,
         "details": error.details,
         "suggested_action": error.suggested_action,
+        "hint": error.hint,
     }
     return {"error": msgspec.to_builtins(body)}
 

@@ -132,7 +132,7 @@ _VIEWS: dict[str, Callable[[Any], str]] = {
 
 def error_text(error: RequestError) -> str:
     """An error reply as the model reads it: everything it needs to retry at once."""
-    action = plain_message(error.suggested_action, "above") if error.suggested_action else None
+    action = plain_message(error.hint, "above") if error.hint else None
     lines = error_lines(error, action, say=plain_message)  # calls stay tool calls
     lines[0] = lines[0].replace("editjournal: ", "error ", 1)
     lines += _latest_state(error.details.get("latest_file_state"))

@@ -123,7 +123,7 @@ def refusal(root: str, allow_broad: bool) -> str | None:
         return f"workspace_not_found: workspace {root} {what}"
     broad = too_broad(root, home_dir())
     if broad and not allow_broad:
-        fix = CATALOGUE[ErrorCode.WORKSPACE_TOO_BROAD].suggested_action
+        fix = CATALOGUE[ErrorCode.WORKSPACE_TOO_BROAD].hint
         return f"workspace_too_broad: {too_broad_message(root, broad)}\n  to fix: {fix}"
     return None
 
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
     try:
         state_dir = ensure_state_dir(workspace.state_dir)
     except NotPrivate as e:
-        print(f"editjournal: {e}\n  to fix: {e.suggested_action}", file=sys.stderr)
+        print(f"editjournal: {e}\n  to fix: {e.hint}", file=sys.stderr)
         report(EXIT_FAILED)
         return EXIT_FAILED
     configure_logging(state_dir, log_settings(args))

@@ -1,7 +1,11 @@
 """The one catalogue of error codes a user of editjournal can meet.
 
 Every error that crosses the wire is a code from `ErrorCode` plus a message,
-details and a suggested action. Inside the daemon errors travel as
+details, a suggested action and a hint. The hint is what to do in words, with
+any call to make spelt `method({...})`; the suggested action is the seeds'
+machine token where a seed names one for the code (`anchor_stale`:
+`"re-read_file"`, which harnesses written against the seed key on), else the
+hint's sentence again. Inside the daemon errors travel as
 `ToolError` exceptions; the server turns them into wire `Error` values at the
 edge, and the client turns them back into `RequestError`. Never raise a bare
 `ValueError` for something the caller did: add a code here instead.
@@ -108,13 +112,15 @@ class ErrorCode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class ErrorSpec:
-    """What a code means and what the caller should do about it: in these fixed words
-    unless `schemas.suggestions` makes them from the error's details (its real path,
-    seq, checkpoint). A call is spelt `method({...})`, so each surface can name it in
-    its own terms (the CLI: its command)."""
+    """What a code means and what the caller should do about it: the `hint` in these
+    fixed words unless `schemas.suggestions` makes it from the error's details (its real
+    path, seq, checkpoint). A call is spelt `method({...})`, so each surface can name it
+    in its own terms (the CLI: its command). `token` is the seeds' `suggested_action`
+    for the code, where a seed names one: it stays on the wire as the seed spells it."""
 
     summary: str
-    suggested_action: str
+    hint: str
+    token: str | None = None
 
 
 CATALOGUE: dict[ErrorCode, ErrorSpec] = {
@@ -195,6 +201,7 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.ANCHOR_STALE: ErrorSpec(
         "An anchor matches no line of the file: the file changed since it was read.",
         "read the file again for fresh anchors (read_file with hashes: true)",
+        token="re-read_file",  # seed 000: "suggested_action: \"re-read_file\""
     ),
     ErrorCode.ANCHOR_AMBIGUOUS: ErrorSpec(
         "An anchor matches several lines.", "add occurrence (1-indexed) and line"
@@ -430,11 +437,19 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
 }
 
 
-def suggested_action(code: ErrorCode, details: dict[str, Any]) -> str:
-    """What to do about `code`: made from `details` when they hold what it needs, else
-    the catalogue's fixed words."""
+SEED_TOKENS: frozenset[str] = frozenset(s.token for s in CATALOGUE.values() if s.token)
+
+
+def hint_for(code: ErrorCode, details: dict[str, Any]) -> str:
+    """What to do about `code`, in words: made from `details` when they hold what it
+    needs, else the catalogue's fixed words."""
     make = SUGGESTIONS.get(code.value)
-    return (make(details) if make else None) or CATALOGUE[code].suggested_action
+    return (make(details) if make else None) or CATALOGUE[code].hint
+
+
+def suggested_action(code: ErrorCode, hint: str) -> str:
+    """The wire's `suggested_action`: the seeds' token for `code`, else `hint` itself."""
+    return CATALOGUE[code].token or hint
 
 
 class EditJournalError(Exception):
@@ -449,23 +464,28 @@ class ToolError(EditJournalError):
         code: ErrorCode,
         message: str,
         details: dict[str, Any] | None = None,
-        suggested_action: str | None = None,
+        hint: str | None = None,
     ) -> None:
         super().__init__(f"{code.value}: {message}")
         self.code = code
         self.message = message
         self.details = details or {}
-        self.suggested_action = suggested_action
+        self.hint = hint
+
+    @property
+    def hint(self) -> str:
+        """The one given, else the code's, made from the details as they are now (an
+        explanation added later — a delta, the path — changes what to do)."""
+        return self._hint or hint_for(self.code, self.details)
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._hint = value  # None: the code's own hint
 
     @property
     def suggested_action(self) -> str:
-        """The one given, else the code's, made from the details as they are now (an
-        explanation added later — a delta, the path — changes what to do)."""
-        return self._suggested or suggested_action(self.code, self.details)
-
-    @suggested_action.setter
-    def suggested_action(self, value: str | None) -> None:
-        self._suggested = value  # None: the code's own suggestion
+        """The seeds' token for the code, else the hint."""
+        return suggested_action(self.code, self.hint)
 
     def detached(self) -> ToolError:
         """This error without its traceback and chained causes, to be kept in a result.
@@ -477,9 +497,11 @@ class ToolError(EditJournalError):
         return self
 
     def to_wire(self) -> Error:
+        hint = self.hint
         return Error(
             code=self.code.value,
             message=self.message,
             details=self.details,
-            suggested_action=self.suggested_action,
+            suggested_action=suggested_action(self.code, hint),
+            hint=hint,
         )

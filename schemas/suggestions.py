@@ -70,6 +70,9 @@ def calls_in(text: str, methods: Collection[str]) -> list[FoundCall]:
 
 def _anchor_stale(d: Details) -> str | None:
     path = d.get("path")
+    if d.get("reason") == "unknown_anchor" and path:
+        read = call("read_file", path=path, hashes=True)
+        return f"use anchors a read gave you; this one never was: {read}"
     if d.get("delta"):
         return "retry at once with the fresh anchors of details.delta: no re-read needed"
     if path and d.get("your_version") is not None:

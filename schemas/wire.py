@@ -21,12 +21,19 @@ PROTOCOL_VERSION = 1
 
 
 class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """An error reply's payload: a catalogue code plus what to do about it."""
+    """An error reply's payload: a catalogue code plus what to do about it.
+
+    `suggested_action` is for programs: the seeds' machine token where a seed names one
+    for the code (`anchor_stale`: `"re-read_file"`), else the hint's words. `hint` is
+    for whoever reads: what to do in a sentence, a call to make spelt `method({...})`
+    with its real params. `hint` came later (additive: an older daemon leaves it out, an
+    older client ignores it)."""
 
     code: str
     message: str
     details: dict[str, Any] = {}
     suggested_action: str | None = None
+    hint: str | None = None
 
 
 class Request(msgspec.Struct, kw_only=True, omit_defaults=True):

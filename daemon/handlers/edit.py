@@ -23,6 +23,7 @@ from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writte
 from editjournal.daemon.writing.stale import (
     explain_from,
     given_bases,
+    mark_unknown,
     unseen_conflict,
     with_delta,
 )
@@ -77,7 +78,7 @@ class _Edit:
         explained = self._explained(target, error)
         # the file's path lets the code's suggestion name the read to make, or none
         explained.details.setdefault("path", target.path)
-        explained.suggested_action = None
+        explained.hint = None
         return explained
 
     def _explained(self, target: Target, error: ToolError) -> ToolError:
@@ -86,11 +87,14 @@ class _Edit:
         base = target.agent_base
         ctx, snap, doc, anchors = target.ctx, target.snap, target.doc, target.anchors
         skip = {snap.sha256} | ({base.sha256} if base is not None else set())
+        tried = [base] if base is not None else []
         for given in given_bases(ctx, snap, target.noticed, skip):
             ops = self.params.operations
             explained = explain_from(ctx, given, doc, anchors, ops, target.version)
             if explained is not None:
                 return explained
+            tried.append(given)
+        mark_unknown(error, [target.parsed.index, *(b.parsed.index for b in tried)])
         if base is not None:
             return with_delta(error, base, doc, anchors, target.version)
         return _explain_stale(target, error)

@@ -319,7 +319,7 @@ def _combined(problems: list[ToolError]) -> ToolError:
         first.code,
         f"{first.message} (and {len(problems) - 1} more problem(s); see details.problems)",
         {**first.details, "problems": listed},
-        first.suggested_action,
+        first.hint,
     )
 
 

@@ -254,7 +254,7 @@ def _chosen(
             ErrorCode.NO_MATCH,
             f"{what} matches no line of the file; nothing was planned",
             {"field": field},
-            suggested_action=f"check {field} against the file (read_file), or the match mode",
+            hint=f"check {field} against the file (read_file), or the match mode",
         )
     if occurrence is not None and occurrence > count:
         raise ToolError(
@@ -262,7 +262,7 @@ def _chosen(
             f"{what} matches {count} time(s) (lines {listed}), so there is no occurrence"
             f" {occurrence}",
             {"field": field, "count": count, "lines": candidates},
-            suggested_action=f"use an occurrence from 1 to {count}",
+            hint=f"use an occurrence from 1 to {count}",
         )
     if occurrence is None and count > 1:
         raise ToolError(
@@ -270,7 +270,7 @@ def _chosen(
             f"{what} matches {count} places (lines {listed}); pass occurrence (1-based) to"
             " choose one, or make it unique",
             {"field": field, "count": count, "lines": candidates},
-            suggested_action="pass occurrence (1-based) or a more specific text",
+            hint="pass occurrence (1-based) or a more specific text",
         )
     return candidates[(occurrence or 1) - 1], count
 

@@ -328,7 +328,7 @@ def _all_refused(errors: list[ToolError]) -> ToolError:
     refused = [{"code": e.code.value, "message": e.message, **e.details} for e in errors]
     message = f"{first.message} (nothing was written: all files or none)"
     details = {**first.details, "refused": refused}
-    return ToolError(first.code, message, details, first.suggested_action)
+    return ToolError(first.code, message, details, first.hint)
 
 
 def _applied_doc(doc: Document, planned: Planned) -> tuple[Document, tuple[tuple[str, str], ...]]:

@@ -20,7 +20,7 @@ from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import Context
 from editjournal.daemon.handlers.read import anchored
-from editjournal.daemon.text.anchors import LineAnchor
+from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor
 from editjournal.daemon.text.diff import focused_diff
 from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from editjournal.daemon.text.lines import Document
@@ -244,6 +244,35 @@ def explain_from(
     if not broken:
         return None
     return stale_error(ctx, base, current, anchors, broken, current_version)
+
+
+UNKNOWN_ANCHOR = "unknown_anchor"  # details.reason of an anchor in no version given
+
+
+def mark_unknown(error: ToolError, given: Sequence[AnchorIndex]) -> None:
+    """Say so when a stale anchor was never an anchor of the file as the agent was given
+    it: it matches no line of any version in `given` (the current content, and what the
+    agent read, its writes left, a refusal's delta showed, as far as the journal's
+    search of its events goes). A made-up or mistyped anchor: no delta can hold it, so
+    only a read helps; `details.reason` says so, `details.unknown_anchors` lists every
+    such one."""
+    if error.code is not ErrorCode.ANCHOR_STALE:
+        return
+    stale = [error.details, *error.details.get("problems", [])]
+    named = [p.get("anchor") for p in stale if p.get("code", "anchor_stale") == "anchor_stale"]
+    unknown = [a for a in dict.fromkeys(named) if isinstance(a, str) and _nowhere(a, given)]
+    if not unknown:
+        return
+    error.details["unknown_anchors"] = unknown
+    if error.details.get("anchor") in unknown:
+        error.details["reason"] = UNKNOWN_ANCHOR
+        error.message += (
+            "; nor any line of a version of the file you were given: not one of its anchors"
+        )
+
+
+def _nowhere(anchor: str, given: Sequence[AnchorIndex]) -> bool:
+    return all(index.match(anchor).level == "none" for index in given)
 
 
 def with_delta(

@@ -67,10 +67,11 @@ def test_a_stale_edit_with_json_is_one_object_on_stdout(daemon: RunningDaemon):
     )
     assert done.returncode == 1 and done.stderr == ""
     error = json.loads(done.stdout)
-    assert set(error) == {"code", "message", "details", "suggested_action"}
+    assert set(error) == {"code", "message", "details", "suggested_action", "hint"}
     assert error["code"] == "anchor_stale"
     assert [c["agent"] for c in error["details"]["conflicts"]] == ["bob"]
-    assert "--since" in error["suggested_action"]
+    assert error["suggested_action"] == "re-read_file"  # the seed's token, as on the wire
+    assert "--since" in error["hint"]  # the hint in the CLI's words: its commands
 
 
 def test_a_low_entropy_target_prints_the_neighbour_anchors(daemon: RunningDaemon):

@@ -49,8 +49,11 @@ def test_replace_line_with_unknown_hash(daemon: RunningDaemon, client: Client):
     error = rejected(client, "f.txt", [{"op": "replace_line", "hash": "abcdef", "content": "x"}])
     assert error.code == "anchor_stale"
     assert "abcdef" in error.message
-    assert error.suggested_action == (
-        'read the file again for fresh anchors: read_file({"path": "f.txt", "hashes": true})'
+    assert error.suggested_action == "re-read_file"  # the seed's token
+    assert error.details["reason"] == "unknown_anchor"  # never read: no version had it
+    assert error.hint == (
+        'use anchors a read gave you; this one never was: read_file({"path": "f.txt",'
+        ' "hashes": true})'
     )
 
 
@@ -273,7 +276,9 @@ def test_file_modified_externally_between_read_and_edit(daemon: RunningDaemon, c
     error = rejected(client, "f.txt", [{"op": "replace_line", "hash": a[3], "content": "x"}])
     assert error.code == "anchor_stale"
     assert "relies on line(s) 3 of version" in error.message and "changed since" in error.message
-    assert error.suggested_action.endswith("no re-read needed")  # the delta has fresh anchors
+    assert error.suggested_action == "re-read_file"  # seed 000's scenario, word for word
+    assert error.hint.endswith("no re-read needed")  # the delta has fresh anchors
+    assert "reason" not in error.details  # the anchor was real: the line changed
     kinds = [r.kind for r in daemon.journal().records(path="f.txt")]
     assert kinds == ["file_read", "outside_change", "edit_rejected"]
 

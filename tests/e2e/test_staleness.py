@@ -59,7 +59,8 @@ def test_anchor_on_a_line_another_agent_changed_is_stale_with_conflict_and_delta
         a, "shared.py", [{"op": "replace_line", "hash": seen_by_a[5], "content": "    return 0"}]
     )
     assert error.code == "anchor_stale"
-    assert error.suggested_action == (  # the delta below has the fresh anchors
+    assert error.suggested_action == "re-read_file"  # the seed's token, for programs
+    assert error.hint == (  # the delta below has the fresh anchors
         "retry at once with the fresh anchors of details.delta: no re-read needed"
     )
     [conflict] = error.details["conflicts"]

@@ -519,7 +519,7 @@ def test_damaged_blob_raises_journal_corrupt_naming_it(
     assert error.code is ErrorCode.JOURNAL_CORRUPT
     assert stored in error.message
     assert error.details["blob"] == stored
-    assert error.suggested_action == CATALOGUE[ErrorCode.JOURNAL_CORRUPT].suggested_action
+    assert error.hint == CATALOGUE[ErrorCode.JOURNAL_CORRUPT].hint
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from editjournal.client.errors import RequestError
 from editjournal.client.hints import HintContext, cli_text, command_for, suggestion
 from editjournal.client.mcp_text import error_text
 from editjournal.client.render import error_lines, flags_named
-from editjournal.schemas.errors import ErrorCode, suggested_action
+from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.suggestions import SUGGESTIONS, call, calls_in
 from editjournal.schemas.tools import TOOL_PARAMS
 
@@ -53,8 +53,13 @@ CTX = HintContext(
 )
 
 
+def wire_error(code: ErrorCode, details: dict[str, Any], message: str = "m") -> RequestError:
+    """The error as a client gets it: the daemon's `ToolError` over the wire."""
+    return RequestError.from_wire(ToolError(code, message, dict(details)).to_wire())
+
+
 def cli_rendering(code: ErrorCode, details: dict[str, Any]) -> str:
-    error = RequestError(code.value, "the message", details, suggested_action(code, details))
+    error = wire_error(code, details, "the message")
     return click.unstyle("\n".join(error_lines(error, suggestion(error, CTX))))
 
 
@@ -174,15 +179,13 @@ def test_the_mcp_server_keeps_the_calls_with_their_real_arguments():
         (ErrorCode.CHECKPOINT_NOT_FOUND, "checkpoint_list({})"),
     ]:
         details = DETAILS[1]
-        error = RequestError(code.value, "m", details, suggested_action(code, details))
+        error = wire_error(code, details)
         assert needle in error_text(error).split("suggested action: ")[1]
 
 
 def test_a_stale_anchor_with_a_delta_says_no_re_read_is_needed_on_both_surfaces():
     details = DETAILS[2]
-    error = RequestError(
-        "anchor_stale", "m", details, suggested_action(ErrorCode.ANCHOR_STALE, details)
-    )
+    error = wire_error(ErrorCode.ANCHOR_STALE, details)
     for shown in (error_text(error), cli_rendering(ErrorCode.ANCHOR_STALE, details)):
         action = shown.split("suggested action: ")[1]
         assert action.startswith("retry at once with the fresh anchors of the delta above")
