@@ -19,8 +19,10 @@ Exit codes:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 from click.shell_completion import get_completion_class
@@ -55,8 +57,9 @@ from editjournal.client.cli_common import (
 from editjournal.client.cli_help import verbatim
 from editjournal.client.connection import workspace_root
 from editjournal.client.errors import DaemonUnavailable, RequestError, RequestTimeout
-from editjournal.client.hints import HintContext, suggestion
+from editjournal.client.hints import HintContext, cli_words, suggestion
 from editjournal.client.render import emit, error_lines
+from editjournal.client.standpoint import Standpoint, paths_in
 
 PROG = "editjournal"
 COMPLETE_VAR = "_EDITJOURNAL_COMPLETE"
@@ -171,13 +174,17 @@ def exit_code(error: RequestError) -> int:
 def _report(error: RequestError, settings: Settings) -> None:
     root = workspace_root(error.details.get("workspace") or settings.workspace)
     context = HintContext(
-        command=lambda *words: command_line(root, *words), root=root, path=settings.path
+        command=lambda *words: command_line(root, *words),
+        root=root,
+        path=settings.path,
+        where=Standpoint.at(root, Path(os.path.realpath(os.getcwd()))),
+        known=frozenset(paths_in(error.details)),
     )
-    hint = suggestion(error, context)
+    hint = suggestion(error, context)  # its commands run as printed from here (--json too)
     if settings.json:
         print_json(error_object(error.code, error.message, error.details, error.token, hint))
     else:
-        emit(error_lines(error, hint), err=True)
+        emit(error_lines(error, hint, lambda text: cli_words(text, context, "below")), err=True)
 
 
 def _report_bad_input(error: BadInput, as_json: bool) -> None:

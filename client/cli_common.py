@@ -15,7 +15,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +32,7 @@ from editjournal.client.connection import (
     require_workspace,
 )
 from editjournal.client.render import emit
+from editjournal.client.standpoint import Standpoint, paths_in
 from editjournal.schemas.errors import ErrorCode
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -78,25 +79,26 @@ def settings() -> Settings:
     return click.get_current_context().ensure_object(Settings)
 
 
+def standpoint() -> Standpoint:
+    """Where the person stands in the workspace: what their relative paths start from,
+    and what every path the CLI prints is relative to (`client.standpoint`)."""
+    return Standpoint.at(settings().root, Path(os.path.realpath(os.getcwd())))
+
+
 def in_workspace(path: str) -> str:
     """A path as the user typed it, as the daemon takes it (relative to the root).
 
-    With the workspace found from the current directory (none named), a relative path
-    is relative to where the user stands, as git reads it: `cd ws/src && editjournal
-    read app.py` reads ws/src/app.py. With a workspace named (`--workspace`,
-    EDITJOURNAL_WORKSPACE), it is relative to that workspace's root, as always. A path
-    that leaves the workspace goes on absolute: the daemon refuses it, and says why."""
-    s = settings()
-    if s.workspace is not None or os.path.isabs(path):
-        return path
-    root, here = s.root, Path(os.getcwd())
-    if here == root:
-        return path
-    full = os.path.normpath(here / path)
-    rel = os.path.relpath(full, root)
-    if rel == ".." or rel.startswith("../"):
-        return full
-    return rel + "/" if path.endswith("/") and rel != "." else rel  # keep what is refused
+    One rule, as git reads paths: a relative path is relative to where the user stands
+    (`cd ws/src && editjournal read app.py` reads ws/src/app.py), whether the workspace
+    was found from there or named; standing outside the workspace, relative to its
+    root. A path that leaves the workspace goes on absolute: the daemon refuses it, and
+    says why."""
+    return standpoint().to_wire(path)
+
+
+def shown_path(path: str) -> str:
+    """A workspace path (the wire's) as the user would type it from where they stand."""
+    return standpoint().shown(path)
 
 
 def in_workspace_all(paths: Sequence[str]) -> list[str]:
@@ -204,22 +206,50 @@ def print_json(value: Any) -> None:
 def print_result(
     result: T, lines_of: Callable[[T], str | list[str]], warnings: Sequence[str] = ()
 ) -> None:
-    """A command's answer: JSON with --json (its warnings are in the envelope), else
-    its text rendering, the daemon's warnings first on stderr."""
+    """A command's answer: JSON with --json (the wire's paths; its warnings are in the
+    envelope), else its text rendering, the daemon's warnings first on stderr, every
+    path in it as typed from where the user stands."""
     if settings().json:
         print_json(result)
         return
+    print_warnings(warnings, result)
+    emit(lines_of(for_person(result)))
+
+
+def for_person(result: T) -> T:
+    """A reply, a log entry or a list of them as a person reads it: its path fields as
+    the user types them from here, its prose (message, summary) in the CLI's words
+    (`in_cli_words`: calls as commands, paths as typed here)."""
+    return standpoint().localized(result, lambda text, known: in_cli_words(text, known))  # type: ignore[no-any-return]
+
+
+def print_warnings(warnings: Sequence[str], *about: Any) -> None:
+    """The daemon's warnings on stderr, in the CLI's words (`about`: the reply or
+    request they came with, whose paths they may name)."""
     if warnings:
-        emit([f"warning: {in_cli_words(w)}" for w in warnings], err=True)
-    emit(lines_of(result))
+        emit([f"warning: {in_cli_words(w, *about)}" for w in warnings], err=True)
 
 
-def in_cli_words(text: str) -> str:
+def in_cli_words(text: str, *about: Any) -> str:
     """A daemon's message or warning with each call it suggests (`method({...})`) as
-    the command that makes it, runnable as printed."""
+    the command that makes it, runnable as printed, and each path it names (a path of
+    `about`, any of replies, details, sets of paths, or the command's file) as typed
+    from where the user stands."""
     from editjournal.client.hints import cli_text  # it reads the click commands: lazily
 
-    return cli_text(text, lambda *words: command_line(settings().root, *words))
+    known = {p for value in about for p in _paths_of(value)} | _own_path()
+    return cli_text(text, lambda *words: command_line(settings().root, *words), standpoint(), known)
+
+
+def _paths_of(value: Any) -> Iterator[str]:
+    if isinstance(value, set | frozenset):
+        return iter(value)
+    return paths_in(value)
+
+
+def _own_path() -> set[str]:
+    path = settings().path
+    return {path} if path else set()
 
 
 def json_line(value: Any) -> str:

@@ -30,7 +30,6 @@ from editjournal.client.cli_common import (
     BadInput,
     check_workspace,
     global_options,
-    in_cli_words,
     in_workspace,
     in_workspace_all,
     open_client,
@@ -173,7 +172,7 @@ def make_command(method: str) -> click.Command:
 def result_lines(result: Any) -> list[str]:
     """A reply as text: its message, where it left the file, and its diff."""
     reply = result if isinstance(result, dict) else msgspec.to_builtins(result)
-    lines = [in_cli_words(str(reply["message"]))] if "message" in reply else []
+    lines = [str(reply["message"])] if "message" in reply else []  # put by `print_result`
     if "file_path" in reply and "version" in reply:
         lines.append(f"{reply['file_path']} version {reply['version']}")
     if reply.get("summary"):  # a prepared hunk: the plan at a glance

@@ -28,6 +28,7 @@ from editjournal.client.cli_common import (
     EXIT_OK,
     BadInput,
     check_workspace,
+    for_person,
     global_options,
     in_workspace,
     in_workspace_all,
@@ -35,7 +36,9 @@ from editjournal.client.cli_common import (
     open_client,
     print_json,
     print_result,
+    print_warnings,
     settings,
+    shown_path,
 )
 from editjournal.client.cli_help import CALL_EPILOG, EDIT_EPILOG, verbatim
 from editjournal.client.errors import RequestError, StateMismatch
@@ -130,7 +133,7 @@ def read(
     shown = f"lines {result.start_line}-{result.end_line} of {result.line_count}"
     more = ", truncated" if result.truncated else ""
     emit(
-        f"-- {result.file_path} version {result.version} sha256 {result.sha256[:12]}"
+        f"-- {shown_path(result.file_path)} version {result.version} sha256 {result.sha256[:12]}"
         f" ({shown}{more}, eol {result.eol})",
         err=True,
     )
@@ -164,9 +167,8 @@ def edit(path: str, ops_file: str, skip_safety_check: bool) -> int:
     if s.json:
         print_json(result)
         return EXIT_OK
-    for warning in warnings:
-        emit(f"warning: {warning}", err=True)
-    emit(edit_lines(result))
+    print_warnings(warnings, result)
+    emit(edit_lines(for_person(result)))
     return EXIT_OK
 
 
@@ -225,7 +227,7 @@ def patch(path: str, diff_file: str, base: str, rebase: bool, skip_safety_check:
     if s.json:
         print_json(result)
         return EXIT_OK
-    emit(patch_lines(result))
+    emit(patch_lines(for_person(result)))
     return EXIT_OK
 
 
@@ -260,7 +262,8 @@ def full_base(client: Client, path: str, base: str) -> str:
     found = sorted(sha for sha in known if sha.startswith(prefix))
     if len(found) > 1:
         raise BadInput(
-            f"--base {base} is ambiguous: {len(found)} versions of {path} have a sha256 starting"
+            f"--base {base} is ambiguous: {len(found)} versions of {shown_path(path)} have a"
+            " sha256 starting"
             " with it; give more digits"
         )
     if not found:
@@ -386,6 +389,7 @@ def log(
     if settings().json:
         print_json(result)
         return EXIT_OK
+    result = for_person(result)
     for entry, line in zip(result.events, log_lines(result.events), strict=True):
         emit(line)
         if entry.diff:
@@ -437,7 +441,7 @@ def watch(paths: tuple[str, ...], count: int, idle_timeout: float | None) -> int
     about = in_workspace_all(paths) or None
     with open_client() as client, client.subscribe(about) as subscription:
         for n, event in enumerate(subscription.events(idle_timeout), start=1):
-            emit(json_line(event) if as_json else event_line(event))
+            emit(json_line(event) if as_json else event_line(for_person(event)))
             sys.stdout.flush()
             if count and n >= count:
                 break

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ import click
 
 from editjournal.client.errors import RequestError
 from editjournal.client.render import cli_message
+from editjournal.client.standpoint import Standpoint
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
 from editjournal.schemas.errors import ErrorCode, hint_for
 from editjournal.schemas.suggestions import FoundCall, calls_in
@@ -35,11 +36,30 @@ from editjournal.schemas.units import limit_that_fits
 
 @dataclass(frozen=True)
 class HintContext:
-    """What a suggestion may name: how to run a command in this workspace, the file."""
+    """What a suggestion may name: how to run a command in this workspace, the file (the
+    wire's path), where the user stands (every path printed as typed from there) and
+    the paths the error or reply names (what its prose may mention)."""
 
     command: Callable[..., str]  # command(*words) -> a pasteable command line
     root: Path | None
     path: str | None
+    where: Standpoint | None = None
+    known: frozenset[str] = frozenset()
+
+    def shown(self, path: str) -> str:
+        """A workspace path as the user types it from where they stand."""
+        return self.where.shown(path) if self.where else path
+
+    def prose(self, text: str, where: str) -> str:
+        """The daemon's prose (no call in it) in the CLI's words, its paths as shown."""
+        if self.where is None or not self.where.base:
+            return cli_message(text, where)
+        named = self.where.in_text(text, self.known | {self.path or ""})
+        return cli_message(named.replace(_WIRE_RELATIVE, _TYPED_RELATIVE), where)
+
+
+# What the daemon tells an agent about its paths, and what is true of a person's here.
+_WIRE_RELATIVE, _TYPED_RELATIVE = "(workspace-relative)", "(relative to the current directory)"
 
 
 Hint = Callable[[RequestError, HintContext], "str | None"]
@@ -63,25 +83,43 @@ def cli_words(text: str, ctx: HintContext, where: str = "above") -> str:
     what it refers to is above it)."""
     parts, at = [], 0
     for found in calls_in(text, TOOL_PARAMS):
-        parts += [cli_message(text[at : found.start], where), f"`{_command_line(found, ctx)}`"]
+        parts += [ctx.prose(text[at : found.start], where), f"`{_command_line(found, ctx)}`"]
         at = found.end
-    return "".join([*parts, cli_message(text[at:], where)])
+    return "".join([*parts, ctx.prose(text[at:], where)])
 
 
-def cli_text(text: str, command: Callable[..., str]) -> str:
+def cli_text(
+    text: str,
+    command: Callable[..., str],
+    where: Standpoint | None = None,
+    known: Iterable[str] = (),
+) -> str:
     """A daemon's message or warning in the CLI's words, for a command to print
-    (`command(*words)`: a pasteable command line in its workspace)."""
-    return cli_words(text, HintContext(command=command, root=None, path=None), "below")
+    (`command(*words)`: a pasteable command line in its workspace; `known`: the paths
+    it may name, printed as typed from `where`)."""
+    ctx = HintContext(command=command, root=None, path=None, where=where, known=frozenset(known))
+    return cli_words(text, ctx, "below")
 
 
 def _command_line(found: FoundCall, ctx: HintContext) -> str:
-    """The command that makes the call; `editjournal call` (params on stdin) when no
-    command takes all its params."""
-    words = command_for(found.method, found.params)
+    """The command that makes the call, its paths as typed from where the user stands;
+    `editjournal call` (params on stdin, the wire's paths) when no command takes all
+    its params."""
+    words = command_for(found.method, _typed(found.params, ctx))
     if words is not None:
         return ctx.command(*words)
     params = shlex.quote(json.dumps(found.params, ensure_ascii=False))
     return f"echo {params} | {ctx.command('call', found.method)}"
+
+
+def _typed(params: dict[str, Any], ctx: HintContext) -> dict[str, Any]:
+    """A call's params as a command takes them: `path` and `paths` as typed here."""
+    typed = dict(params)
+    if isinstance(typed.get("path"), str):
+        typed["path"] = ctx.shown(typed["path"])
+    if isinstance(typed.get("paths"), list):
+        typed["paths"] = [ctx.shown(p) if isinstance(p, str) else p for p in typed["paths"]]
+    return typed
 
 
 # A hand-written command's words, where they are not the generated `method-name`.
@@ -187,9 +225,10 @@ def _word(value: Any) -> str:
 
 
 def _path(error: RequestError, ctx: HintContext) -> str | None:
-    """The file the error is about: as the command named it, else as the daemon did."""
+    """The file the error is about (the command's, else the daemon's), as the user types
+    it from where they stand."""
     path = ctx.path or error.details.get("path")
-    return path if isinstance(path, str) and path else None
+    return ctx.shown(path) if isinstance(path, str) and path else None
 
 
 def _cmd(ctx: HintContext, *words: str) -> str:
