@@ -115,14 +115,32 @@ def owners_of(
         if data is None or version.sha256 == sha:
             continue
         new = lines_of(data)
-        exact = _exact(version, sha, len(lines))
         owner = Owner(version.seq, version.author, version.kind, version.ts)
-        fitted = carry(owners, exact, owner, len(new)) if exact else None
-        if fitted is None:  # no exact changes (or ones that do not fit): the diff
-            fitted = carry(owners, changes(lines, new), owner, len(new)) or []
-        owners = fitted
+        owners = carry(owners, steps_of(version, lines, sha, new), owner, len(new)) or []
         lines, sha = new, version.sha256
     return lines, owners, sha
+
+
+def steps_of(
+    version: Version, before: Sequence[str], before_sha: str | None, new: Sequence[str]
+) -> Sequence[LineChange]:
+    """What `version` changed of the content before it (`before`, whose sha256 is
+    `before_sha`): the write's own exact line changes when they are against that content
+    and fit it, else a diff of the two. Blame and history's +/- both count these."""
+    exact = _exact(version, before_sha, len(before))
+    if exact and _fits(exact, len(before), len(new)):
+        return exact
+    return changes(before, new)
+
+
+def _fits(steps: Sequence[LineChange], old_count: int, new_count: int) -> bool:
+    """Whether `steps` are in order, within the old content, and make `new_count` lines."""
+    done = 0
+    for start, end, _ in steps:
+        if start < done or end < start or end > old_count:
+            return False
+        done = end
+    return old_count + sum(n - (end - start) for start, end, n in steps) == new_count
 
 
 def _exact(version: Version, before: str | None, old_count: int) -> Sequence[LineChange]:

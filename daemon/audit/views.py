@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.audit.diffs import counts, lines_of, unified
+from editjournal.daemon.audit.blame import steps_of
+from editjournal.daemon.audit.diffs import lines_of, unified
 from editjournal.daemon.audit.timeline import Version, versions
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -90,20 +91,28 @@ def history(journal: Journal, path: str) -> HistoryResult:
         )
     rows: list[FileVersion] = []
     previous: tuple[str, ...] | None = ()
+    previous_sha: str | None = None
     for version in found:
         data = journal.blob(version.sha256) if version.sha256 else b""
-        rows.append(_row(version, data, previous, path))
+        rows.append(_row(version, data, (previous, previous_sha), path))
         previous = None if data is None else lines_of(data)
+        previous_sha = version.sha256
     return HistoryResult(path=path, versions=rows)
 
 
 def _row(
-    version: Version, data: bytes | None, previous: tuple[str, ...] | None, path: str
+    version: Version,
+    data: bytes | None,
+    before: tuple[tuple[str, ...] | None, str | None],
+    path: str,
 ) -> FileVersion:
+    """One version, its +/- the lines blame credits it with (`blame.steps_of`)."""
     lines = None if data is None else lines_of(data)
     added, removed = (None, None)
+    previous, previous_sha = before
     if lines is not None and previous is not None:
-        added, removed = counts(previous, lines)
+        steps = steps_of(version, previous, previous_sha, lines)
+        added, removed = sum(n for _, _, n in steps), sum(e - s for s, e, _ in steps)
     return FileVersion(
         seq=version.seq,
         ts=version.ts,
