@@ -140,15 +140,42 @@ def content_maps(
     maps, the last one to `current`), each found again by content (`repaired`): a
     line a step changed comes back when a later one puts the same text in its place."""
     mapping: LineMap = list(range(len(base)))
+    seen = _Seen(base_sha, mapping)
     previous, previous_sha = base, base_sha
     for step in steps:
-        carried = _then(mapping, step_map(previous, previous_sha, step))
-        mapping = repaired(carried, base, step.lines)
+        mapping = seen.get(step.sha256) or repaired(
+            _then(mapping, step_map(previous, previous_sha, step)), base, step.lines
+        )
+        seen.put(step.sha256, mapping)
         previous, previous_sha = step.lines, step.sha256
         yield mapping
     if list(previous) != list(current):
         mapping = repaired(_then(mapping, line_map(previous, current)), base, current)
     yield mapping
+
+
+SEEN_VERSIONS = 64  # the latest contents whose maps are kept, to be found again
+
+
+class _Seen:
+    """The maps to the latest contents, by their sha256: a content the file held before
+    (a write and its undo, two writes that cancel out) gets the map it had then, whatever
+    the line diffs between say (on repeated lines they may pair a line with a twin)."""
+
+    def __init__(self, base_sha: str | None, identity: LineMap) -> None:
+        self._maps: dict[str, LineMap] = {}
+        self.put(base_sha, identity)
+
+    def get(self, sha: str | None) -> LineMap | None:
+        return None if sha is None else self._maps.get(sha)
+
+    def put(self, sha: str | None, mapping: LineMap) -> None:
+        if sha is None:
+            return
+        self._maps.pop(sha, None)
+        self._maps[sha] = mapping  # the newest last: the oldest goes first
+        if len(self._maps) > SEEN_VERSIONS:
+            del self._maps[next(iter(self._maps))]
 
 
 def content_map(

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+from collections.abc import Sequence
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import exact_map, line_map
-from editjournal.daemon.text.revert import diff_plan, refined, revert_plan
+from editjournal.daemon.text.rebase import Step, exact_map, line_map
+from editjournal.daemon.text.revert import (
+    content_map,
+    content_maps,
+    culprits,
+    diff_plan,
+    refined,
+    repaired,
+    revert_plan,
+)
 
 small_lines = st.lists(st.sampled_from(["a", "b", "c", "", "}", "x = 1"]), max_size=12)
 
@@ -68,3 +80,77 @@ def test_lines_deleted_go_back_only_where_the_gap_is_still_closed():
     revert = revert_plan(before, 2, changes, moved, 4)
     current = ["x", "y", "one", "three"]
     assert apply_plan(doc(current), revert.plan).lines == ("x", "y", "one", "two", "three")
+
+
+# --- content, not events (issue 34) -------------------------------------------------------
+
+
+def sha(lines: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def steps_through(*versions: Sequence[str]) -> list[Step]:
+    """Steps to each version in turn, with no record of their lines (diffed, as outside
+    changes are), each with its content's hash as the journal keeps it."""
+    return [Step(tuple(v), sha256=sha(v)) for v in versions]
+
+
+def test_a_line_changed_and_put_back_is_found_again():
+    after = ["one", "TWO", "three"]
+    changed, back = ["one", "2", "three"], ["one", "TWO", "three"]
+    assert content_map(after, None, steps_through(changed, back), back) == [0, 1, 2]
+
+
+def test_a_line_changed_is_not_found_again_in_a_twin_elsewhere():
+    after = ["one", "TWO", "three"]
+    now = ["TWO", "one", "2", "three"]  # the text is above, not where the line was
+    assert content_map(after, None, steps_through(now), now)[1] is None
+
+
+def test_a_place_that_grew_is_not_matched_line_for_line():
+    after = ["one", "TWO", "three"]
+    now = ["one", "TWO", "extra", "three"]  # written in one change with its twin
+    mapping = repaired([0, None, 3], after, now)
+    assert mapping == [0, None, 3]
+
+
+def test_culprits_never_name_a_change_that_was_taken_back():
+    after = ["a", "b", "c", "d"]
+    versions = [
+        ["a", "B2", "c", "d"],  # 0: changes line 2
+        ["a", "b", "c", "d"],  # 1: puts it back (an undo)
+        ["a", "b", "c", "D4"],  # 2: changes line 4
+        ["a", "B5", "c", "D4"],  # 3: changes line 2 again
+    ]
+    maps = content_maps(after, None, steps_through(*versions), versions[-1])
+    assert culprits(maps, [(2,), (4,)]) == {3: {2}, 2: {4}}
+
+
+def test_culprits_of_lines_back_but_apart_name_what_came_between():
+    after = ["a", "b", "c"]
+    versions = [["a", "x", "c"], ["a", "b", "c"], ["a", "b", "new", "c"]]
+    maps = content_maps(after, None, steps_through(*versions), versions[-1])
+    assert culprits(maps, [(2, 3)]) == {2: {2, 3}}
+
+
+@given(small_lines, small_lines, small_lines)
+def test_a_write_taken_back_since_does_not_stand_in_an_undos_way(
+    before: list[str], after: list[str], meanwhile: list[str]
+):
+    """W turned `before` into `after`; another write made `meanwhile`, and was undone:
+    the file is `after` again, so W's undo gives `before` back, whatever the events."""
+    changes = refined(before, after, changes_of(diff_plan(before, after, "w")))
+    mapping = content_map(after, sha(after), steps_through(meanwhile, after), after)
+    revert = revert_plan(before, len(after), changes, mapping, len(after))
+    assert revert.broken == []
+    assert apply_plan(doc(after), revert.plan).lines == tuple(before)
+
+
+@given(small_lines, st.lists(small_lines, min_size=1, max_size=4))
+def test_a_content_map_only_pairs_equal_lines_in_order(base: list[str], versions: list[list[str]]):
+    """Found again by content never means found by text alone out of place: every line
+    maps to the same text, and the map keeps the lines' order."""
+    mapping = content_map(base, None, steps_through(*versions), versions[-1])
+    pairs = [(i, j) for i, j in enumerate(mapping) if j is not None]
+    assert all(base[i] == versions[-1][j] for i, j in pairs)
+    assert all(j1 < j2 for (_, j1), (_, j2) in itertools.pairwise(pairs))
