@@ -3,6 +3,8 @@ class, of its family, all under `RequestError` and `EditJournalError`."""
 
 from __future__ import annotations
 
+import msgspec
+
 from editjournal.client import (
     BadRequest,
     NoMatch,
@@ -13,7 +15,13 @@ from editjournal.client import (
     WorkspaceNotFound,
 )
 from editjournal.client.errors import _BY_CODE, _families
-from editjournal.schemas.errors import CATALOGUE, EditJournalError, ErrorCode
+from editjournal.schemas.errors import (
+    CATALOGUE,
+    SEED_TOKENS,
+    EditJournalError,
+    ErrorCode,
+    ToolError,
+)
 from editjournal.schemas.wire import Error
 
 
@@ -48,3 +56,28 @@ def test_a_code_from_a_newer_daemon_is_a_plain_request_error():
 def test_local_errors_keep_their_class():
     error = WorkspaceNotFound.local(ErrorCode.WORKSPACE_NOT_FOUND, "gone", workspace="/x")
     assert type(error) is WorkspaceNotFound and error.details == {"workspace": "/x"}
+
+
+def test_the_hint_and_the_token_come_apart_and_an_older_daemons_sentence_is_the_hint():
+    sentence = 'read the file again for fresh anchors: read_file({"path": "a.py"})'
+    now = Error(code="anchor_stale", message="m", suggested_action="re-read_file", hint=sentence)
+    sent = {"code": "anchor_stale", "message": "m", "suggested_action": sentence}
+    older = msgspec.msgpack.decode(msgspec.msgpack.encode(sent), type=Error)  # no hint
+    for wire in (now, older):
+        error = RequestError.from_wire(wire)
+        assert error.hint == sentence
+    assert RequestError.from_wire(now).token == "re-read_file"
+    assert RequestError.from_wire(older).token is None
+    # a token alone (a daemon that sent no hint) is no hint
+    token_only = Error(code="anchor_stale", message="m", suggested_action="re-read_file")
+    bare = RequestError.from_wire(token_only)
+    assert bare.hint is None and bare.token == "re-read_file"
+
+
+def test_the_wire_error_of_every_code_carries_its_hint_and_the_seeds_token_where_named():
+    for code in ErrorCode:
+        wire = ToolError(code, "m").to_wire()
+        assert wire.hint == CATALOGUE[code].hint
+        assert wire.suggested_action == (CATALOGUE[code].token or wire.hint)
+    assert ToolError(ErrorCode.ANCHOR_STALE, "m").to_wire().suggested_action == "re-read_file"
+    assert {"re-read_file"} == SEED_TOKENS  # the seeds name no other (docs/protocol.md)
