@@ -275,9 +275,8 @@ def _contents_shipped(
             ErrorCode.BLOBS_NOT_SHIPPED,
             f"{path} in workspace {shipped.workspace_id} ({workspace_path}) cannot be"
             f" blamed: {len(missing)} of its contents (the first at event {missing[0].seq})"
-            f" were not shipped, as the events after seq {blobs_seq} went without --blobs;"
-            " run `editjournal ship --blobs` in that workspace (it sends the contents of"
-            " the events shipped before too), then ask again",
+            f" are not on the server, as the events after seq {blobs_seq} were shipped"
+            " without --blobs",
             {
                 "workspace_id": shipped.workspace_id,
                 "workspace_path": workspace_path,
