@@ -34,7 +34,7 @@ from editjournal.client.cli_help import verbatim
 @click.option("--seq", type=click.IntRange(min=1), help="The write at this seq instead.")
 @global_options()
 def undo(path: str, of: str | None, seq: int | None) -> int:
-    """Revert a write to PATH when the lines it changed are untouched since. Tool: undo."""
+    """Revert a write to PATH when the lines it changed still read as it left them. Tool: undo."""
     settings().path = path = in_workspace(path)
     check_workspace()
     with open_client() as client:

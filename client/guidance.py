@@ -661,10 +661,12 @@ Errors: checkpoint_not_found (details.checkpoints lists the latest names)."""
 
 UNDO_DESCRIPTION = """\
 Revert your latest write to a file (or another agent's with agent, or the write at seq). \
-It works when the lines that write changed are untouched since: other changes elsewhere in \
-the file are kept (rebased_over names them). An undo is itself a write (writer undo): \
-calling undo again on the same file undoes the undo, restoring the write. A write that \
-created the file is undone by removing it; one that deleted it, by recreating it.
+It works when the lines that write changed still read as it left them, compared by \
+content: a later write that was undone, or changes that cancel out, do not stand in the \
+way; other changes elsewhere in the file are kept (rebased_over names them). An undo is \
+itself a write (writer undo): calling undo again on the same file undoes the undo, \
+restoring the write. A write that created the file is undone by removing it; one that \
+deleted it, by recreating it.
 
 Call with path, optionally agent (whose latest write; default you) or seq (the write's \
 version; the version of a checkpoint_restore names its write to path). Returns what edit \
@@ -672,8 +674,10 @@ returns (message, version, sha256, diff with new anchors, ...) and undone (seq, 
 writer, ts).
 
 Errors; the file is unchanged after any error:
-- undo_conflict: lines the write changed were changed since; details.conflicts names the \
-later events (seq, agent, kind, lines). Undo those first, or edit the file yourself.
+- undo_conflict: lines the write changed differ now; details.conflicts names the writes \
+whose changes are still there (seq, agent, kind, lines). Undo the latest by its seq, then \
+this write again by its seq (the suggested action names both calls), or edit the file \
+yourself; an outside change has no undo.
 - nothing_to_undo: no applied write of that agent to the file, or seq is not a write to \
 it."""
 
