@@ -185,6 +185,8 @@ def _connected(url: str | None, use: Callable[[Any, Any], int]) -> int:
         conn = shipper_module.connect(target)
         try:
             return use(queries, conn)
+        except shipper_module.psycopg.Error as e:  # the server went away, or is not ours
+            raise shipper_module.unavailable(target, e) from None
         finally:
             conn.close()
 
@@ -274,16 +276,18 @@ def fleet_stats(url: str | None, agent: str | None, since: str | None) -> int:
 @fleet.command(name="blame")
 @click.argument("path")
 @click.option("--from", "url", metavar="URL", help=URL_HELP)
+@click.option("--at-version", type=click.IntRange(min=0), metavar="SEQ", help="As it was then.")
 @global_options()
-def fleet_blame(path: str, url: str | None) -> int:
+def fleet_blame(path: str, url: str | None, at_version: int | None) -> int:
     """Each line of PATH in one shipped workspace (--workspace: its directory, its id or a
-    prefix of it), with the event that last wrote it (shipped with --blobs)."""
+    prefix of it), with the event that last wrote it: what `blame` says there (the
+    contents must have been shipped: `ship --blobs`)."""
 
     def use(queries: Any, conn: Any) -> int:
         workspace = _named_workspace()
         if workspace is None:
             raise BadInput("name the workspace: --workspace DIR|ID")
-        result = queries.blame(conn, workspace, path)
+        result = queries.blame(conn, workspace, path, at_version)
         if settings().json:
             print_json(result)
         else:

@@ -21,6 +21,7 @@ import psycopg
 from editjournal.daemon.audit.blame import blame as blame_of
 from editjournal.daemon.audit.stats import agent_stats
 from editjournal.daemon.audit.timeline import versions
+from editjournal.daemon.fleet.pgschema import server_version
 from editjournal.daemon.fleet.shipper import first_difference
 from editjournal.daemon.fleet.source import LocalJournal
 from editjournal.daemon.store.hashchain import GENESIS_HASH, StoredRow, row_problem
@@ -242,6 +243,17 @@ def blame(conn: Conn, workspace: str, path: str, until_seq: int | None = None) -
         raise ToolError(e.code, e.message, e.details, hint) from None
 
 
+def _contents_tail(conn: Conn, workspace_id: str) -> tuple[str, int]:
+    """The path a workspace shipped from, and its `blobs_seq` (0 on a server of schema 1,
+    which did not record it: no content is known to be there until `ship` migrates the
+    server and `--blobs` backfills)."""
+    column = "blobs_seq" if server_version(conn) >= 2 else "0"
+    row = conn.execute(
+        f"SELECT path, {column} FROM ej_workspaces WHERE workspace_id = %s", (workspace_id,)
+    ).fetchone()
+    return (str(row[0]), int(row[1])) if row else ("?", 0)
+
+
 _LOCAL_HINTS = frozenset({ErrorCode.VERSION_NOT_STORED, ErrorCode.FILE_NOT_IN_JOURNAL})
 
 
@@ -262,11 +274,7 @@ def _contents_shipped(
     """`blobs_not_shipped` unless every content of the file's versions is on the server
     or one the local journal never held either: up to `blobs_seq` every content the
     local journal held was shipped, so only later versions can lack theirs."""
-    row = conn.execute(
-        "SELECT path, blobs_seq FROM ej_workspaces WHERE workspace_id = %s",
-        (shipped.workspace_id,),
-    ).fetchone()
-    workspace_path, blobs_seq = row if row else ("?", 0)
+    workspace_path, blobs_seq = _contents_tail(conn, shipped.workspace_id)
     unsure = [v for v in versions(shipped, path, until_seq) if v.sha256 and v.seq > blobs_seq]
     held = shipped.held(v.sha256 for v in unsure if v.sha256)
     missing = [v for v in unsure if v.sha256 not in held]

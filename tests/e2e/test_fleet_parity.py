@@ -71,6 +71,14 @@ def lived_in_workspace(root: Path) -> RunningDaemon:
     return running
 
 
+def first_seq(running: RunningDaemon, kind: str) -> int:
+    journal = running.journal()
+    try:
+        return next(r.seq for r in journal.records(kind=kind))
+    finally:
+        journal.close()
+
+
 def ship(root: Path, url: str, blobs: bool = False) -> Shipped:
     shipper = Shipper(root, url, blobs=blobs)
     try:
@@ -114,6 +122,8 @@ def test_fleet_blame_and_stats_are_the_local_ones_field_by_field(
         local_blames = {
             p: as_json(cli(workspace, "blame", p, "--json")) for p in ("app.py", "notes.md")
         }
+        before = str(first_seq(running, "outside_change") - 1)  # bob's and alice's only
+        local_then = as_json(cli(workspace, "blame", "app.py", "--at-version", before, "--json"))
     finally:
         running.stop()
     ident = workspace_id(workspace / STATE_DIR_NAME)
@@ -135,6 +145,10 @@ def test_fleet_blame_and_stats_are_the_local_ones_field_by_field(
             assert_same_fields(theirs, ours, f"{path} line {ours['line']}")
     authors = {line["agent"] for line in local_blames["app.py"]["lines"]}
     assert authors == {"alice", "bob", "outside"}
+    assert as_json(fleet(url, ident, "blame", "app.py", "--at-version", before)) == local_then
+    shown = fleet(url, ident, "stats", json_out=False)
+    assert shown.returncode == 0 and f"workspace {ident[:8]}" in shown.stdout
+    assert all(name in shown.stdout for name in ("alice", "bob", "carol", "dave"))
 
 
 def blobs_held(postgres: PostgresServer, url: str) -> int:
@@ -180,6 +194,26 @@ def test_fleet_blame_refuses_without_blobs_until_ship_blobs_backfills_them(
         assert "blobs_not_shipped" in refused_blame(url, ident, "other.py")
     finally:
         running.stop()
+
+
+def test_a_copy_shipped_before_schema_2_is_migrated_and_its_contents_confirmed(
+    workspace: Path, postgres: PostgresServer
+):
+    url = postgres.new_database()
+    busy_workspace(workspace).stop()
+    ship(workspace, url, blobs=True)
+    with postgres.connect(db_name(url), autocommit=True) as conn:  # back to schema 1
+        conn.execute("ALTER TABLE ej_workspaces DROP COLUMN blobs_seq")
+        conn.execute("UPDATE ej_meta SET value = '1' WHERE key = 'schema_version'")
+        conn.execute("DELETE FROM ej_blobs WHERE sha256 IN (SELECT sha256 FROM ej_blobs LIMIT 1)")
+    ident = workspace_id(workspace / STATE_DIR_NAME)
+    assert "blobs_not_shipped" in refused_blame(url, ident, "app.py")  # not known to be there
+    done = ship(workspace, url, blobs=True)
+    assert (done.events, done.backfilled) == (0, 1)  # the one content the server lacked
+    with postgres.connect(db_name(url)) as conn:
+        row = conn.execute("SELECT value FROM ej_meta WHERE key = 'schema_version'").fetchone()
+        assert row == ("2",)
+    assert fleet(url, ident, "blame", "app.py").returncode == 0
 
 
 def rewrite_agent(root: Path, seq: int, agent: str) -> None:
