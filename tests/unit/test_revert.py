@@ -86,7 +86,8 @@ def test_lines_deleted_go_back_only_where_the_gap_is_still_closed():
 
 
 def sha(lines: Sequence[str]) -> str:
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    """A content's hash, each line with its ending as in a file: [] and [""] differ."""
+    return hashlib.sha256("".join(f"{line}\n" for line in lines).encode()).hexdigest()
 
 
 def steps_through(*versions: Sequence[str]) -> list[Step]:
