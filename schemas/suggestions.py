@@ -125,7 +125,8 @@ def _undo_conflict(d: Details) -> str | None:
         return None
     now = call("read_file", path=path, hashes=True)
     if not conflicts or any(c.get("kind") != "edit_applied" for c in conflicts):
-        return f"it cannot be undone now; edit the file as it is ({now})"
+        why = " (an outside change is in the way, and it has no undo)" if conflicts else ""
+        return f"it cannot be undone now{why}; edit the file as it is ({now})"
     latest = max(c["seq"] for c in conflicts)
     first = call("undo", path=path, seq=latest)
     undone = d.get("undone_seq")

@@ -217,7 +217,8 @@ def test_an_outside_change_in_the_way_is_a_plain_cannot(ws: RunningDaemon):
     wait_until(lambda: _outside_changes(ws) >= 1, what="the outside change to be journaled")
     ended, how = follow_cli(ws, "u1", ["undo", "F"])
     assert ended == "cannot"
-    assert "an outside writer (outside_change" in how[0] and "cannot be undone" in how[0]
+    assert "an outside writer (outside_change" in how[0]
+    assert "cannot be undone now (an outside change is in the way" in how[0]
     assert content(ws) == now  # nothing written
     ended, error = follow_client(ws.client("u1"), {"path": "F"})
     assert ended == "cannot" and error is not None and error.code == "undo_conflict"
