@@ -334,6 +334,19 @@ def _write_displaced(error: RequestError, ctx: HintContext) -> str | None:
     return f"{since} shows the outside change; redo the change over it"
 
 
+def _hard_linked(error: RequestError, ctx: HintContext) -> str | None:
+    """The daemon's way out (a copy of its own, put in its place), its shell commands
+    naming the file as typed here: `x.new` is no path the daemon's words name."""
+    path = _path(error, ctx)
+    if path is None:
+        return None
+    file, new = shlex.quote(path), shlex.quote(path + ".new")
+    return (
+        f"write a copy without links, outside editjournal (cp {file} {new} && mv {new}"
+        f" {file}), or leave it alone"
+    )
+
+
 def _unknown_seq(error: RequestError, ctx: HintContext) -> str:
     """The code's own words from the details (a command may have put its own in)."""
     return cli_words(hint_for(ErrorCode.UNKNOWN_SEQ, error.details), ctx)
@@ -382,6 +395,7 @@ HINTS: dict[str, Hint] = {
     "invalid_diff": _invalid_diff,
     "write_displaced": _write_displaced,
     "unknown_seq": _unknown_seq,
+    "hard_linked": _hard_linked,
     "hunk_kind_mismatch": lambda e, c: "leave --existing-hunk-id out to prepare a new hunk",
     "content_looks_like_diff": lambda e, c: (
         "to store the text as it is, pass --content-format text; to change part of the file,"
