@@ -93,7 +93,7 @@ def status() -> int:
   editjournal read src/app.py --at-version 17"""
     )
 )
-@click.argument("path", type=click.Path())  # relative to the workspace, not checked here
+@click.argument("path", type=click.Path())  # as typed: from where you stand (in_workspace)
 @click.option("--hashes", is_flag=True, help="Show LINE#ANCHOR|text rows, the anchors to edit by.")
 @click.option("--range", "range_", metavar="START-END", help="Lines, 1-based, inclusive.")
 @click.option(
@@ -141,7 +141,7 @@ def read(
 
 
 @click.command(epilog=EDIT_EPILOG)
-@click.argument("path", type=click.Path())  # relative to the workspace, not checked here
+@click.argument("path", type=click.Path())  # as typed: from where you stand (in_workspace)
 @click.option(
     "--ops-file",
     default="-",
@@ -180,7 +180,7 @@ def edit(path: str, ops_file: str, skip_safety_check: bool) -> int:
   git diff -- src/app.py | editjournal patch src/app.py - --base 3a7b0c9 --rebase"""
     )
 )
-@click.argument("path", type=click.Path())  # relative to the workspace, not checked here
+@click.argument("path", type=click.Path())  # as typed: from where you stand (in_workspace)
 @click.argument(
     "diff_file", default="-", type=click.Path(dir_okay=False, allow_dash=True), metavar="DIFF"
 )
