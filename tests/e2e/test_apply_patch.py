@@ -561,11 +561,11 @@ def test_cli_applies_a_patch_from_a_file_or_stdin_with_paths_from_where_it_stand
     )
     done = cli(None, "apply-patch", str(patch_file), cwd=sub)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(SUCCESS + "M sub/a.txt\nA sub/deep/n.txt\n")
+    assert done.stdout.startswith(SUCCESS + "M a.txt\nA deep/n.txt\n")  # as typed in sub/
     piped = envelope("*** Delete File: b.txt")
     done = cli(None, "apply-patch", cwd=sub, stdin=piped)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(SUCCESS + "D sub/b.txt\n")
+    assert done.stdout.startswith(SUCCESS + "D b.txt\n")
     assert "never read" in done.stderr  # the daemon's warning, on stderr
     assert tree(running.root) == texts(
         {"a.txt": "top\n", "sub/a.txt": "ONE\ntwo\n", "sub/deep/n.txt": "new\n"}
