@@ -92,8 +92,8 @@ class Standpoint:
         """`value` (a reply, a log entry: a Struct, or builtins) with every path field
         `shown`, and its prose put by `say(text, paths)` (the paths it may name; by
         default `in_text`); the same type back."""
-        if not self.base and say is None:
-            return value
+        if not self.base:  # no path moves: only the reply's own message is put (cheap)
+            return value if say is None else _with_message(value, say)
         plain = msgspec.to_builtins(value)
         known = set(paths_in(plain))
         moved = self._localized(plain, known, say or self.in_text)
@@ -113,6 +113,18 @@ class Standpoint:
         if isinstance(value, list):
             return [self._localized(v, known, say, key) for v in value]
         return value
+
+
+def _with_message(value: Any, say: Say) -> Any:
+    """`value` with its top-level `message` put by `say` (a blame of 100,000 lines is
+    not walked for it)."""
+    message = value.get("message") if isinstance(value, dict) else getattr(value, "message", None)
+    if not isinstance(message, str) or not message:
+        return value
+    said = say(message, set(paths_in(value)))
+    if isinstance(value, dict):
+        return {**value, "message": said}
+    return msgspec.structs.replace(value, message=said)
 
 
 def paths_in(value: Any, key: str = "") -> Iterator[str]:
