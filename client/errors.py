@@ -16,8 +16,9 @@ class RequestError(EditJournalError):
     `code` is a value of `schemas.errors.ErrorCode` (as a string, so codes of a
     newer daemon still arrive intact). `suggested_action` is what a program keys on
     (the seeds' token, `"re-read_file"` for `anchor_stale`, else a sentence); `hint`
-    is what to tell a reader. A daemon older than `hint` sent its sentence as the
-    suggested action: that sentence is the hint then.
+    is what to tell a reader. Where the suggested action is the sentence itself the
+    daemon leaves `hint` out (as a daemon older than `hint` did): that sentence is
+    the hint then.
     """
 
     def __init__(

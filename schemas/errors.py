@@ -497,11 +497,15 @@ class ToolError(EditJournalError):
         return self
 
     def to_wire(self) -> Error:
+        """`hint` travels only beside a seed's token: where the suggested action is the
+        sentence itself, a second copy would only make every refusal bigger (a client
+        reads the hint from `suggested_action` then, as from an older daemon)."""
         hint = self.hint
+        action = suggested_action(self.code, hint)
         return Error(
             code=self.code.value,
             message=self.message,
             details=self.details,
-            suggested_action=suggested_action(self.code, hint),
-            hint=hint,
+            suggested_action=action,
+            hint=hint if action != hint else None,
         )

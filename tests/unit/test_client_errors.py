@@ -77,7 +77,9 @@ def test_the_hint_and_the_token_come_apart_and_an_older_daemons_sentence_is_the_
 def test_the_wire_error_of_every_code_carries_its_hint_and_the_seeds_token_where_named():
     for code in ErrorCode:
         wire = ToolError(code, "m").to_wire()
-        assert wire.hint == CATALOGUE[code].hint
-        assert wire.suggested_action == (CATALOGUE[code].token or wire.hint)
+        spec = CATALOGUE[code]
+        assert wire.suggested_action == (spec.token or spec.hint)
+        assert wire.hint == (spec.hint if spec.token else None)  # one copy of a sentence
+        assert RequestError.from_wire(wire, None).hint == spec.hint
     assert ToolError(ErrorCode.ANCHOR_STALE, "m").to_wire().suggested_action == "re-read_file"
     assert {"re-read_file"} == SEED_TOKENS  # the seeds name no other (docs/protocol.md)
