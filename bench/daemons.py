@@ -1,5 +1,5 @@
 """Real daemons for the benchmarks, started exactly as clients start them
-(`editjournal.client.connection.daemon_command`: isolation flags, "/" as working
+(`editjournal.client.library.connection.daemon_command`: isolation flags, "/" as working
 directory), in the foreground so the benchmark owns and stops the process."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from editjournal.client import Client
-from editjournal.client.connection import DAEMON_CWD, daemon_command, live_endpoint
+from editjournal.client.library.connection import DAEMON_CWD, daemon_command, live_endpoint
 
 START_TIMEOUT_S = 120.0  # a journal of a million events must be given time to fold
 

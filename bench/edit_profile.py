@@ -31,7 +31,7 @@ from bench.files import durable_edits, python_source, value_line
 from bench.latency import anchored_edits
 from bench.stats import interleaved
 from editjournal.client import Client
-from editjournal.client.connection import DAEMON_CWD, daemon_command
+from editjournal.client.library.connection import DAEMON_CWD, daemon_command
 
 WATCHED = ("seen.py", "rebase.py", "openssl_sha256", "_written", "unseen")
 

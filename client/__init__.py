@@ -16,9 +16,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from editjournal.client.asyncclient import AsyncClient
-    from editjournal.client.blocking import Client
-    from editjournal.client.errors import (
+    from editjournal.client.library.asyncclient import AsyncClient
+    from editjournal.client.library.blocking import Client
+    from editjournal.client.library.errors import (
         AnchorProblem,
         ApplyRejected,
         BadRequest,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         WorkspaceNotFound,
         WorkspaceTooBroad,
     )
-    from editjournal.client.subscription import Subscription
+    from editjournal.client.library.subscription import Subscription
 
 __all__ = [
     "AnchorProblem",
@@ -65,31 +65,32 @@ __all__ = [
     "WorkspaceNotFound",
     "WorkspaceTooBroad",
 ]
-# where each name lives: imported on first use (PEP 562), so `import editjournal.client.X`
-# costs only X's own imports (the harness hook must start in milliseconds)
+# where each name lives (in the library room, `library/`): imported on first use (PEP 562),
+# so `import editjournal.client.ROOM.X` costs only X's own imports (the harness hook
+# must start in milliseconds)
 _HOMES = {
-    "AnchorProblem": "errors",
-    "ApplyRejected": "errors",
-    "AsyncClient": "asyncclient",
-    "BadRequest": "errors",
-    "ChangeRefused": "errors",
-    "CheckpointProblem": "errors",
-    "Client": "blocking",
-    "DaemonProblem": "errors",
-    "DaemonUnavailable": "errors",
-    "FileRefused": "errors",
-    "HunkProblem": "errors",
-    "JournalProblem": "errors",
-    "NoMatch": "errors",
-    "RequestError": "errors",
-    "RequestTimeout": "errors",
-    "StaleAnchor": "errors",
-    "StaleWrite": "errors",
-    "StateMismatch": "errors",
-    "Subscription": "subscription",
-    "UndoConflict": "errors",
-    "WorkspaceNotFound": "errors",
-    "WorkspaceTooBroad": "errors",
+    "AnchorProblem": "library.errors",
+    "ApplyRejected": "library.errors",
+    "AsyncClient": "library.asyncclient",
+    "BadRequest": "library.errors",
+    "ChangeRefused": "library.errors",
+    "CheckpointProblem": "library.errors",
+    "Client": "library.blocking",
+    "DaemonProblem": "library.errors",
+    "DaemonUnavailable": "library.errors",
+    "FileRefused": "library.errors",
+    "HunkProblem": "library.errors",
+    "JournalProblem": "library.errors",
+    "NoMatch": "library.errors",
+    "RequestError": "library.errors",
+    "RequestTimeout": "library.errors",
+    "StaleAnchor": "library.errors",
+    "StaleWrite": "library.errors",
+    "StateMismatch": "library.errors",
+    "Subscription": "library.subscription",
+    "UndoConflict": "library.errors",
+    "WorkspaceNotFound": "library.errors",
+    "WorkspaceTooBroad": "library.errors",
 }
 
 

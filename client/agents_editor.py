@@ -26,8 +26,8 @@ import os
 
 from agents.editor import ApplyPatchOperation, ApplyPatchResult
 
-from editjournal.client.asyncclient import AsyncClient
-from editjournal.client.errors import RequestError
+from editjournal.client.library.asyncclient import AsyncClient
+from editjournal.client.library.errors import RequestError
 from editjournal.client.mcp_text import error_text
 
 

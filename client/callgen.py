@@ -1,4 +1,4 @@
-"""Writes `client/calls.py`: one typed method per tool, from the params Structs.
+"""Writes `client/library/calls.py`: one typed method per tool, from the params Structs.
 
 The params Structs of `schemas.tools` are the one place a tool's fields, types and
 defaults live. A hand-written client method per tool copied them (and drifted); a
@@ -33,7 +33,7 @@ from editjournal.schemas.tools import TOOL_PARAMS, TOOL_RESULTS, Operation
 DEPRECATED_ALIASES = {"file_path": "path"}  # as client.tooldefs drops them
 NAMED_ALIASES = {Operation: "Operation"}  # unions shown by their schemas.tools name
 WIDTH = 100
-CALLS_PATH = Path(__file__).with_name("calls.py")
+CALLS_PATH = Path(__file__).parent / "library" / "calls.py"
 HEADER = '''\
 """One typed method per tool, generated from the params Structs of `schemas.tools`.
 
@@ -175,7 +175,7 @@ def _struct_names(hint: Any) -> set[str]:
 
 
 def source() -> str:
-    """The whole of `client/calls.py`."""
+    """The whole of `client/library/calls.py`."""
     parts = [HEADER.replace("{imports}", _imports())]
     for name, asynchronous in (("ToolCalls", False), ("AsyncToolCalls", True)):
         kind = "awaitable" if asynchronous else "blocking"
@@ -186,7 +186,7 @@ def source() -> str:
 
 
 def write(path: Path = CALLS_PATH) -> bool:
-    """Write `client/calls.py` (whole, or not at all); whether it changed."""
+    """Write `client/library/calls.py` (whole, or not at all); whether it changed."""
     text = source()
     if path.read_text(encoding="utf-8") == text:
         return False

@@ -55,9 +55,9 @@ from editjournal.client.cli_common import (
     print_json,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.connection import workspace_root
-from editjournal.client.errors import DaemonUnavailable, RequestError, RequestTimeout
 from editjournal.client.hints import HintContext, cli_words, suggestion
+from editjournal.client.library.connection import workspace_root
+from editjournal.client.library.errors import DaemonUnavailable, RequestError, RequestTimeout
 from editjournal.client.render import emit, error_lines
 from editjournal.client.standpoint import Standpoint, paths_in
 

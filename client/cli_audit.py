@@ -38,7 +38,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.client.render import emit
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 

@@ -24,8 +24,8 @@ import click
 import msgspec
 from click.core import ParameterSource
 
-from editjournal.client import Client
-from editjournal.client.connection import (
+from editjournal.client.library.blocking import Client
+from editjournal.client.library.connection import (
     WORKSPACE_ENV,
     WorkspaceChoice,
     choose_workspace,

@@ -8,7 +8,7 @@ both. Every command checks the workspace exists before anything else: a typo
 creates nothing and leaves no daemon behind; nor does / or the home directory
 itself without `--allow-broad` (`workspace_too_broad`). `serve` replaces this process by
 the daemon (`os.execv`), started from "/" like every daemon (see
-`editjournal.client.connection`).
+`editjournal.client.library.connection`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 import click
 import msgspec
 
-from editjournal.client import Client
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -33,7 +32,8 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.connection import (
+from editjournal.client.library.blocking import Client
+from editjournal.client.library.connection import (
     DAEMON_CWD,
     daemon_command,
     live_endpoint,
@@ -43,9 +43,9 @@ from editjournal.client.connection import (
     start_daemon,
     state_dir,
 )
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
+from editjournal.client.library.trust import Untrusted, is_our_daemon
 from editjournal.client.render import daemon_rows, emit
-from editjournal.client.trust import Untrusted, is_our_daemon
 from editjournal.schemas.daemonoptions import DAEMON_OPTIONS, DaemonOption
 from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode

@@ -32,7 +32,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.errors import RequestError, WorkspaceNotFound
+from editjournal.client.library.errors import RequestError, WorkspaceNotFound
 from editjournal.client.render import emit
 from editjournal.schemas.endpoint import STATE_DIR_NAME
 from editjournal.schemas.units import UnitError, parse_duration

@@ -27,13 +27,13 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.connection import (
+from editjournal.client.guidance import instructions
+from editjournal.client.library.connection import (
     ALLOW_BROAD,
     live_endpoint,
     refuse_too_broad,
     require_workspace,
 )
-from editjournal.client.guidance import instructions
 from editjournal.client.tooldefs import FORMATS, export, tool_definitions
 from editjournal.client.toolsets import (
     DEFAULT_PROFILE,

@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.client.render import cli_message
 from editjournal.client.standpoint import Standpoint
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME

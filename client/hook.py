@@ -30,7 +30,7 @@ from typing import Any, ClassVar, NamedTuple
 import msgspec
 import zmq
 
-from editjournal.client.connection import choose_workspace, discover, live_endpoint
+from editjournal.client.library.connection import choose_workspace, discover, live_endpoint
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
 READ, EDIT, WRITE = "read", "edit", "write"
@@ -320,8 +320,8 @@ class Daemon:
         self._socket.connect(endpoint.socket)
 
     def _started(self) -> Any:
-        from editjournal.client.connection import start_daemon
-        from editjournal.client.errors import RequestError
+        from editjournal.client.library.connection import start_daemon
+        from editjournal.client.library.errors import RequestError
 
         try:
             return start_daemon(self.root, START_TIMEOUT_S)

@@ -44,9 +44,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from editjournal.client import AsyncClient
-from editjournal.client.errors import RequestError
 from editjournal.client.guidance import instructions
+from editjournal.client.library.asyncclient import AsyncClient
+from editjournal.client.library.errors import RequestError
 from editjournal.client.mcp_text import error_text, result_text, structured
 from editjournal.client.staleness import EDITS_LOOKED_UP, StalenessNotices
 from editjournal.client.tooldefs import agent_methods, tool_definitions

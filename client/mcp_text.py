@@ -22,7 +22,7 @@ from typing import Any
 import click
 import msgspec
 
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.client.render import (
     agent_status_lines,
     apply_patch_lines,

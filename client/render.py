@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import click
 
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import (
     TOOL_PARAMS,

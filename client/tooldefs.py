@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from editjournal.client.guidance import DESCRIPTIONS
-from editjournal.client.recovery import READ_ONLY_METHODS
+from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.client.summaries import SUMMARIES
 from editjournal.client.vendor_limits import DESCRIPTION_MAX, GEMINI_KEYS
 from editjournal.schemas.tools import TOOL_PARAMS, Params

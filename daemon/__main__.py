@@ -1,7 +1,7 @@
 """`python -E -P -m editjournal.daemon --workspace DIR`: run one workspace's daemon.
 
 Clients start it with those isolation flags and "/" as working directory (see
-`editjournal.client.connection`); once running, the daemon also moves to "/"
+`editjournal.client.library.connection`); once running, the daemon also moves to "/"
 itself, so nothing it does later resolves a relative path inside the workspace.
 It refuses, before creating anything there, a workspace that does not exist and
 one that is `/` or the home directory itself unless `--allow-broad` is given (a

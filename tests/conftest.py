@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.connection import DAEMON_CWD, daemon_command, live_endpoint
+from editjournal.client.library.connection import DAEMON_CWD, daemon_command, live_endpoint
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from editjournal.client import Client, RequestError
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 
 LOST = frozenset({"timeout", "daemon_unavailable"})
 RESTART_WAIT_S = 60.0

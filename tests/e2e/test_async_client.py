@@ -4,7 +4,7 @@ Many tasks on one loop talk to the daemon at once (two agents, and several tasks
 sharing one client); error replies raise the same exception families; a daemon
 that hangs gives `timeout`, one that dies is replaced for a read-only request —
 each decision the same as the blocking Client's, because they share it
-(`client/exchange.py`).
+(`client/library/exchange.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import AsyncClient, DaemonUnavailable, RequestTimeout, StaleAnchor
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, start, wait_until
 
 EDITS_EACH = 15

@@ -14,7 +14,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
 from tests.e2e.cli_support import CLI, cli
 

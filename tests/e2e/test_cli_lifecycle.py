@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
 from tests.e2e.cli_support import BIN, CLI, TIMEOUT, cli, cli_env
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import RequestError
-from editjournal.client.errors import DaemonUnavailable, RequestTimeout
+from editjournal.client.library.errors import DaemonUnavailable, RequestTimeout
 from tests.conftest import RunningDaemon, wait_until
 
 SECRET = b"SECRET outside the workspace\n"

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client, DaemonUnavailable
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from editjournal.daemon.store.journal import Journal, Record
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE, STATE_DIR_NAME
 from editjournal.schemas.events import DaemonStarted, DaemonStopped

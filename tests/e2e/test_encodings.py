@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client, RequestError
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from editjournal.schemas.units import parse_size
 from tests.conftest import RunningDaemon, pid_alive, start, wait_until
 from tests.e2e.edit_support import rejected

@@ -19,7 +19,7 @@ import zmq
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from editjournal.schemas.tools import TOOL_PARAMS
 from editjournal.schemas.wire import RESPONSE_DECODER, Response
 from tests.conftest import RunningDaemon, start

@@ -20,7 +20,7 @@ import msgspec
 import zmq
 
 from editjournal.client import Client
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from editjournal.daemon.model.state import fold
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 from tests.conftest import RunningDaemon

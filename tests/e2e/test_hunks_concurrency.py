@@ -10,7 +10,7 @@ import msgspec
 import zmq
 
 from editjournal.client import Client
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request
 from tests.conftest import RunningDaemon
 from tests.e2e.hunk_support import events, refused

@@ -6,7 +6,7 @@ shared (0777) workspace and a shared runtime directory the attacker plants what 
 client reads: an endpoint naming his socket and the victim's pid, a registry entry,
 a `daemon.log` symlink to the victim's file. The client refuses each with
 `untrusted_run_file` naming the file, sends nothing, signals no pid and appends to
-no file (client/trust.py).
+no file (client/library/trust.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from tests.conftest import pid_alive, wait_until
 
 EDITJOURNAL = Path(sys.executable).with_name("editjournal")

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.daemon.model.state import fold
 from tests.conftest import RunningDaemon, wait_until
 from tests.e2e.edit_support import anchors_of

@@ -10,7 +10,7 @@ import pytest
 
 import editjournal
 from editjournal.client import Client, DaemonUnavailable, RequestTimeout
-from editjournal.client.connection import live_endpoint, read_endpoint
+from editjournal.client.library.connection import live_endpoint, read_endpoint
 from editjournal.daemon.model.state import fold
 from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, STATE_DIR_NAME
 from editjournal.schemas.wire import PROTOCOL_VERSION

@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from editjournal.client import Client, RequestError
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from editjournal.schemas.events import EditRejected
 from editjournal.schemas.tools import MAX_OPERATIONS, MAX_PATHS_PER_READ, MAX_READ_BYTES
 from editjournal.schemas.wire import RESPONSE_DECODER, Response

@@ -30,7 +30,7 @@ from editjournal.client.guidance import (
     SAFE_PATCH_USAGE_PROTOCOL,
     TOOL_USE_RULES,
 )
-from editjournal.client.recovery import READ_ONLY_METHODS
+from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.client.summaries import SUMMARIES
 from editjournal.client.tooldefs import agent_methods
 from tests.conftest import RunningDaemon

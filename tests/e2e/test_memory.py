@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from tests.conftest import RunningDaemon, start
 
 MB = 1024 * 1024

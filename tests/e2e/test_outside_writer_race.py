@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.daemon.text.linehashes import line_hash
 from tests.conftest import RunningDaemon, start, wait_until
 

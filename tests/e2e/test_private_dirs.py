@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from tests.conftest import spawn
 
 NOBODY = 65534

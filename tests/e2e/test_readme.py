@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from editjournal.client.cli import cli
-from editjournal.client.connection import read_endpoint
+from editjournal.client.library.connection import read_endpoint
 from tests.conftest import pid_alive, start, wait_until
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import pytest
 import zmq
 
 from editjournal.client import Client, RequestError
-from editjournal.client.connection import live_endpoint
-from editjournal.client.subscription import Subscription
+from editjournal.client.library.connection import live_endpoint
+from editjournal.client.library.subscription import Subscription
 from editjournal.daemon.model.state import fold
 from editjournal.schemas.wire import PublishedEvent
 from tests.conftest import RunningDaemon

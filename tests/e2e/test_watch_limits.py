@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.connection import live_endpoint
+from editjournal.client.library.connection import live_endpoint
 from tests.conftest import RunningDaemon, start, wait_until
 from tests.e2e.test_outside import changes, outside
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.connection import live_endpoint
-from editjournal.client.errors import WorkspaceTooBroad
+from editjournal.client.library.connection import live_endpoint
+from editjournal.client.library.errors import WorkspaceTooBroad
 from editjournal.schemas.endpoint import STATE_DIR_NAME
 from tests.conftest import RunningDaemon, pid_alive, spawn, start, wait_until
 from tests.e2e.cli_support import BIN, TIMEOUT, cli, cli_env

@@ -14,7 +14,7 @@ from editjournal.client import (
     StateMismatch,
     WorkspaceNotFound,
 )
-from editjournal.client.errors import _BY_CODE, _families
+from editjournal.client.library.errors import _BY_CODE, _families
 from editjournal.schemas.errors import (
     CATALOGUE,
     SEED_TOKENS,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import msgspec
 
-from editjournal.client.errors import _BY_CODE
-from editjournal.client.recovery import READ_ONLY_METHODS
+from editjournal.client.library.errors import _BY_CODE
+from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE
 from editjournal.daemon.model.idempotency import MAX_ANSWERS
 from editjournal.daemon.runtime.server import MAX_AGENT_LEN, MAX_BATCH
@@ -88,7 +88,7 @@ def test_every_error_code_is_in_the_table_once_under_its_clients_family():
         documented[code] = family
     assert set(documented) == {code.value for code in ErrorCode}
     wrong = {c: f for c, f in documented.items() if _BY_CODE[c].__name__ != f}
-    assert wrong == {}, "codes listed under another family than client/errors.py raises"
+    assert wrong == {}, "codes listed under another family than client/library/errors.py raises"
 
 
 def test_every_event_kind_is_in_the_events_table():

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from editjournal.client.recovery import daemon_alive
+from editjournal.client.library.recovery import daemon_alive
 from tests.conftest import wait_until
 
 

@@ -16,15 +16,15 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from editjournal.client.connection import (
+from editjournal.client.library.connection import (
     live_endpoint,
     require_workspace,
     state_dir,
     workspace_root,
 )
-from editjournal.client.errors import DaemonUnavailable, RequestError, RequestTimeout
-from editjournal.client.recovery import died_during
-from editjournal.client.trust import Untrusted, is_our_daemon
+from editjournal.client.library.errors import DaemonUnavailable, RequestError, RequestTimeout
+from editjournal.client.library.recovery import died_during
+from editjournal.client.library.trust import Untrusted, is_our_daemon
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import TOOL_RESULTS, Params, Result
@@ -78,7 +78,7 @@ class Exchange:
 
     def confirmed(self, response: Response, endpoint: Endpoint) -> None:
         """Before anything else is sent: the socket is the daemon's own, which answers
-        `ping` with the pid its endpoint file names (client/trust.py checked the files).
+        `ping` with the pid its endpoint file names (client/library/trust.py checked the files).
         Raises `Untrusted` otherwise; the caller closes the socket."""
         answered = response.result.get("pid") if isinstance(response.result, dict) else None
         if response.ok and answered == endpoint.pid:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 
-from editjournal.client.connection import is_listening
-from editjournal.client.errors import DaemonUnavailable
+from editjournal.client.library.connection import is_listening
+from editjournal.client.library.errors import DaemonUnavailable
 from editjournal.schemas.errors import ErrorCode
 
 POLL_SLICE_S = 0.25  # how often a waiting Client looks whether its daemon still lives

@@ -26,11 +26,17 @@ from typing import Any, TypeVar
 import zmq
 import zmq.asyncio
 
-from editjournal.client.calls import AsyncToolCalls
-from editjournal.client.connection import is_listening, live_endpoint, start_daemon
-from editjournal.client.exchange import Exchange, ParamsGiven, result_of, typed
-from editjournal.client.recovery import POLL_SLICE_S, DaemonDied, daemon_alive, may_retry, pid_gone
-from editjournal.client.trust import Untrusted
+from editjournal.client.library.calls import AsyncToolCalls
+from editjournal.client.library.connection import is_listening, live_endpoint, start_daemon
+from editjournal.client.library.exchange import Exchange, ParamsGiven, result_of, typed
+from editjournal.client.library.recovery import (
+    POLL_SLICE_S,
+    DaemonDied,
+    daemon_alive,
+    may_retry,
+    pid_gone,
+)
+from editjournal.client.library.trust import Untrusted
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import CheckpointRestoreResult, Params, Result
 from editjournal.schemas.wire import RESPONSE_DECODER, Response

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from editjournal.client.errors import RequestError
+from editjournal.client.library.errors import RequestError
 from editjournal.schemas.errors import ErrorCode
 
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)

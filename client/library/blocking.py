@@ -14,15 +14,21 @@ from typing import Any, TypeVar
 
 import zmq
 
-from editjournal.client.calls import ToolCalls
-from editjournal.client.connection import is_listening, live_endpoint, start_daemon
-from editjournal.client.errors import (
+from editjournal.client.library.calls import ToolCalls
+from editjournal.client.library.connection import is_listening, live_endpoint, start_daemon
+from editjournal.client.library.errors import (
     DaemonUnavailable,
 )
-from editjournal.client.exchange import Exchange, ParamsGiven, result_of, typed
-from editjournal.client.recovery import POLL_SLICE_S, DaemonDied, daemon_alive, may_retry, pid_gone
-from editjournal.client.subscription import Subscription
-from editjournal.client.trust import Untrusted
+from editjournal.client.library.exchange import Exchange, ParamsGiven, result_of, typed
+from editjournal.client.library.recovery import (
+    POLL_SLICE_S,
+    DaemonDied,
+    daemon_alive,
+    may_retry,
+    pid_gone,
+)
+from editjournal.client.library.subscription import Subscription
+from editjournal.client.library.trust import Untrusted
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import CheckpointRestoreResult, HunkPlanResult, Params, Result

@@ -34,8 +34,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from editjournal.client.errors import DaemonUnavailable, WorkspaceNotFound, WorkspaceTooBroad
-from editjournal.client.trust import Untrusted, check_socket, open_log, read_trusted
+from editjournal.client.library.errors import (
+    DaemonUnavailable,
+    WorkspaceNotFound,
+    WorkspaceTooBroad,
+)
+from editjournal.client.library.trust import Untrusted, check_socket, open_log, read_trusted
 from editjournal.schemas.endpoint import (
     ENDPOINT_DECODER,
     ENDPOINT_FILE,
@@ -203,7 +207,7 @@ def is_listening(address: str) -> bool:
 
 def live_endpoint(root: Path) -> Endpoint | None:
     """The endpoint of a daemon that is actually serving, or None; `Untrusted` when the
-    endpoint or its socket is not this user's own (client/trust.py)."""
+    endpoint or its socket is not this user's own (client/library/trust.py)."""
     endpoint = read_endpoint(root)
     if endpoint is None or not is_listening(endpoint.socket):
         return None
