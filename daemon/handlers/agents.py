@@ -3,7 +3,9 @@ whose own context was compacted and must learn which of its knowledge is stale."
 
 from __future__ import annotations
 
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.hunk_tools import now_ms, pending_infos
 from editjournal.daemon.writing.history import changes_since
 from editjournal.schemas.tools import AgentStatusParams, AgentStatusResult, FileSeen

@@ -22,7 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from editjournal.daemon.handlers import Context, Link, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Link, Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.hunk_tools import HunkRefused, now_ms, owned_hunk
 from editjournal.daemon.model.hunkbook import Hunk
 from editjournal.daemon.text.edit import EditPlan, Splice

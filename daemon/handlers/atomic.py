@@ -23,8 +23,10 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.handlers.read import anchored
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
+from editjournal.daemon.text.anchors import anchored
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.replace import (

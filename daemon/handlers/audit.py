@@ -9,7 +9,9 @@ from __future__ import annotations
 from editjournal.daemon.audit import views
 from editjournal.daemon.audit.blame import blame as blame_of
 from editjournal.daemon.audit.stats import agent_stats
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.schemas.tools import (
     BlameParams,
     HistoryParams,

@@ -16,7 +16,9 @@ import stat
 import time
 
 from editjournal.daemon.audit.diffs import counts, lines_of, unified
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.treejob import LookJob, TreeJob
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.store.manifest import ManifestEntry

@@ -16,7 +16,9 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.text.edit import plan_edit
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write

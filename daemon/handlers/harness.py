@@ -19,7 +19,9 @@ finding, are the harness's own business.
 from __future__ import annotations
 
 from editjournal.daemon.audit.diffs import changes
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.atomic import edit_file_planner, write_file_planner
 from editjournal.daemon.text.ranges import LineRanges, normalized, subtract, to_ranges, whole
 from editjournal.daemon.text.replace import Joined, find_all

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import time
 
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.model.hunkbook import APPLIED, Hunk
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, HunkDiscarded, HunkRejected

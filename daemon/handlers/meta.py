@@ -6,7 +6,9 @@ import os
 import time
 
 from editjournal.daemon.audit import views
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.schemas.tools import (
     LogParams,
     LogResult,

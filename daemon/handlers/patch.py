@@ -19,7 +19,9 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.patch import (

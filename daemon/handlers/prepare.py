@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.hunk_tools import HunkRefused, now_ms, owned_hunk
 from editjournal.daemon.settings.config import load
 from editjournal.daemon.text.hunks import (

@@ -13,10 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from editjournal.daemon.audit.views import content_at as stored_at
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context, Outcome, handles
-from editjournal.daemon.text.anchors import LineAnchor
+from editjournal.daemon.handlers import handles
+from editjournal.daemon.text.anchors import anchored
 from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.watch.onaccess import outside_change
@@ -26,7 +28,6 @@ from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, FileRead
 from editjournal.schemas.tools import (
     MAX_READ_BYTES,
-    AnchoredLine,
     ReadFileParams,
     ReadFileResult,
     ReadManyFilesParams,
@@ -178,18 +179,6 @@ def _served(doc: Document, start: int, end: int, text: str | None) -> str:
     if text is not None and start == 1 and end == doc.line_count:
         return text[1:] if doc.bom else text
     return "".join(map(operator.add, doc.lines[start - 1 : end], doc.endings[start - 1 : end]))
-
-
-def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
-    """One line as the wire shows it: number, anchor, quality, text."""
-    return AnchoredLine(
-        line=anchor.line,
-        hash=anchor.anchor,
-        quality=anchor.quality,
-        text=text,
-        kind=anchor.kind,
-        unique=anchor.unique,
-    )
 
 
 def _add_anchors(result: ReadFileResult, parsed: Parsed, start: int, end: int) -> None:

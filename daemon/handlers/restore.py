@@ -20,8 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Link, Outcome
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context, Link, Outcome, handles
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.checkpoints import info, look
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.text.edit import EditPlan, Splice

@@ -20,7 +20,7 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 
-from editjournal.daemon.handlers import Context, Progress
+from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.store.manifest import ManifestEntry, chunks_of_sorted
 from editjournal.daemon.tree.compare import (

@@ -23,8 +23,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from editjournal.daemon.audit.timeline import versions
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context, Outcome, handles
+from editjournal.daemon.handlers import handles
 from editjournal.daemon.text.edit import apply_plan
 from editjournal.daemon.text.rebase import BrokenSpan
 from editjournal.daemon.text.revert import (

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from editjournal.daemon.contract.outcome import ABSENT, Outcome, linked
 from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.files.workspace import Workspace
-from editjournal.daemon.handlers import ABSENT, Outcome, linked
 from editjournal.daemon.landing.displacement import (
     Carries,
     carry_event,

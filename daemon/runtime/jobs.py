@@ -1,6 +1,6 @@
 """Requests whose work is too long for one turn of the loop, done a slice at a time.
 
-A handler that hands back a `Job` (daemon/handlers/__init__.py) has its request
+A handler that hands back a `Job` (daemon/contract/context.py) has its request
 parked here. Each turn of the loop gives the oldest parked job one slice
 (`SLICE_S`), after the outside changes and before the requests waiting, so no
 other agent waits on it for longer than a slice; the contents a slice hands back
@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from editjournal.daemon.handlers import Context, Job
+from editjournal.daemon.contract.context import Context, Job
 from editjournal.daemon.runtime.boundary import failure_reply, loose_id
 from editjournal.daemon.runtime.groupcommit import error_response
 from editjournal.daemon.store.journal import Journal

@@ -31,18 +31,11 @@ import msgspec
 import zmq
 
 from editjournal import __version__
+from editjournal.daemon.contract.context import Context, DaemonInfo, Job
+from editjournal.daemon.contract.outcome import ABSENT, Handler, Outcome, Write
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
-from editjournal.daemon.handlers import (
-    ABSENT,
-    Context,
-    DaemonInfo,
-    Handler,
-    Job,
-    Outcome,
-    Write,
-    registry,
-)
+from editjournal.daemon.handlers import registry
 from editjournal.daemon.landing.pendingwrites import boot_id, recover
 from editjournal.daemon.landing.writeround import (
     Prepared,

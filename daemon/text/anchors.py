@@ -77,6 +77,7 @@ from editjournal.daemon.text.linehashes import (
     line_hash,
     rehashed_regions,
 )
+from editjournal.schemas.tools import AnchoredLine
 
 Quality = Literal["high", "low"]
 MatchLevel = Literal["line", "context", "none"]
@@ -115,6 +116,20 @@ class LineAnchor:
     def mark(self) -> str:
         """ "~" for a low-quality anchor, else "?" for a non-unique one, else ""."""
         return "~" if self.quality == "low" else ("?" if not self.unique else "")
+
+
+def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
+    """One line as the wire shows it: number, anchor, quality, text. Here, beside the
+    anchor it renders, because reads, the writing path's refusals and its replies all
+    show lines this way (none of them may import another's room for it)."""
+    return AnchoredLine(
+        line=anchor.line,
+        hash=anchor.anchor,
+        quality=anchor.quality,
+        text=text,
+        kind=anchor.kind,
+        unique=anchor.unique,
+    )
 
 
 @dataclass(frozen=True)

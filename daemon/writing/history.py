@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map
 from editjournal.schemas.events import AnyEvent, EditApplied, Record

@@ -25,12 +25,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from editjournal.daemon.contract.outcome import ABSENT, Outcome, Write
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import ABSENT, Outcome, Write
-from editjournal.daemon.handlers.read import anchored
 from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.settings.limits import clip_text
-from editjournal.daemon.text.anchors import Anchors
+from editjournal.daemon.text.anchors import Anchors, anchored
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.linehashes import Change

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import FileSnapshot
-from editjournal.daemon.handlers import Context
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import (
     LineRanges,

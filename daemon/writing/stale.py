@@ -16,11 +16,10 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
+from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context
-from editjournal.daemon.handlers.read import anchored
-from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor
+from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor, anchored
 from editjournal.daemon.text.diff import focused_diff
 from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from editjournal.daemon.text.lines import Document

@@ -12,9 +12,9 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
+from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
-from editjournal.daemon.handlers import Context
 from editjournal.daemon.text.anchors import Anchors
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import LineRanges

@@ -1,25 +1,125 @@
 """docs/architecture.md is the tree: its rooms hold exactly the modules it lists, and
-every import between rooms is one it allows."""
+every import between rooms is one it allows.
+
+Imports are read from the source with `ast` (module-level ones and the lazy ones inside
+functions alike, for a lazy import is an arrow too), and the arrows are checked for
+cycles by computing them, both the ones the doc allows and the ones the code has."""
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DAEMON = REPO / "daemon"
 DOC = (REPO / "docs" / "architecture.md").read_text()
-_IMPORT = re.compile(r"^\s*(?:from|import) editjournal\.daemon\.(\w+)", re.M)
+# the journal's offline readers: run by the CLI over a journal file, never loaded by the
+# daemon's process (docs/architecture.md, "Offline readers")
+OFFLINE = {"fleet"} | {f"audit.{m}" for m in ("replay", "verify", "export", "report")}
+
+
+def daemon_section(title: str) -> str:
+    """The text under the daemon's `## title` heading, up to the next heading."""
+    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^#)", DOC + "\n#", re.M | re.S)
+    assert found, f"docs/architecture.md has no section {title!r}"
+    return found.group(1)
 
 
 def documented_rooms() -> dict[str, set[str]]:
-    rows = re.findall(r"^\| `(\w+)/` \|[^|]*\| (.*) \|$", DOC, re.M)
+    rows = re.findall(r"^\| `(\w+)/` \|[^|]*\| (.*) \|$", daemon_section("The rooms"), re.M)
     return {room: set(re.findall(r"`(\w+)`", modules)) for room, modules in rows}
 
 
 def allowed_imports() -> dict[str, set[str]]:
-    lines = re.findall(r"^- `(\w+)/` imports (.*)$", DOC, re.M)
+    section = daemon_section("Which way imports run")
+    lines = re.findall(r"^- `(\w+)/` imports (.*)$", section, re.M)
     return {room: set(re.findall(r"`(\w+)/`", rest)) for room, rest in lines}
+
+
+def drawn_layers() -> list[list[str]]:
+    """The drawing of the rooms, top row first (the fenced block of the imports section)."""
+    block = re.search(r"^```\n(.*?)^```", daemon_section("Which way imports run"), re.M | re.S)
+    assert block, "the imports section draws the rooms in a fenced block"
+    return [re.findall(r"(\w+)/", row) for row in block.group(1).splitlines() if row.strip()]
+
+
+def module_name(path: Path) -> str:
+    """`daemon/audit/blame.py` -> `editjournal.daemon.audit.blame` (packages without `__init__`)."""
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(("editjournal", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every `editjournal...` name `path` imports, at module level or inside a function;
+    `from pkg import name` yields `pkg` and `pkg.name` (which may be a module)."""
+    return {name for name in all_imported(path) if name.split(".")[0] == "editjournal"}
+
+
+def all_imported(path: Path) -> set[str]:
+    """Every name `path` imports, ours and others' (see `imported_names`)."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def daemon_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in DAEMON.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def room_of(name: str) -> str | None:
+    """The daemon room a module name lies in (None: not in a room)."""
+    parts = name.split(".")
+    if parts[:2] != ["editjournal", "daemon"] or len(parts) < 3:
+        return None
+    return parts[2] if (DAEMON / parts[2] / "__init__.py").exists() else None
+
+
+def room_imports() -> dict[str, set[str]]:
+    """Each room's arrows as the code has them."""
+    arrows: dict[str, set[str]] = {}
+    for name, path in daemon_modules().items():
+        room = room_of(name)
+        if room is not None:
+            found = {room_of(imported) for imported in imported_names(path)}
+            arrows.setdefault(room, set()).update(found - {None, room})  # type: ignore[arg-type]
+    return arrows
+
+
+def a_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One cycle of `graph` as the path that closes it, or None (depth first, colours)."""
+    colour: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        colour[node] = "grey"
+        for nxt in sorted(graph.get(node, ())):
+            if colour.get(nxt) == "grey":
+                return [*path[path.index(nxt) :], nxt] if nxt in path else [node, nxt]
+            if nxt not in colour and (found := visit(nxt, [*path, nxt])):
+                return found
+        colour[node] = "black"
+        return None
+
+    for start in sorted(graph):
+        if start not in colour and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_a_cycle_is_found_when_there_is_one():
+    """The cycle check itself can fail: a loop of three, and a room importing itself."""
+    assert a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert a_cycle({"a": {"b"}, "b": {"b"}}) == ["b", "b"]
+    assert a_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
 def test_every_room_holds_exactly_the_modules_the_doc_lists():
@@ -34,7 +134,45 @@ def test_every_room_holds_exactly_the_modules_the_doc_lists():
 def test_imports_between_rooms_run_only_the_documented_ways():
     allowed = allowed_imports()
     assert set(allowed) == set(documented_rooms())
-    for path in DAEMON.glob("*/*.py"):
-        room = path.parent.name
-        for imported in set(_IMPORT.findall(path.read_text())) - {room}:
-            assert imported in allowed[room], f"{path.relative_to(REPO)} imports {imported}/"
+    for name, path in daemon_modules().items():
+        room = room_of(name)
+        for imported in imported_names(path):
+            assert not imported.startswith("editjournal.client"), f"{name} imports the client"
+            target = room_of(imported)
+            if room is not None and target not in (None, room):
+                assert target in allowed[room], f"{path.relative_to(REPO)} imports {target}/"
+
+
+def test_no_cycle_between_rooms_neither_allowed_nor_found():
+    assert a_cycle(allowed_imports()) is None
+    assert a_cycle(room_imports()) is None
+
+
+def test_the_drawing_holds_every_room_once_and_every_arrow_points_down():
+    layers = drawn_layers()
+    level = {room: depth for depth, row in enumerate(layers) for room in row}
+    assert sorted(level) == sorted(room for row in layers for room in row), "a room drawn twice"
+    assert set(level) == set(documented_rooms())
+    for room, targets in allowed_imports().items():
+        for target in targets:
+            assert level[target] > level[room], f"{room}/ -> {target}/ does not point down"
+
+
+def test_the_daemon_process_never_loads_the_offline_readers():
+    """Everything `python -m editjournal.daemon` can import (lazy imports included),
+    followed through the daemon's modules, holds none of the offline readers."""
+    modules = daemon_modules()
+    loaded, todo, others = set(), ["editjournal.daemon.__main__", "editjournal.daemon"], set()
+    while todo:
+        name = todo.pop()
+        if name in loaded or name not in modules:
+            continue
+        loaded.add(name)
+        todo.extend(imported_names(modules[name]))
+        others |= {other.split(".")[0] for other in all_imported(modules[name])}
+        todo.extend(".".join(name.split(".")[:n]) for n in range(3, name.count(".") + 1))
+    assert "editjournal.daemon.handlers.read" in loaded  # the walk reaches the handlers
+    offline = {name for name in loaded if name.removeprefix("editjournal.daemon.") in OFFLINE}
+    offline |= {n for n in loaded if n.startswith("editjournal.daemon.fleet")}
+    assert not offline
+    assert "psycopg" not in others and "zmq" in others  # the fleet extra's driver; the loop's

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from editjournal.daemon.contract.context import Context, DaemonInfo
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
-from editjournal.daemon.handlers import Context, DaemonInfo
 from editjournal.daemon.model.state import State
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.text.revert import diff_plan
