@@ -28,7 +28,7 @@ from agents.editor import ApplyPatchOperation, ApplyPatchResult
 
 from editjournal.client.library.asyncclient import AsyncClient
 from editjournal.client.library.errors import RequestError
-from editjournal.client.mcp_text import error_text
+from editjournal.client.views.mcp_text import error_text
 
 
 class DaemonEditor:

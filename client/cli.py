@@ -58,8 +58,8 @@ from editjournal.client.cli_help import verbatim
 from editjournal.client.hints import HintContext, cli_words, suggestion
 from editjournal.client.library.connection import workspace_root
 from editjournal.client.library.errors import DaemonUnavailable, RequestError, RequestTimeout
-from editjournal.client.render import emit, error_lines
 from editjournal.client.standpoint import Standpoint, paths_in
+from editjournal.client.views.render import emit, error_lines
 
 PROG = "editjournal"
 COMPLETE_VAR = "_EDITJOURNAL_COMPLETE"

@@ -21,7 +21,7 @@ from editjournal.client.cli_common import (
 )
 from editjournal.client.cli_help import verbatim
 from editjournal.client.cli_tools import read_source
-from editjournal.client.render import apply_patch_lines
+from editjournal.client.views.render import apply_patch_lines
 
 
 @click.command(

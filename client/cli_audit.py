@@ -18,13 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from editjournal.client.audit_render import (
-    blame_lines,
-    history_lines,
-    plural,
-    show_lines,
-    stats_lines,
-)
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -39,7 +32,14 @@ from editjournal.client.cli_common import (
 )
 from editjournal.client.cli_help import verbatim
 from editjournal.client.library.errors import RequestError
-from editjournal.client.render import emit
+from editjournal.client.views.audit_render import (
+    blame_lines,
+    history_lines,
+    plural,
+    show_lines,
+    stats_lines,
+)
+from editjournal.client.views.render import emit
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from editjournal.client.library.connection import (
     choose_workspace,
     require_workspace,
 )
-from editjournal.client.render import emit
 from editjournal.client.standpoint import Standpoint, paths_in
+from editjournal.client.views.render import emit
 from editjournal.schemas.errors import ErrorCode
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

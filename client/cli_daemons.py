@@ -45,7 +45,7 @@ from editjournal.client.library.connection import (
 )
 from editjournal.client.library.errors import RequestError
 from editjournal.client.library.trust import Untrusted, is_our_daemon
-from editjournal.client.render import daemon_rows, emit
+from editjournal.client.views.render import daemon_rows, emit
 from editjournal.schemas.daemonoptions import DAEMON_OPTIONS, DaemonOption
 from editjournal.schemas.endpoint import ENDPOINT_FILE, PID_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode

@@ -21,7 +21,6 @@ from typing import Any
 import click
 import tomllib
 
-from editjournal.client.audit_render import blame_lines, stats_lines, when
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -33,7 +32,8 @@ from editjournal.client.cli_common import (
 )
 from editjournal.client.cli_help import verbatim
 from editjournal.client.library.errors import RequestError, WorkspaceNotFound
-from editjournal.client.render import emit
+from editjournal.client.views.audit_render import blame_lines, stats_lines, when
+from editjournal.client.views.render import emit
 from editjournal.schemas.endpoint import STATE_DIR_NAME
 from editjournal.schemas.units import UnitError, parse_duration
 

@@ -24,7 +24,6 @@ import click
 import msgspec
 from msgspec import inspect as mi
 
-from editjournal.client.audit_render import hunk_lines
 from editjournal.client.cli_common import (
     EXIT_OK,
     BadInput,
@@ -39,6 +38,7 @@ from editjournal.client.cli_common import (
 from editjournal.client.cli_help import first_sentence, verbatim
 from editjournal.client.guidance import DESCRIPTIONS
 from editjournal.client.tooldefs import DEPRECATED_ALIASES, agent_methods
+from editjournal.client.views.audit_render import hunk_lines
 from editjournal.schemas.tools import TOOL_PARAMS, ListHunksResult
 
 HAND_WRITTEN = frozenset(

@@ -37,7 +37,7 @@ from editjournal.client.hook_settings import (
     plan_uninstall,
     status,
 )
-from editjournal.client.render import emit
+from editjournal.client.views.render import emit
 
 HARNESS = click.Choice(sorted(HARNESSES))
 SCOPE_HELP = (

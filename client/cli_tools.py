@@ -21,7 +21,6 @@ from typing import Any
 import click
 import msgspec
 
-from editjournal.client.audit_render import diff_lines, log_lines, plural
 from editjournal.client.cli_common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -42,7 +41,8 @@ from editjournal.client.cli_common import (
 from editjournal.client.cli_help import CALL_EPILOG, EDIT_EPILOG, verbatim
 from editjournal.client.library.blocking import Client
 from editjournal.client.library.errors import RequestError, StateMismatch
-from editjournal.client.render import (
+from editjournal.client.views.audit_render import diff_lines, log_lines, plural
+from editjournal.client.views.render import (
     agent_status_lines,
     edit_lines,
     emit,

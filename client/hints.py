@@ -25,8 +25,8 @@ from typing import Any
 import click
 
 from editjournal.client.library.errors import RequestError
-from editjournal.client.render import cli_message
 from editjournal.client.standpoint import Standpoint
+from editjournal.client.views.render import cli_message
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
 from editjournal.schemas.errors import ErrorCode, hint_for
 from editjournal.schemas.suggestions import FoundCall, calls_in

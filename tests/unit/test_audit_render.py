@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from editjournal.client.audit_render import plural, stats_lines
+from editjournal.client.views.audit_render import plural, stats_lines
 from editjournal.schemas.tools import AgentStats
 
 

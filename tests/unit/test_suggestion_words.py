@@ -21,8 +21,8 @@ import pytest
 from editjournal.client.cli import cli as editjournal_group
 from editjournal.client.hints import HintContext, cli_text, command_for, suggestion
 from editjournal.client.library.errors import RequestError
-from editjournal.client.mcp_text import error_text
-from editjournal.client.render import error_lines, flags_named
+from editjournal.client.views.mcp_text import error_text
+from editjournal.client.views.render import error_lines, flags_named
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.suggestions import SUGGESTIONS, call, calls_in
 from editjournal.schemas.tools import TOOL_PARAMS

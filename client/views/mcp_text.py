@@ -23,7 +23,7 @@ import click
 import msgspec
 
 from editjournal.client.library.errors import RequestError
-from editjournal.client.render import (
+from editjournal.client.views.render import (
     agent_status_lines,
     apply_patch_lines,
     edit_lines,
