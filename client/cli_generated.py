@@ -36,8 +36,8 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import first_sentence, verbatim
-from editjournal.client.guidance import DESCRIPTIONS
-from editjournal.client.tooldefs import DEPRECATED_ALIASES, agent_methods
+from editjournal.client.tools.guidance import DESCRIPTIONS
+from editjournal.client.tools.tooldefs import DEPRECATED_ALIASES, agent_methods
 from editjournal.client.views.audit_render import hunk_lines
 from editjournal.schemas.tools import TOOL_PARAMS, ListHunksResult
 

@@ -13,7 +13,7 @@ import typing
 
 import msgspec
 
-from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.schemas.tools import TOOL_PARAMS, Operation
 
 #: One-line descriptions of the daemon's own methods (the tools' come from guidance).

@@ -6,9 +6,9 @@ start their servers wherever they like (some in `/` or the home directory): a
 workspace too broad to serve is refused at once, its code on stderr (exit 2),
 before any daemon could start watching everything under it.
 `tools` needs neither the SDK nor a daemon: it prints the definitions that
-`client/tooldefs.py` makes from the schemas and the short descriptions, and with
+`client/tools/tooldefs.py` makes from the schemas and the short descriptions, and with
 `--instructions FILE` writes the long guidance for the system prompt. Both
-commands serve a profile or a list of tools (`client/toolsets.py`).
+commands serve a profile or a list of tools (`client/tools/toolsets.py`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.guidance import instructions
 from editjournal.client.library.connection import (
     ALLOW_BROAD,
     live_endpoint,
     refuse_too_broad,
     require_workspace,
 )
-from editjournal.client.tooldefs import FORMATS, export, tool_definitions
-from editjournal.client.toolsets import (
+from editjournal.client.tools.guidance import instructions
+from editjournal.client.tools.tooldefs import FORMATS, export, tool_definitions
+from editjournal.client.tools.toolsets import (
     DEFAULT_PROFILE,
     PROFILES,
     TOKENIZER,

@@ -44,11 +44,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from editjournal.client.guidance import instructions
 from editjournal.client.library.asyncclient import AsyncClient
 from editjournal.client.library.errors import RequestError
 from editjournal.client.staleness import EDITS_LOOKED_UP, StalenessNotices
-from editjournal.client.tooldefs import agent_methods, tool_definitions
+from editjournal.client.tools.guidance import instructions
+from editjournal.client.tools.tooldefs import agent_methods, tool_definitions
 from editjournal.client.views.mcp_text import error_text, result_text, structured
 from editjournal.schemas.tools import LogEntry
 from editjournal.schemas.wire import Response

@@ -7,8 +7,8 @@ import json
 
 from editjournal.client.cli import cli as group
 from editjournal.client.cli_generated import HAND_WRITTEN, command_name, generated_methods
-from editjournal.client.guidance import DESCRIPTIONS
-from editjournal.client.tooldefs import agent_methods
+from editjournal.client.tools.guidance import DESCRIPTIONS
+from editjournal.client.tools.tooldefs import agent_methods
 from tests.conftest import RunningDaemon
 from tests.e2e.cli_support import cli
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client.cli import cli as group
-from editjournal.client.guidance import DESCRIPTIONS
+from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.schemas.tools import TOOL_PARAMS, Operation
 from tests.conftest import RunningDaemon
 from tests.e2e.cli_support import BIN, CLI, TIMEOUT, cli, cli_env

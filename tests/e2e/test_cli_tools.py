@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from editjournal.client.guidance import DESCRIPTIONS, TOOL_USE_RULES
-from editjournal.client.summaries import SUMMARIES
-from editjournal.client.tooldefs import agent_methods
+from editjournal.client.tools.guidance import DESCRIPTIONS, TOOL_USE_RULES
+from editjournal.client.tools.summaries import SUMMARIES
+from editjournal.client.tools.tooldefs import agent_methods
 from tests.e2e.cli_support import cli
 
 

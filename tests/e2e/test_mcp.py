@@ -23,16 +23,16 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from editjournal.client import Client
-from editjournal.client.guidance import (
+from editjournal.client.library.recovery import READ_ONLY_METHODS
+from editjournal.client.tools.guidance import (
     ANCHOR_FRESHNESS_RULE,
     DESCRIPTIONS,
     OPERATION_SELECTION_MATRIX,
     SAFE_PATCH_USAGE_PROTOCOL,
     TOOL_USE_RULES,
 )
-from editjournal.client.library.recovery import READ_ONLY_METHODS
-from editjournal.client.summaries import SUMMARIES
-from editjournal.client.tooldefs import agent_methods
+from editjournal.client.tools.summaries import SUMMARIES
+from editjournal.client.tools.tooldefs import agent_methods
 from tests.conftest import RunningDaemon
 from tests.e2e.test_readme import stop_daemon
 

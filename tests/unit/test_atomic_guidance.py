@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from editjournal.client.guidance import (
+from editjournal.client.tools.guidance import (
     DESCRIPTIONS,
     EDIT_FILE_DESCRIPTION,
     TOOL_SELECTION_GUIDE,

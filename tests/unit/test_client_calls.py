@@ -1,6 +1,6 @@
 """The client's typed calls are the params Structs' fields, with the Structs' defaults.
 
-`client/library/calls.py` is generated from `schemas.tools` (client/callgen.py): this holds
+`client/library/calls.py` is generated from `schemas.tools` (client/tools/callgen.py): this holds
 the committed file to what the generator writes now, and the methods of both clients
 to the Structs, so a field added to a tool's params reaches `Client` and
 `AsyncClient` or fails here.
@@ -14,8 +14,8 @@ import msgspec
 import pytest
 
 from editjournal.client import AsyncClient, Client
-from editjournal.client.callgen import CALLS_PATH, DEPRECATED_ALIASES, source
 from editjournal.client.library.exchange import encoded_params, wire_params
+from editjournal.client.tools.callgen import CALLS_PATH, DEPRECATED_ALIASES, source
 from editjournal.schemas.tools import (
     TOOL_PARAMS,
     EditParams,
@@ -27,7 +27,7 @@ from editjournal.schemas.tools import (
 
 def test_the_committed_calls_are_what_callgen_writes_now() -> None:
     assert CALLS_PATH.read_text(encoding="utf-8") == source(), (
-        "client/library/calls.py is stale: run `python -m editjournal.client.callgen`"
+        "client/library/calls.py is stale: run `python -m editjournal.client.tools.callgen`"
     )
 
 

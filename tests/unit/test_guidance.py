@@ -14,7 +14,7 @@ import typing
 import msgspec
 import pytest
 
-from editjournal.client.guidance import (
+from editjournal.client.tools.guidance import (
     DESCRIPTIONS,
     EDIT_DESCRIPTION,
     MULTI_FILE_EDITING_RULE,

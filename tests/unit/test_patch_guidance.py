@@ -6,7 +6,7 @@ import re
 
 import msgspec
 
-from editjournal.client.guidance import (
+from editjournal.client.tools.guidance import (
     DESCRIPTIONS,
     READ_FILE_DESCRIPTION,
     READ_MANY_FILES_DESCRIPTION,

@@ -10,11 +10,11 @@ import jsonschema
 import msgspec
 import pytest
 
-from editjournal.client.guidance import DESCRIPTIONS, TOOL_USE_RULES, instructions
 from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.client.staleness import StalenessNotices, changed_lines
-from editjournal.client.summaries import SUMMARIES
-from editjournal.client.tooldefs import (
+from editjournal.client.tools.guidance import DESCRIPTIONS, TOOL_USE_RULES, instructions
+from editjournal.client.tools.summaries import SUMMARIES
+from editjournal.client.tools.tooldefs import (
     ADMIN_METHODS,
     FORMATS,
     GEMINI_KEYS,
@@ -25,8 +25,8 @@ from editjournal.client.tooldefs import (
     summarize,
     tool_definitions,
 )
-from editjournal.client.toolsets import PROFILES, costs, estimate_tokens, select_tools
-from editjournal.client.vendor_limits import DESCRIPTION_MAX
+from editjournal.client.tools.toolsets import PROFILES, costs, estimate_tokens, select_tools
+from editjournal.client.tools.vendor_limits import DESCRIPTION_MAX
 from editjournal.schemas.tools import (
     TOOL_PARAMS,
     AgentStatusParams,

@@ -1,6 +1,6 @@
 """Every export format passes its vendor's published limits, for every tool.
 
-The limits are data (`client/vendor_limits.py`, each with its source); this
+The limits are data (`client/tools/vendor_limits.py`, each with its source); this
 checks each exported definition against its own format's entry: the tool name,
 the description's length, the schema's root and the keys it uses anywhere.
 """
@@ -13,9 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from editjournal.client.guidance import DESCRIPTIONS
-from editjournal.client.tooldefs import FORMATS, agent_methods, export
-from editjournal.client.vendor_limits import DESCRIPTION_MAX, LIMITS, VendorLimits
+from editjournal.client.tools.guidance import DESCRIPTIONS
+from editjournal.client.tools.tooldefs import FORMATS, agent_methods, export
+from editjournal.client.tools.vendor_limits import DESCRIPTION_MAX, LIMITS, VendorLimits
 
 
 def entries(fmt: str) -> list[tuple[str, str, dict[str, Any]]]:

@@ -12,7 +12,7 @@ format, the operations, what a refusal hands back. Pure data: no I/O.
 
 from __future__ import annotations
 
-from editjournal.client.guidance import (
+from editjournal.client.tools.guidance import (
     CHECKPOINT_LIST_DESCRIPTION,
     DISCARD_HUNK_DESCRIPTION,
     HISTORY_DESCRIPTION,

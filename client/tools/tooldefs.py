@@ -1,4 +1,4 @@
-"""Tool definitions for agents, generated from `schemas/` and `client/guidance.py`.
+"""Tool definitions for agents, generated from `schemas/` and `client/tools/guidance.py`.
 
 One list of definitions feeds every harness: the MCP server's `tools/list` and
 `editjournal tools --format mcp|openai|anthropic|gemini`. A definition is a
@@ -27,10 +27,10 @@ from typing import Any
 
 import msgspec
 
-from editjournal.client.guidance import DESCRIPTIONS
 from editjournal.client.library.recovery import READ_ONLY_METHODS
-from editjournal.client.summaries import SUMMARIES
-from editjournal.client.vendor_limits import DESCRIPTION_MAX, GEMINI_KEYS
+from editjournal.client.tools.guidance import DESCRIPTIONS
+from editjournal.client.tools.summaries import SUMMARIES
+from editjournal.client.tools.vendor_limits import DESCRIPTION_MAX, GEMINI_KEYS
 from editjournal.schemas.tools import TOOL_PARAMS, Params
 
 # The daemon's own methods: liveness, daemon status and the audit log are for people

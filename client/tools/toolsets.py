@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from editjournal.client.guidance import instructions
-from editjournal.client.tooldefs import agent_methods, export, tool_definitions
+from editjournal.client.tools.guidance import instructions
+from editjournal.client.tools.tooldefs import agent_methods, export, tool_definitions
 
 # A profile lists the tools it wants; one that `TOOL_PARAMS` does not have (yet) is
 # skipped, not an error: `apply_patch` joins `minimal` the day the daemon has it.
