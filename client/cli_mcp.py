@@ -110,7 +110,7 @@ def mcp(profile: str, names: str | None, allow_broad: bool) -> int:
         refuse_too_broad(root, options)
     click.echo(f"editjournal mcp: workspace {root} ({choice.why})", err=True)
     try:
-        from editjournal.client import mcp as server
+        from editjournal.client.mcp import server
     except ImportError as e:
         raise BadInput(
             f"the MCP SDK is not installed ({e}); install it with: pip install 'editjournal[mcp]'"

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from editjournal.client.library.recovery import READ_ONLY_METHODS
-from editjournal.client.staleness import StalenessNotices, changed_lines
+from editjournal.client.mcp.staleness import StalenessNotices, changed_lines
 from editjournal.client.tools.guidance import DESCRIPTIONS, TOOL_USE_RULES, instructions
 from editjournal.client.tools.summaries import SUMMARIES
 from editjournal.client.tools.tooldefs import (

@@ -46,7 +46,7 @@ from mcp.server.stdio import stdio_server
 
 from editjournal.client.library.asyncclient import AsyncClient
 from editjournal.client.library.errors import RequestError
-from editjournal.client.staleness import EDITS_LOOKED_UP, StalenessNotices
+from editjournal.client.mcp.staleness import EDITS_LOOKED_UP, StalenessNotices
 from editjournal.client.tools.guidance import instructions
 from editjournal.client.tools.tooldefs import agent_methods, tool_definitions
 from editjournal.client.views.mcp_text import error_text, result_text, structured
