@@ -59,6 +59,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     # tests only: a power cut before any landed write is flushed, and the boot it sees
     parser.add_argument("--no-flush", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--boot-id", help=argparse.SUPPRESS)
+    # tests only: wait between a write's commit and its landing while this file exists
+    parser.add_argument("--hold-after-commit", metavar="FILE", help=argparse.SUPPRESS)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
     return parser.parse_args(argv)
@@ -156,6 +158,7 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
                 args.kill_after_commit,
                 args.no_flush,
                 args.boot_id,
+                args.hold_after_commit,
             ),
         )
     except (AlreadyServed, JournalError, NotPrivate) as e:

@@ -333,14 +333,23 @@ CHECKPOINT_EVENTS = (CheckpointCreated, CheckpointRestored)
 class RequestAnswered(Event, tag="request_answered"):
     """A request that carried an `idempotency_key` changed something and was answered:
     its reply is kept, so a retry with the same key gets this reply again instead of
-    doing the work twice — after a restart too, since the journal keeps it."""
+    doing the work twice — after a restart too, since the journal keeps it. The newest
+    answer of a key is the one a retry gets (`amends`: daemon/model/idempotency.py)."""
 
     key: str
     method: str
     request_sha256: str  # of method and params: a key reused for another request is refused
-    reply: bytes  # the Response as the daemon encoded it
+    reply: bytes  # the Response as the daemon encoded it (its bulk left out past 4 KiB)
+    # the seq of the answer this one replaces: a write's reply as it landed (refused,
+    # say), or as start-up recovery left it, amends the reply staged with its commit
+    amends: int | None = None
 
     def summary(self) -> str:
+        if self.amends is not None:
+            return (
+                f"{self.method} answer amended (idempotency key {self.key[:24]}):"
+                f" the write's real outcome replaces seq {self.amends}"
+            )
         return f"{self.method} answered (idempotency key {self.key[:24]})"
 
 

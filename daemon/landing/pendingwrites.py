@@ -87,6 +87,14 @@ class Recovered:
     already_done: int = 0
     unfinished: list[str] = field(default_factory=list)
     temps_removed: int = 0
+    # (seq, path) of each write left unfinished: a keyed write's remembered reply says
+    # "ok", which is no longer true (daemon/model/idempotency.py)
+    unfinished_writes: list[tuple[int, str]] = field(default_factory=list)
+
+    def leave(self, row: _Row) -> None:
+        """`row`'s write is not rolled forward: it is not in the file."""
+        self.unfinished.append(row.path)
+        self.unfinished_writes.append((row.seq, row.path))
 
 
 def prepare(journal: Journal) -> None:
@@ -131,7 +139,7 @@ def _finish(workspace: Workspace, journal: Journal, pending: _Pending, done: Rec
     row = pending.row
     located = workspace.locate_real(row.path)
     if located is None or not _beside(row):
-        done.unfinished.append(row.path)
+        done.leave(row)
         log.error(
             "recovery: %s (seq %d) is no longer where it was written (a directory on its"
             " path is gone, moved or replaced by a link); not rolled forward",
@@ -143,7 +151,7 @@ def _finish(workspace: Workspace, journal: Journal, pending: _Pending, done: Rec
         current = _current_sha(workspace, located.parent.fd, located.name, row)
         _finish_in(_Target(located.parent.fd, located.name, journal), current, pending, done)
     except (OSError, ToolError) as e:
-        done.unfinished.append(row.path)
+        done.leave(row)
         log.error("recovery: %s (seq %d) could not be finished: %s", row.path, row.seq, e)
     finally:
         located.parent.close()
@@ -173,7 +181,7 @@ def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered
         return
     if row.before_sha256 is not None and current != row.before_sha256:
         if not pending.rebooted or current == NOT_REGULAR:  # a link or a directory: someone's
-            done.unfinished.append(row.path)
+            done.leave(row)
             log.warning(
                 "recovery: %s changed while the daemon was down; seq %d is not rolled forward",
                 row.path,
@@ -185,7 +193,7 @@ def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered
         held.remove(directory, name)
         held.sync(directory)
     elif not _put_in_place(target, row):
-        done.unfinished.append(row.path)
+        done.leave(row)
         log.error(
             "recovery: %s (seq %d): its content is in no temp file nor blob", row.path, row.seq
         )

@@ -21,13 +21,14 @@ import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from editjournal.daemon.contract.outcome import ABSENT, Outcome, linked
 from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.displacement import (
     Carries,
+    Reply,
     carry_event,
     kept_path,
     late_appended,
@@ -37,6 +38,7 @@ from editjournal.daemon.landing.displacement import (
 from editjournal.daemon.landing.flusher import Flusher
 from editjournal.daemon.landing.pendingwrites import boot_id
 from editjournal.daemon.landing.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
+from editjournal.daemon.model import idempotency
 from editjournal.daemon.model.state import State, fold
 from editjournal.daemon.runtime.boundary import encode_reply
 from editjournal.daemon.runtime.faults import Faults
@@ -47,7 +49,7 @@ from editjournal.daemon.store.journal import Journal, JournalError
 from editjournal.daemon.store.statesnap import Snapshotter
 from editjournal.daemon.watch.outside import Observation
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import AnyEvent, DaemonStopped, Record
+from editjournal.schemas.events import AnyEvent, DaemonStopped, Record, RequestAnswered
 from editjournal.schemas.wire import Error, Response
 
 log = logging.getLogger("editjournal")
@@ -58,6 +60,14 @@ OBSERVATIONS = frozenset({"file_read", "edit_rejected", "outside_change", "hunk_
 Send = Callable[[list[bytes], bytes], None]  # a reply's route and encoded frame
 
 
+class Answer(NamedTuple):
+    """A keyed request's reply as staged with its commit (daemon/model/idempotency.py)."""
+
+    agent: str
+    event: RequestAnswered
+    seq: int  # where it was staged: what an amended answer names
+
+
 @dataclass
 class Batch:
     """Replies waiting for their events to be committed."""
@@ -65,6 +75,7 @@ class Batch:
     replies: list[tuple[list[bytes], Response]] = field(default_factory=list)
     durable: bool = False  # a request changed something: commit with synchronous=FULL
     bytes: int = 0  # of the requests and replies: a large batch gives memory back after
+    answers: dict[int, Answer] = field(default_factory=dict)  # by reply index: keyed writes
 
 
 class GroupCommit:
@@ -187,8 +198,8 @@ class GroupCommit:
     def flush(self, batch: Batch) -> None:
         """End the batch: commit every event once, rename, hand the files to the
         flusher, then reply. The batch is emptied in place."""
-        replies, durable = batch.replies, batch.durable or bool(self.round)
-        batch.replies, batch.durable = [], False
+        replies, durable, answers = batch.replies, batch.durable or bool(self.round), batch.answers
+        batch.replies, batch.durable, batch.answers = [], False, {}
         self.round.drop_superseded()
         try:
             self.commit(durable)
@@ -196,28 +207,38 @@ class GroupCommit:
             self.round.discard()
             replies = [(route, _unrecorded(response, e)) for route, response in replies]
         else:
-            self.faults.on_commit(len(self.round))
-            self.stats.batches_with_writes += bool(self.round)
-            self.stats.writes += len(self.round)
-            failures = self.round.publish(self.limits.file_lines)
-            carried = self._journal_met(self.round.take_met())
-            replies = [
-                (route, _unwritten(response, failures[i]) if i in failures else response)
-                for i, (route, response) in enumerate(replies)
-            ]
-            replies = carried.amend(replies)
+            replies = self._land(replies, answers)
         for route, response in replies:
             reply = encode_reply(response)
             batch.bytes += len(reply)
             self.send(route, reply)
 
+    def _land(self, replies: list[Reply], answers: dict[int, Answer]) -> list[Reply]:
+        """After the commit: rename the round's files into place, journal what they met,
+        and turn the replies into what really happened (a rename that failed, a write
+        refused over an outside change, one carried over it). A keyed write's remembered
+        reply is amended to match, in the same commit, before any reply goes."""
+        self.faults.on_commit(len(self.round))
+        self.stats.batches_with_writes += bool(self.round)
+        self.stats.writes += len(self.round)
+        failures = self.round.publish(self.limits.file_lines)
+        staged = self.journal.last_seq
+        carried = self._journal_met(self.round.take_met())
+        landed = [
+            (route, _unwritten(response, failures[i]) if i in failures else response)
+            for i, (route, response) in enumerate(replies)
+        ]
+        landed = carried.amend(landed)
+        amended = self._amend_answers(answers, replies, landed)
+        if self.journal.last_seq > staged:
+            self._commit_landing(amended)
+        return landed
+
     def _journal_met(self, met: list[Met]) -> Carries:
-        """Journal what the round's writes met as they landed: the outside contents, each
+        """Stage what the round's writes met as they landed: the outside contents, each
         stored, then the carry or the refusal (daemon/landing/displacement.py). Committed
         before any reply goes: a reply never outruns what the journal says of its write."""
         carries = Carries()
-        if not met:
-            return carries
         for found in met:
             outside_seq = 0
             for event, blobs in outside_events(found):
@@ -227,11 +248,51 @@ class GroupCommit:
                 carries.carried(found, outside_seq, self.stage(found.agent, *carry))
             elif found.landed.refused:
                 carries.refused(found, outside_seq)
+        return carries
+
+    def _amend_answers(
+        self, answers: dict[int, Answer], planned: list[Reply], landed: list[Reply]
+    ) -> list[tuple[str, RequestAnswered]]:
+        """Stage, for each keyed write whose reply the landing changed, the reply it
+        really got: a retry is then told that, never the planned `ok`."""
+        amended: list[tuple[str, RequestAnswered]] = []
+        for i, answer in answers.items():
+            response = landed[i][1]
+            if response is planned[i][1]:
+                continue
+            event = idempotency.amended(answer.event, answer.seq, response)
+            self.stage(answer.agent, event)
+            amended.append((answer.agent, event))
+        return amended
+
+    def _commit_landing(self, amended: list[tuple[str, RequestAnswered]]) -> None:
         try:
             self.commit(durable=True)
         except JournalError:  # the contents are on disk: the watcher journals them later
             log.error("outside changes met by writes could not be journaled")
-        return carries
+            for agent, event in amended:  # this run's retries are told the truth still
+                self.state.answers.remember(agent, event)
+
+    def answer_unlanded(self, unfinished: list[tuple[int, str]]) -> None:
+        """At start-up: writes recovery could not roll forward (their file changed while
+        the daemon was down) are not in their files, so a keyed one's remembered `ok`
+        is amended to `write_displaced` (daemon/landing/pendingwrites.py)."""
+        staged = self.journal.last_seq
+        for seq, path in unfinished:
+            for agent, answer in self.state.answers.answering(seq):
+                refusal = idempotency.refused(answer, _unlanded(seq, path))
+                first = self._answer_seq(agent, answer, seq)
+                self.stage(agent, idempotency.amended(answer, first, refusal))
+        if self.journal.last_seq > staged:
+            self.commit(durable=True)
+
+    def _answer_seq(self, agent: str, answer: RequestAnswered, seq: int) -> int:
+        """Where the answer of the write at `seq` was journaled: staged right after it."""
+        found = self.journal.records(after_seq=seq, kind="request_answered", agent=agent)
+        for record in found:
+            if isinstance(record.event, RequestAnswered) and record.event.key == answer.key:
+                return record.seq
+        return seq
 
     # --- bytes written into displaced files ------------------------------------------------
 
@@ -279,6 +340,18 @@ def _unwritten(response: Response, cause: ToolError) -> Response:
         {"seq": response.seq, **cause.details},
     )
     return Response(id=response.id, ok=False, error=error.to_wire(), seq=response.seq)
+
+
+def _unlanded(seq: int, path: str) -> ToolError:
+    """Why a write recovery did not roll forward is not in its file."""
+    return ToolError(
+        ErrorCode.WRITE_DISPLACED,
+        f"{path}: the daemon stopped before this write (seq {seq}) reached the file, and the"
+        " file was changed while it was down; that change was kept and this write is not in"
+        " the file",
+        {"path": path, "seq": seq},
+        f"read_file {path} with since_version {seq} shows the change; redo this one over it",
+    )
 
 
 def _unrecorded(response: Response, cause: JournalError) -> Response:

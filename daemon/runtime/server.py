@@ -54,7 +54,7 @@ from editjournal.daemon.runtime.boundary import (
 )
 from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
-from editjournal.daemon.runtime.groupcommit import Batch, GroupCommit, error_response
+from editjournal.daemon.runtime.groupcommit import Answer, Batch, GroupCommit, error_response
 from editjournal.daemon.runtime.jobs import Jobs
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
@@ -106,6 +106,9 @@ class Server:
         # writes prepared by the request being handled, not yet in the round: the
         # boundary removes their temp files if the request fails before it hands them on
         self._unrounded: list[Prepared] = []
+        # the keyed reply the request being handled staged: amended if its write's landing
+        # changes the reply (daemon/model/idempotency.py)
+        self._answer: Answer | None = None
         self.state_dir = ensure_state_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
@@ -117,6 +120,7 @@ class Server:
         self.group = GroupCommit(
             self.journal, state, workspace, self.limits, faults, self._send, snapshots
         )
+        self.group.answer_unlanded(self.recovered.unfinished_writes)
         self.handlers: dict[str, Handler] = registry()
         self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
         self.sock_path = socket_path(self.state_dir)
@@ -304,6 +308,7 @@ class Server:
         """
         route, payload = frames[:-1], frames[-1]
         staged_before = self.journal.last_seq
+        self._answer = None
         try:  # the request boundary: whatever this request raises, it gets the reply
             response, prepared, agent = self._dispatch(payload, finished)
         except Exception as e:
@@ -319,6 +324,8 @@ class Server:
             return False
         if prepared:
             self.group.round.add(prepared, response.seq or 0, [len(batch.replies)], agent)
+        if self._answer is not None:
+            batch.answers[len(batch.replies)] = self._answer
         batch.replies.append((route, response))
         return self.group.round.removes
 
@@ -353,7 +360,8 @@ class Server:
         )
         remembered = answered(request, response, records)
         if remembered is not None:  # staged with the request's events: one transaction
-            self.group.stage(request.agent, remembered)
+            seq = self.group.stage(request.agent, remembered)
+            self._answer = Answer(request.agent, remembered, seq)
         return response, prepared, request.agent
 
     def _decide(
