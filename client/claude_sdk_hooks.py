@@ -1,68 +1,18 @@
-"""Hook callbacks for Claude Agent SDK applications: Claude Code's tools, journal-aware.
+"""The documented import path of the Claude Agent SDK hook callbacks (docs/harnesses.md).
 
-An application built on the Claude Agent SDK (`claude-agent-sdk`, the `claude`
-extra) runs Claude Code's own Read, Edit, MultiEdit and Write tools; its hooks are
-Python callbacks, not commands. `hook_matchers()` gives the `HookMatcher`s to pass
-as `ClaudeAgentOptions(hooks=...)`: after a Read the read is journaled as the
-session's, before an edit the daemon judges it (denied, with who changed which
-lines and the changes, when it would land on lines changed since the session read
-them), after one the change is journaled as the session's. The decisions are the
-command hook's (`client/hook.py`, `decide`), run in a worker thread so the SDK's
-event loop never waits on a socket; an allow is `{}` (the SDK reads None as a
-failure), and nothing unexpected ever blocks a tool: it is logged and allowed.
-
-    from claude_agent_sdk import ClaudeAgentOptions
-    from editjournal.client.claude_sdk_hooks import hook_matchers
-
-    options = ClaudeAgentOptions(cwd="/path/to/project", hooks=hook_matchers("/path/to/project"),
-                                 setting_sources=[])  # not also the project's command hooks
+They live in the harness room, `client/harness/claude_sdk_hooks.py`; this module
+keeps `from editjournal.client.claude_sdk_hooks import hook_matchers` working, as
+the docs and the `claude` extra name it. Nothing of its own.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import os
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any
+from editjournal.client.harness.claude_sdk_hooks import (
+    AGENT_PREFIX,
+    READS_AND_WRITES,
+    WRITES,
+    callback,
+    hook_matchers,
+)
 
-from editjournal.client.hook import HookProblem, decide
-
-log = logging.getLogger(__name__)
-AGENT_PREFIX = "claude-sdk"  # sessions are journaled as claude-sdk:<session_id>
-WRITES = "Edit|MultiEdit|Write"
-READS_AND_WRITES = "Read|Edit|MultiEdit|Write"
-Callback = Callable[[Any, "str | None", Any], Awaitable[dict[str, Any]]]
-
-
-def callback(workspace: str | os.PathLike[str] | None = None) -> Callback:
-    """One hook callback for PreToolUse and PostToolUse alike (the payload says which)."""
-    root = Path(workspace).resolve() if workspace is not None else None
-
-    async def editjournal_hook(
-        input_data: Any, tool_use_id: str | None, context: Any
-    ) -> dict[str, Any]:
-        payload = dict(input_data)
-        try:
-            answer = await asyncio.to_thread(decide, payload, "claude-code", root, AGENT_PREFIX)
-        except HookProblem as e:
-            log.warning("editjournal hook: %s: the call is allowed", e)
-            return {}
-        except Exception as e:  # never a failed hook: the SDK could block the tool
-            log.warning("editjournal hook: unexpected %s: %s: allowed", type(e).__name__, e)
-            return {}
-        return answer or {}
-
-    return editjournal_hook
-
-
-def hook_matchers(workspace: str | os.PathLike[str] | None = None) -> dict[str, list[Any]]:
-    """`ClaudeAgentOptions(hooks=...)`: our callback before edits, after reads and edits."""
-    from claude_agent_sdk import HookMatcher
-
-    hook: Any = callback(workspace)  # its payloads and answers are the SDK's TypedDicts, as dicts
-    return {
-        "PreToolUse": [HookMatcher(matcher=WRITES, hooks=[hook])],
-        "PostToolUse": [HookMatcher(matcher=READS_AND_WRITES, hooks=[hook])],
-    }
+__all__ = ["AGENT_PREFIX", "READS_AND_WRITES", "WRITES", "callback", "hook_matchers"]

@@ -13,8 +13,8 @@ import click
 
 from editjournal.client.cli_common import global_options, settings
 from editjournal.client.cli_help import verbatim
-from editjournal.client.hook import HARNESSES
-from editjournal.client.hook import main as run_hook
+from editjournal.client.harness.hook import HARNESSES
+from editjournal.client.harness.hook import main as run_hook
 
 
 @click.command(

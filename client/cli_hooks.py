@@ -23,7 +23,7 @@ from editjournal.client.cli_common import (
     settings,
 )
 from editjournal.client.cli_help import verbatim
-from editjournal.client.hook_settings import (
+from editjournal.client.harness.hook_settings import (
     HARNESSES,
     SCOPES,
     Harness,

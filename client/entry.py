@@ -2,7 +2,7 @@
 
 A harness runs `editjournal hook HARNESS` around every tool call, so that one path
 must not import the CLI framework (click) or the typed client: it is dispatched
-here, before anything else is loaded (client/hook.py). Every other command is
+here, before anything else is loaded (client/harness/hook.py). Every other command is
 `editjournal.client.cli.main`.
 """
 
@@ -17,7 +17,7 @@ def main() -> int:
     # else stays on the lean path, which allows the call whatever it was given (a
     # usage error's exit 2 would be a denial to Claude Code)
     if sys.argv[1:2] == ["hook"] and sys.argv[2:3] not in (["--help"], ["-h"]):
-        from editjournal.client.hook import main as hook
+        from editjournal.client.harness.hook import main as hook
 
         code = hook(sys.argv[2:])
         # the answer is written: skip the interpreter's teardown (modules, the ZeroMQ

@@ -9,7 +9,7 @@ change would land on lines someone changed since that snapshot, and denies the
 call with a reason the model acts on (who changed which lines, and the changes)
 when it would; after one, it journals the content on disk as that session's edit
 (`claim_write`). The same decisions serve the Claude Agent SDK's hook callbacks
-(`client/claude_sdk_hooks.py`): `decide(payload)` is the whole of it.
+(`client/harness/claude_sdk_hooks.py`): `decide(payload)` is the whole of it.
 
 A hook runs on every tool call, so it is lean: it imports neither the CLI framework
 nor the typed client, speaks the wire protocol itself, and a daemon is started (by
@@ -102,7 +102,7 @@ def decide(
     """The harness's answer to one hook payload, or None: allow, and say nothing (an
     explicit "allow" would skip the user's own permission prompts in Claude Code).
     `workspace` and `agent_prefix` (default: the harness's name) serve applications
-    that call this in-process (client/claude_sdk_hooks.py)."""
+    that call this in-process (client/harness/claude_sdk_hooks.py)."""
     adapter = ADAPTERS[harness]
     call = adapter.call(payload)
     if call is None:
