@@ -340,15 +340,15 @@ class RequestAnswered(Event, tag="request_answered"):
     method: str
     request_sha256: str  # of method and params: a key reused for another request is refused
     reply: bytes  # the Response as the daemon encoded it (its bulk left out past 4 KiB)
-    # the seq of the answer this one replaces: a write's reply as it landed (refused,
-    # say), or as start-up recovery left it, amends the reply staged with its commit
+    # set when this answer corrects the one staged with the write's commit (at this seq):
+    # the write's reply as it landed (refused, say), or as start-up recovery left it
     amends: int | None = None
 
     def summary(self) -> str:
         if self.amends is not None:
             return (
                 f"{self.method} answer amended (idempotency key {self.key[:24]}):"
-                f" the write's real outcome replaces seq {self.amends}"
+                f" the write's real outcome corrects seq {self.amends}"
             )
         return f"{self.method} answered (idempotency key {self.key[:24]})"
 

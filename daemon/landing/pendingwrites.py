@@ -87,9 +87,10 @@ class Recovered:
     already_done: int = 0
     unfinished: list[str] = field(default_factory=list)
     temps_removed: int = 0
-    # (seq, path) of each write left unfinished: a keyed write's remembered reply says
-    # "ok", which is no longer true (daemon/model/idempotency.py)
+    # (seq, path) of each write left unfinished, and the seqs of the writes now in their
+    # files: what a keyed write's remembered reply must say (daemon/model/idempotency.py)
     unfinished_writes: list[tuple[int, str]] = field(default_factory=list)
+    finished_writes: list[int] = field(default_factory=list)
 
     def leave(self, row: _Row) -> None:
         """`row`'s write is not rolled forward: it is not in the file."""
@@ -177,6 +178,7 @@ def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered
     row, directory, name = pending.row, target.directory, target.name
     if current == row.sha256:
         done.already_done += 1
+        done.finished_writes.append(row.seq)
         _keep_displaced(directory, name, row)
         return
     if row.before_sha256 is not None and current != row.before_sha256:
@@ -199,6 +201,7 @@ def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered
         )
         return
     done.rolled_forward.append(row.path)
+    done.finished_writes.append(row.seq)
     log.info("recovery: finished the write of %s (seq %d)", row.path, row.seq)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,7 @@ REMEMBER_WHOLE = 4096  # bytes: a reply this small is remembered whole, diff and
 BULKY = ("diff", "applied_diff", "changed_lines", "content")  # left out of a larger one
 LONG_TEXT = 1024  # characters: any other text this long is left out of a larger one too
 RETRY_NOTE = "a retry: this is the reply to the first request with this idempotency_key"
+Remembered = tuple[str, RequestAnswered, Response]  # agent, answer, the reply it keeps
 _REPLY_ENCODER = msgspec.msgpack.Encoder()
 _REPLY_DECODER = msgspec.msgpack.Decoder(Response)
 
@@ -88,14 +90,18 @@ class Answers:
         note = RETRY_NOTE + (f" (seq {first.seq}); nothing was done again" if first.seq else "")
         return msgspec.structs.replace(first, id=request.id, warnings=[*first.warnings, note])
 
-    def answering(self, seq: int) -> list[tuple[str, RequestAnswered]]:
-        """(agent, answer) of every remembered reply that reports `seq`: the replies a
-        write journaled at `seq` was answered with."""
-        return [
-            (agent, answer)
-            for (agent, _), answer in self.by_key.items()
-            if _decode(answer.reply).seq == seq
-        ]
+    def answering(self, seqs: Collection[int]) -> dict[int, list[Remembered]]:
+        """(agent, answer, its reply) of every remembered reply that reports one of
+        `seqs`, by that seq: the replies the writes journaled there were answered with."""
+        wanted = set(seqs)
+        found: dict[int, list[Remembered]] = {}
+        if not wanted:
+            return {}
+        for (agent, _), answer in self.by_key.items():
+            reply = _decode(answer.reply)
+            if reply.seq in wanted:
+                found.setdefault(reply.seq, []).append((agent, answer, reply))
+        return found
 
 
 def request_digest(request: Request) -> str:
@@ -136,10 +142,13 @@ def amended(first: RequestAnswered, first_seq: int, response: Response) -> Reque
     )
 
 
-def refused(answer: RequestAnswered, error: ToolError) -> Response:
-    """The reply `answer` should have been: `error`, for the write it reported."""
-    first = _decode(answer.reply)
+def refused(first: Response, error: ToolError) -> Response:
+    """The reply `first` should have been: `error`, for the write it reported."""
     return Response(id=first.id, ok=False, error=error.to_wire(), seq=first.seq)
+
+
+def reply_of(answer: RequestAnswered) -> Response:
+    return _decode(answer.reply)
 
 
 def compact(response: Response) -> Response:

@@ -36,9 +36,10 @@ from editjournal.daemon.landing.displacement import (
     outside_events,
 )
 from editjournal.daemon.landing.flusher import Flusher
-from editjournal.daemon.landing.pendingwrites import boot_id
+from editjournal.daemon.landing.pendingwrites import Recovered, boot_id
 from editjournal.daemon.landing.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
 from editjournal.daemon.model import idempotency
+from editjournal.daemon.model.idempotency import Remembered
 from editjournal.daemon.model.state import State, fold
 from editjournal.daemon.runtime.boundary import encode_reply
 from editjournal.daemon.runtime.faults import Faults
@@ -273,18 +274,35 @@ class GroupCommit:
             for agent, event in amended:  # this run's retries are told the truth still
                 self.state.answers.remember(agent, event)
 
-    def answer_unlanded(self, unfinished: list[tuple[int, str]]) -> None:
-        """At start-up: writes recovery could not roll forward (their file changed while
-        the daemon was down) are not in their files, so a keyed one's remembered `ok`
-        is amended to `write_displaced` (daemon/landing/pendingwrites.py)."""
+    def answer_recovered(self, recovered: Recovered) -> None:
+        """At start-up, make keyed writes' remembered replies say what recovery left
+        (daemon/landing/pendingwrites.py), in one commit."""
         staged = self.journal.last_seq
-        for seq, path in unfinished:
-            for agent, answer in self.state.answers.answering(seq):
-                refusal = idempotency.refused(answer, _unlanded(seq, path))
-                first = self._answer_seq(agent, answer, seq)
-                self.stage(agent, idempotency.amended(answer, first, refusal))
+        unfinished = dict(recovered.unfinished_writes)
+        answering = self.state.answers.answering([*unfinished, *recovered.finished_writes])
+        for seq, path in unfinished.items():
+            self._amend_unfinished(answering.get(seq, []), seq, path)
+        for seq in recovered.finished_writes:
+            self._restore_finished(answering.get(seq, []))
         if self.journal.last_seq > staged:
             self.commit(durable=True)
+
+    def _amend_unfinished(self, answering: list[Remembered], seq: int, path: str) -> None:
+        """A write recovery could not roll forward (its file changed while the daemon was
+        down) is not in its file: a remembered `ok` becomes `write_displaced`."""
+        for agent, answer, reply in answering:
+            if reply.ok:
+                refusal = idempotency.refused(reply, _unlanded(seq, path))
+                first = answer.amends or self._answer_seq(agent, answer, seq)
+                self.stage(agent, idempotency.amended(answer, first, refusal))
+
+    def _restore_finished(self, answering: list[Remembered]) -> None:
+        """A write recovery finished is in its file: a refusal amended at its landing (a
+        rename that failed) gives way to the `ok` staged with its commit again."""
+        for agent, answer, reply in answering:
+            planned = self._planned(answer) if not reply.ok else None
+            if planned is not None and planned.ok and answer.amends is not None:
+                self.stage(agent, idempotency.amended(answer, answer.amends, planned))
 
     def _answer_seq(self, agent: str, answer: RequestAnswered, seq: int) -> int:
         """Where the answer of the write at `seq` was journaled: staged right after it."""
@@ -293,6 +311,15 @@ class GroupCommit:
             if isinstance(record.event, RequestAnswered) and record.event.key == answer.key:
                 return record.seq
         return seq
+
+    def _planned(self, answer: RequestAnswered) -> Response | None:
+        """The reply staged with the write's commit, which `answer` amended."""
+        if answer.amends is None:
+            return None
+        for record in self.journal.records(after_seq=answer.amends - 1, until_seq=answer.amends):
+            if isinstance(record.event, RequestAnswered):
+                return idempotency.reply_of(record.event)
+        return None
 
     # --- bytes written into displaced files ------------------------------------------------
 

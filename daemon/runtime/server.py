@@ -120,7 +120,7 @@ class Server:
         self.group = GroupCommit(
             self.journal, state, workspace, self.limits, faults, self._send, snapshots
         )
-        self.group.answer_unlanded(self.recovered.unfinished_writes)
+        self.group.answer_recovered(self.recovered)
         self.handlers: dict[str, Handler] = registry()
         self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
         self.sock_path = socket_path(self.state_dir)
