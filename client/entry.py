@@ -3,7 +3,7 @@
 A harness runs `editjournal hook HARNESS` around every tool call, so that one path
 must not import the CLI framework (click) or the typed client: it is dispatched
 here, before anything else is loaded (client/harness/hook.py). Every other command is
-`editjournal.client.cli.main`.
+`editjournal.client.cli.app.main`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def main() -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-    from editjournal.client.cli import main as cli
+    from editjournal.client.cli.app import main as cli
 
     return cli()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from editjournal.client.cli import cli as group
-from editjournal.client.cli_generated import HAND_WRITTEN, command_name, generated_methods
+from editjournal.client.cli.app import cli as group
+from editjournal.client.cli.generated import HAND_WRITTEN, command_name, generated_methods
 from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.client.tools.tooldefs import agent_methods
 from tests.conftest import RunningDaemon

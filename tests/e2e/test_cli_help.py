@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from editjournal.client.cli import cli as group
+from editjournal.client.cli.app import cli as group
 from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.schemas.tools import TOOL_PARAMS, Operation
 from tests.conftest import RunningDaemon

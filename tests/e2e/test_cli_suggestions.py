@@ -32,7 +32,7 @@ import click
 import pytest
 
 from editjournal.client import Client
-from editjournal.client.cli import cli as editjournal_group
+from editjournal.client.cli.app import cli as editjournal_group
 from editjournal.schemas.tools import TOOL_PARAMS
 from tests.conftest import RunningDaemon, start, wait_until
 from tests.e2e.cli_support import CLI, TIMEOUT, cli, cli_env

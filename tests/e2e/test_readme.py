@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from editjournal.client.cli import cli
+from editjournal.client.cli.app import cli
 from editjournal.client.library.connection import read_endpoint
 from tests.conftest import pid_alive, start, wait_until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from editjournal.client.cli import cli
+from editjournal.client.cli.app import cli
 
 
 def commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:

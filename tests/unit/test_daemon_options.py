@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from editjournal.client.cli_daemons import daemon_argv, serve, start
+from editjournal.client.cli.daemons import daemon_argv, serve, start
 from editjournal.daemon.__main__ import parse_args
 from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE
 from editjournal.daemon.runtime.logs import BACKUPS, LEVELS, LogSettings

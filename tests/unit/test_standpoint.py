@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.client.standpoint import Standpoint, paths_in
+from editjournal.client.cli.standpoint import Standpoint, paths_in
 from editjournal.schemas.tools import CheckpointRestoreResult, LogEntry
 
 ROOT = Path("/ws")

@@ -18,8 +18,8 @@ from typing import Any
 import click
 import pytest
 
-from editjournal.client.cli import cli as editjournal_group
-from editjournal.client.hints import HintContext, cli_text, command_for, suggestion
+from editjournal.client.cli.app import cli as editjournal_group
+from editjournal.client.cli.hints import HintContext, cli_text, command_for, suggestion
 from editjournal.client.library.errors import RequestError
 from editjournal.client.views.mcp_text import error_text
 from editjournal.client.views.render import error_lines, flags_named
@@ -50,6 +50,7 @@ CTX = HintContext(
     command=lambda *words: shlex.join(["editjournal", *words, "--workspace", "/tmp/ws"]),
     root=Path("/tmp/ws"),
     path="a.py",
+    program=editjournal_group,
 )
 
 
@@ -99,7 +100,7 @@ def test_every_call_a_suggestion_makes_is_a_real_command():
     for details in DETAILS[1:]:
         for make in SUGGESTIONS.values():
             for found in calls_in(make(details) or "", TOOL_PARAMS):
-                words = command_for(found.method, found.params)
+                words = command_for(found.method, found.params, editjournal_group)
                 assert words is not None, found
                 resolved(["editjournal", *words])
 
@@ -133,13 +134,13 @@ def test_every_call_a_suggestion_makes_is_a_real_command():
     ],
 )
 def test_a_call_becomes_the_command_that_makes_it(method, params, command):
-    assert command_for(method, params) == command
+    assert command_for(method, params, editjournal_group) == command
     if command is not None:
         resolved(["editjournal", *command])
 
 
 def test_a_call_no_command_takes_goes_to_call_with_its_params_on_stdin():
-    said = cli_text(call("edit", path="a.py", operations=[]), CTX.command)
+    said = cli_text(call("edit", path="a.py", operations=[]), CTX.command, editjournal_group)
     params = """'{"path": "a.py", "operations": []}'"""
     assert said == f"`echo {params} | editjournal call edit --workspace /tmp/ws`"
 
@@ -168,7 +169,9 @@ def test_a_warning_or_message_is_put_in_the_clis_words():
         "checkpoint_restore", id_or_name="cp", remove_new=True
     )
     restore = "editjournal checkpoint restore cp --remove-new --workspace /tmp/ws"
-    assert cli_text(warning, CTX.command) == f"kept 1 file(s) (n.txt); `{restore}`"
+    assert (
+        cli_text(warning, CTX.command, editjournal_group) == f"kept 1 file(s) (n.txt); `{restore}`"
+    )
 
 
 def test_the_mcp_server_keeps_the_calls_with_their_real_arguments():

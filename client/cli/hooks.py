@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_OK,
     BadInput,
     command_line,
@@ -22,7 +22,7 @@ from editjournal.client.cli_common import (
     print_json,
     settings,
 )
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.help import verbatim
 from editjournal.client.harness.hook_settings import (
     HARNESSES,
     SCOPES,

@@ -19,14 +19,14 @@ from typing import TypeVar
 
 import click
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_OK,
     BadInput,
     global_options,
     print_json,
     settings,
 )
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.help import verbatim
 from editjournal.client.library.connection import (
     ALLOW_BROAD,
     live_endpoint,

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import click
 import msgspec
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     command_line,
@@ -31,7 +31,7 @@ from editjournal.client.cli_common import (
     print_json,
     settings,
 )
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.help import verbatim
 from editjournal.client.library.blocking import Client
 from editjournal.client.library.connection import (
     DAEMON_CWD,

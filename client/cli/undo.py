@@ -1,13 +1,13 @@
 """`editjournal undo PATH`: hand-written, because the tool's `agent` field (whose write to
 revert) would clash with the global `--agent` (who is calling); here it is `--of AGENT`.
-The checkpoint commands need no such care and are generated (`cli_generated`).
+The checkpoint commands need no such care and are generated (`generated`).
 """
 
 from __future__ import annotations
 
 import click
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_OK,
     check_workspace,
     global_options,
@@ -16,8 +16,8 @@ from editjournal.client.cli_common import (
     print_result,
     settings,
 )
-from editjournal.client.cli_generated import result_lines
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.generated import result_lines
+from editjournal.client.cli.help import verbatim
 
 
 @click.command(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_OK,
     BadInput,
     check_workspace,
@@ -19,8 +19,8 @@ from editjournal.client.cli_common import (
     open_client,
     print_result,
 )
-from editjournal.client.cli_help import verbatim
-from editjournal.client.cli_tools import read_source
+from editjournal.client.cli.help import verbatim
+from editjournal.client.cli.tools import read_source
 from editjournal.client.views.render import apply_patch_lines
 
 

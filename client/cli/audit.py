@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     BadInput,
@@ -30,7 +30,7 @@ from editjournal.client.cli_common import (
     print_result,
     settings,
 )
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.help import verbatim
 from editjournal.client.library.errors import RequestError
 from editjournal.client.views.audit_render import (
     blame_lines,

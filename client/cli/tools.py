@@ -21,7 +21,7 @@ from typing import Any
 import click
 import msgspec
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     BadInput,
@@ -38,7 +38,7 @@ from editjournal.client.cli_common import (
     settings,
     shown_path,
 )
-from editjournal.client.cli_help import CALL_EPILOG, EDIT_EPILOG, verbatim
+from editjournal.client.cli.help import CALL_EPILOG, EDIT_EPILOG, verbatim
 from editjournal.client.library.blocking import Client
 from editjournal.client.library.errors import RequestError, StateMismatch
 from editjournal.client.views.audit_render import diff_lines, log_lines, plural

@@ -11,8 +11,8 @@ import os
 
 import click
 
-from editjournal.client.cli_common import global_options, settings
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.common import global_options, settings
+from editjournal.client.cli.help import verbatim
 from editjournal.client.harness.hook import HARNESSES
 from editjournal.client.harness.hook import main as run_hook
 

@@ -6,7 +6,7 @@ command name (`editjournal --json status`, `editjournal status --workspace X`).
 Their callbacks write into one `Settings` object (the click context's `obj`):
 the group's values first (command line, else environment), then whatever the
 command itself was given. This module holds no command; the command modules
-import it, never `cli.py` (which `python -m` runs as `__main__`).
+import it, never `app` (which imports them).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import click
 import msgspec
 from click.core import ParameterSource
 
+from editjournal.client.cli.hints import cli_text
+from editjournal.client.cli.standpoint import Standpoint, paths_in
 from editjournal.client.library.blocking import Client
 from editjournal.client.library.connection import (
     WORKSPACE_ENV,
@@ -31,7 +33,6 @@ from editjournal.client.library.connection import (
     choose_workspace,
     require_workspace,
 )
-from editjournal.client.standpoint import Standpoint, paths_in
 from editjournal.client.views.render import emit
 from editjournal.schemas.errors import ErrorCode
 
@@ -235,10 +236,19 @@ def in_cli_words(text: str, *about: Any) -> str:
     the command that makes it, runnable as printed, and each path it names (a path of
     `about`, any of replies, details, sets of paths, or the command's file) as typed
     from where the user stands."""
-    from editjournal.client.hints import cli_text  # it reads the click commands: lazily
-
     known = {p for value in about for p in _paths_of(value)} | _own_path()
-    return cli_text(text, lambda *words: command_line(settings().root, *words), standpoint(), known)
+
+    def command(*words: str) -> str:
+        return command_line(settings().root, *words)
+
+    return cli_text(text, command, root_group(), standpoint(), known)
+
+
+def root_group() -> click.Group:
+    """The `editjournal` group the running command belongs to: the commands a call the
+    daemon suggests may become (`hints` is given them; it imports no command module)."""
+    root = click.get_current_context().find_root().command
+    return root if isinstance(root, click.Group) else click.Group(commands=[root])
 
 
 def _paths_of(value: Any) -> Iterator[str]:

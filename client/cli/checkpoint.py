@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_OK,
     check_workspace,
     global_options,
@@ -17,8 +17,8 @@ from editjournal.client.cli_common import (
     open_client,
     print_result,
 )
-from editjournal.client.cli_generated import result_lines
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.generated import result_lines
+from editjournal.client.cli.help import verbatim
 from editjournal.schemas.tools import CheckpointDiffResult
 
 

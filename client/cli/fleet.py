@@ -21,7 +21,7 @@ from typing import Any
 import click
 import tomllib
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     BadInput,
@@ -30,7 +30,7 @@ from editjournal.client.cli_common import (
     print_json,
     settings,
 )
-from editjournal.client.cli_help import verbatim
+from editjournal.client.cli.help import verbatim
 from editjournal.client.library.errors import RequestError, WorkspaceNotFound
 from editjournal.client.views.audit_render import blame_lines, stats_lines, when
 from editjournal.client.views.render import emit

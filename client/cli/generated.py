@@ -24,7 +24,7 @@ import click
 import msgspec
 from msgspec import inspect as mi
 
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_OK,
     BadInput,
     check_workspace,
@@ -35,7 +35,7 @@ from editjournal.client.cli_common import (
     print_result,
     settings,
 )
-from editjournal.client.cli_help import first_sentence, verbatim
+from editjournal.client.cli.help import first_sentence, verbatim
 from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.client.tools.tooldefs import DEPRECATED_ALIASES, agent_methods
 from editjournal.client.views.audit_render import hunk_lines
@@ -43,7 +43,7 @@ from editjournal.schemas.tools import TOOL_PARAMS, ListHunksResult
 
 HAND_WRITTEN = frozenset(
     {"read_file", "edit", "safe_patch", "agent_status", "show", "history", "blame", "stats"}
-    | {"undo"}  # its `agent` field would clash with the global --agent: cli_undo
+    | {"undo"}  # its `agent` field would clash with the global --agent: cli.undo
     | {"apply_patch"}  # the patch from a file or stdin, its paths from where you stand
 )
 STDIN = "-"

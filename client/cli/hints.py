@@ -6,7 +6,9 @@ every call it suggests as `method({...})` with the real arguments
 each such call becomes the command that makes it (`command_for`: the method's
 command — generated from the tool's schema, or hand-written — with each param
 as its argument or option), in backticks and runnable as printed; each
-`pass param: value` names the option; each `details.x` what is printed. A few
+`pass param: value` names the option; each `details.x` what is printed. The
+commands are looked up in the `editjournal` group the caller gives (`HintContext.
+program`): this module imports no command module, which import it. A few
 codes get the CLI's own suggestion (`HINTS`), where a person's next step is not
 an agent's: a flag of the command just run, the daemon's lifecycle. Pure:
 builds strings.
@@ -14,7 +16,6 @@ builds strings.
 
 from __future__ import annotations
 
-import functools
 import json
 import shlex
 from collections.abc import Callable, Iterable
@@ -24,8 +25,8 @@ from typing import Any
 
 import click
 
+from editjournal.client.cli.standpoint import Standpoint
 from editjournal.client.library.errors import RequestError
-from editjournal.client.standpoint import Standpoint
 from editjournal.client.views.render import cli_message
 from editjournal.schemas.endpoint import LOG_FILE, STATE_DIR_NAME
 from editjournal.schemas.errors import ErrorCode, hint_for
@@ -43,6 +44,7 @@ class HintContext:
     command: Callable[..., str]  # command(*words) -> a pasteable command line
     root: Path | None
     path: str | None
+    program: click.Group  # the `editjournal` group: the commands a call may become
     where: Standpoint | None = None
     known: frozenset[str] = frozenset()
 
@@ -91,13 +93,14 @@ def cli_words(text: str, ctx: HintContext, where: str = "above") -> str:
 def cli_text(
     text: str,
     command: Callable[..., str],
+    program: click.Group,
     where: Standpoint | None = None,
     known: Iterable[str] = (),
 ) -> str:
     """A daemon's message or warning in the CLI's words, for a command to print
-    (`command(*words)`: a pasteable command line in its workspace; `known`: the paths
-    it may name, printed as typed from `where`)."""
-    ctx = HintContext(command=command, root=None, path=None, where=where, known=frozenset(known))
+    (`command(*words)`: a pasteable command line in its workspace; `program`: the
+    `editjournal` group; `known`: the paths it may name, printed as typed from `where`)."""
+    ctx = HintContext(command, None, None, program, where=where, known=frozenset(known))
     return cli_words(text, ctx, "below")
 
 
@@ -105,7 +108,7 @@ def _command_line(found: FoundCall, ctx: HintContext) -> str:
     """The command that makes the call, its paths as typed from where the user stands;
     `editjournal call` (params on stdin, the wire's paths) when no command takes all
     its params."""
-    words = command_for(found.method, _typed(found.params, ctx))
+    words = command_for(found.method, _typed(found.params, ctx), ctx.program)
     if words is not None:
         return ctx.command(*words)
     params = shlex.quote(json.dumps(found.params, ensure_ascii=False))
@@ -144,31 +147,21 @@ _PARAM_OF: dict[tuple[str, str], str] = {
 }
 
 
-@functools.cache
-def _commands() -> dict[str, click.Command]:
-    """Every command that talks to a daemon, by name (the groups' too). Imported when
-    first needed, so that the command modules may import this one to word their
-    replies."""
-    from editjournal.client import cli_audit, cli_checkpoint, cli_generated, cli_tools, cli_undo
-
-    modules = (cli_tools, cli_generated, cli_undo, cli_checkpoint, cli_audit)
-    return {c.name: c for m in modules for c in m.COMMANDS if c.name}
-
-
-def command_of(method: str) -> tuple[tuple[str, ...], click.Command] | None:
-    """The words naming `method`'s command, and the command; None when it has none."""
+def command_of(method: str, program: click.Group) -> tuple[tuple[str, ...], click.Command] | None:
+    """The words naming `method`'s command in `program`, and the command; None when it
+    has none."""
     words = _COMMAND_OF.get(method, (method.replace("_", "-"),))  # a generated command's
-    command = _commands().get(words[0])
+    command = program.commands.get(words[0])
     for word in words[1:]:
         group = command if isinstance(command, click.Group) else None
         command = group.commands.get(word) if group else None
     return (words, command) if command is not None else None
 
 
-def command_for(method: str, params: dict[str, Any]) -> list[str] | None:
+def command_for(method: str, params: dict[str, Any], program: click.Group) -> list[str] | None:
     """The command line (without the program) that calls `method` with `params`; None
-    when no command takes every param as given."""
-    found = command_of(method)
+    when no command of `program` takes every param as given."""
+    found = command_of(method, program)
     if found is None:
         return None
     words, command = found

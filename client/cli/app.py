@@ -2,11 +2,11 @@
 
 click (a well-kept library, already installed through sqlite-utils) gives the
 per-command help, option parsing with clear usage errors, and shell
-completion. The commands live in `cli_daemons` (serve, start, stop, list) and
-`cli_tools` (status, read, edit, log, watch, agent-status, call); this module
-holds the group, `completion`, and `main`, which turns every outcome into an
-exit code and every error into text on stderr or, with `--json`, one JSON
-object `{code, message, details, suggested_action, hint}` on stdout.
+completion. The commands live in the room's other modules (`daemons`: serve,
+start, stop, list; `tools`: status, read, edit, log, watch, agent-status, call;
+...); this module holds the group, `completion`, and `main`, which turns every
+outcome into an exit code and every error into text on stderr or, with `--json`,
+one JSON object `{code, message, details, suggested_action, hint}` on stdout.
 
 Exit codes:
   0    ok
@@ -27,20 +27,20 @@ from pathlib import Path
 import click
 from click.shell_completion import get_completion_class
 
-from editjournal.client import (
-    cli_apply_patch,
-    cli_audit,
-    cli_checkpoint,
-    cli_daemons,
-    cli_fleet,
-    cli_generated,
-    cli_hook,
-    cli_hooks,
-    cli_mcp,
-    cli_tools,
-    cli_undo,
+from editjournal.client.cli import (
+    apply_patch,
+    audit,
+    checkpoint,
+    daemons,
+    fleet,
+    generated,
+    hook,
+    hooks,
+    mcp,
+    tools,
+    undo,
 )
-from editjournal.client.cli_common import (
+from editjournal.client.cli.common import (
     EXIT_ALREADY_SERVED,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -54,11 +54,11 @@ from editjournal.client.cli_common import (
     global_options,
     print_json,
 )
-from editjournal.client.cli_help import verbatim
-from editjournal.client.hints import HintContext, cli_words, suggestion
+from editjournal.client.cli.help import verbatim
+from editjournal.client.cli.hints import HintContext, cli_words, suggestion
+from editjournal.client.cli.standpoint import Standpoint, paths_in
 from editjournal.client.library.connection import workspace_root
 from editjournal.client.library.errors import DaemonUnavailable, RequestError, RequestTimeout
-from editjournal.client.standpoint import Standpoint, paths_in
 from editjournal.client.views.render import emit, error_lines
 
 PROG = "editjournal"
@@ -113,17 +113,17 @@ def completion(shell: str) -> int:
 
 
 for command in (
-    *cli_daemons.COMMANDS,
-    *cli_tools.COMMANDS,
-    *cli_generated.COMMANDS,
-    *cli_mcp.COMMANDS,
-    *cli_audit.COMMANDS,
-    *cli_undo.COMMANDS,
-    *cli_checkpoint.COMMANDS,
-    *cli_apply_patch.COMMANDS,
-    *cli_hook.COMMANDS,
-    *cli_hooks.COMMANDS,
-    *cli_fleet.COMMANDS,
+    *daemons.COMMANDS,
+    *tools.COMMANDS,
+    *generated.COMMANDS,
+    *mcp.COMMANDS,
+    *audit.COMMANDS,
+    *undo.COMMANDS,
+    *checkpoint.COMMANDS,
+    *apply_patch.COMMANDS,
+    *hook.COMMANDS,
+    *hooks.COMMANDS,
+    *fleet.COMMANDS,
 ):
     cli.add_command(command)
 
@@ -177,6 +177,7 @@ def _report(error: RequestError, settings: Settings) -> None:
         command=lambda *words: command_line(root, *words),
         root=root,
         path=settings.path,
+        program=cli,
         where=Standpoint.at(root, Path(os.path.realpath(os.getcwd()))),
         known=frozenset(paths_in(error.details)),
     )
@@ -192,7 +193,3 @@ def _report_bad_input(error: BadInput, as_json: bool) -> None:
         print_json(bad_input_object(error))
     else:
         emit(f"editjournal: {error.format_message()}", err=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
