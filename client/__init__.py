@@ -8,6 +8,10 @@ started, so a CLI can say so), and raises `RequestError` for error replies. A
 workspace that does not exist raises `WorkspaceNotFound`; nothing is created. It depends
 only on pyzmq, msgspec and `schemas` — never on the daemon package. A Client
 is not thread-safe: use one per thread or process.
+
+The names live in the library room, `library/`; the package's other rooms are the
+command line (`cli/`), the MCP server (`mcp/`), the harness integrations
+(`harness/`), and what those share (`tools/`, `views/`): docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every agent tool in `schemas.tools.TOOL_PARAMS` that has no hand-written
 command (those render their results specially: `read`, `edit`, `patch`,
 `agent-status`) becomes `editjournal TOOL-NAME`, built from its msgspec Params
-Struct and its `guidance.py` description — as `editjournal mcp` builds its
+Struct and its `tools.guidance` description — as `editjournal mcp` builds its
 tools. A field `path` becomes the PATH argument; every other field an option:
 a bool a flag, a number or text a value, a list of text a repeatable option,
 anything else JSON. A text value of `-` is read from stdin, so long content

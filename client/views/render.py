@@ -9,7 +9,7 @@ never sees `details`; the daemon's messages name `details.x` for agents, so
 those references are reworded to point at what is printed with them, and the
 params they say to pass (`pass rebase: true`) are named as the flags a person
 types (`pass --rebase`). The calls a suggestion names become commands in
-`hints.py`; the MCP server's text (`mcp_text.py`) keeps the daemon's words.
+`cli.hints`; the MCP server's text (`mcp_text`) keeps the daemon's words.
 """
 
 from __future__ import annotations
