@@ -219,3 +219,11 @@ def test_the_installed_daemon_module_runs(fresh_env: Path, tmp_path: Path):
         fresh_env / "bin" / "python", "-I", "-m", "editjournal.daemon", "--help", cwd=tmp_path
     )
     assert "usage" in done.stdout.lower()
+
+
+def test_the_installed_cli_module_runs(fresh_env: Path, tmp_path: Path):
+    """`python -m editjournal.client.cli`, the way the tests and a hook installed by module
+    run the command (the `cli/` room's `__main__`)."""
+    done = run(fresh_env / "bin" / "python", "-I", "-m", "editjournal.client.cli", "--help",
+               cwd=tmp_path)  # fmt: skip
+    assert "Usage:" in done.stdout
