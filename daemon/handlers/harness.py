@@ -2,7 +2,7 @@
 
 Most agents edit with their harness's built-in tools, which the daemon would see
 only as anonymous outside changes. A hook around those tools (`editjournal hook
-HARNESS`, client/hook.py) asks `check_write` before the tool runs: the change is
+HARNESS`, client/harness/hook.py) asks `check_write` before the tool runs: the change is
 judged by the same planners as `edit_file` and `write_file`, as the agent whose
 tool it is, against what that agent has seen — refused (`anchor_stale`, journaled,
 with who changed the lines and the delta) when it would land on lines someone
