@@ -30,8 +30,13 @@ run: $(RUN_STAMP) ## serve WORKSPACE (default: this directory) in the foreground
 	@trap 'exit 0' INT; $(BIN)/editjournal --workspace "$(WORKSPACE)" serve \
 		|| { code=$$?; test $$code -eq 130 || exit $$code; }
 
-test: $(STAMP) ## the whole suite (stress suites excluded)
-	$(BIN)/python -m pytest -q -m "not stress"
+# The suite runs on TEST_JOBS workers (pytest-xdist): every test has its own workspace,
+# daemon and temp dirs. The work is mostly processes starting (daemons, CLI calls), so
+# one worker more than the 2 cores keeps both busy while a test waits on a daemon.
+TEST_JOBS ?= 3
+
+test: $(STAMP) ## the whole suite (stress suites excluded), TEST_JOBS in parallel
+	$(BIN)/python -m pytest -q -m "not stress" -n $(TEST_JOBS) --dist worksteal
 
 stress: $(STAMP) ## the heavy suites
 	$(BIN)/python -m pytest -q -m stress

@@ -10,8 +10,10 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
-    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
+def wait_until(predicate: Callable[[], T], timeout: float = 30.0, what: str = "condition") -> T:
+    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds.
+    The default is generous: the suite runs its tests in parallel on a machine that
+    may be busy with other work, where a daemon's start alone has taken over 10 s."""
     deadline, delay = time.monotonic() + timeout, 0.005
     while True:
         value = predicate()

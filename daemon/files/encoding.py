@@ -25,10 +25,12 @@ import codecs
 import re
 import shlex
 from dataclasses import dataclass
-
-from charset_normalizer import CharsetMatch, from_bytes
+from typing import TYPE_CHECKING
 
 from editjournal.schemas.errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from charset_normalizer import CharsetMatch
 
 # Byte-order marks, longest first: UTF-32LE's begins with UTF-16LE's.
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -135,6 +137,10 @@ def refusal(data: bytes, rel: str) -> ToolError:
 
 def detect(data: bytes) -> Guess | None:
     """The text encoding `data` (no BOM, not UTF-8) looks like; None when it looks binary."""
+    # imported here: only a file that is not UTF-8 needs the detector, and loading it
+    # is a noticeable part of every daemon's and command's start
+    from charset_normalizer import from_bytes
+
     sample = _sample(data)
     matches = [m for m in from_bytes(sample) if _plausible(m)]
     if not matches:

@@ -130,11 +130,14 @@ class Journal:
         self.path = path
         self._clock = clock
         self.opened_without_triggers = False  # set when the schema is prepared
+        # No sqlite-utils plugins: whatever else is installed beside editjournal must
+        # not run code on the journal's connection, and looking for plugins reads every
+        # installed package's entry points (~50 ms of each daemon's and command's start)
         try:
             if readonly:  # audit (daemon.audit): never create, migrate or write the file
-                self.db = sqlite_utils.Database(_readonly_connection(path))
+                self.db = sqlite_utils.Database(_readonly_connection(path), execute_plugins=False)
             else:
-                self.db = sqlite_utils.Database(path)
+                self.db = sqlite_utils.Database(path, execute_plugins=False)
                 self.db.enable_wal()
                 # FULL: an acknowledged edit survives power loss; group commit keeps it cheap.
                 self.db.execute("PRAGMA synchronous=FULL")

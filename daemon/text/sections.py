@@ -14,15 +14,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from markdown_it import MarkdownIt
+from functools import cache
+from typing import TYPE_CHECKING
 
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.replace import added_lines
 from editjournal.schemas.errors import ErrorCode, ToolError
 
-_PARSER = MarkdownIt("commonmark")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*$")
+
+
+@cache
+def _parser() -> MarkdownIt:
+    """The CommonMark parser, built when a section is first looked for: markdown-it
+    is the daemon's costliest import, and most daemons never edit a section."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
 
 
 @dataclass(frozen=True)
@@ -40,7 +51,7 @@ class Header:
 
 def headers(lines: tuple[str, ...]) -> list[Header]:
     """Every header of the document, in order."""
-    tokens = _PARSER.parse("\n".join(lines) + "\n")
+    tokens = _parser().parse("\n".join(lines) + "\n")
     found = []
     for k, token in enumerate(tokens):
         if token.type == "heading_open" and token.map is not None:
