@@ -19,27 +19,15 @@ Exit codes:
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 
 import click
 from click.shell_completion import get_completion_class
 
-from editjournal.client.cli import (
-    apply_patch,
-    audit,
-    checkpoint,
-    daemons,
-    fleet,
-    generated,
-    hook,
-    hooks,
-    mcp,
-    tools,
-    undo,
-)
 from editjournal.client.cli.common import (
     EXIT_ALREADY_SERVED,
     EXIT_ERROR,
@@ -64,6 +52,67 @@ from editjournal.client.views.render import emit, error_lines
 PROG = "editjournal"
 COMPLETE_VAR = "_EDITJOURNAL_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
+
+# The room's modules of hand-written commands, by the commands each holds
+# (`COMMANDS`); any other name is a command made from the tools' schemas
+# (`generated`), so a new tool needs no line here. tests/unit/test_cli_options.py
+# checks this table against the modules.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "daemons": ("list", "serve", "start", "stop"),
+    "tools": ("agent-status", "call", "edit", "log", "patch", "read", "status", "watch"),
+    "mcp": ("mcp", "tools"),
+    "audit": ("blame", "export", "history", "replay", "report", "show", "stats", "verify"),
+    "undo": ("undo",),
+    "checkpoint": ("checkpoint",),
+    "apply_patch": ("apply-patch",),
+    "hook": ("hook",),
+    "hooks": ("hooks",),
+    "fleet": ("fleet", "ship"),
+}
+GENERATED = "generated"
+
+
+class Commands(MutableMapping[str, click.Command]):
+    """The group's commands, each module imported when one of its commands is first
+    looked up: a command pays for its own module only (every module at once was
+    close to half of a command's start), and `--help` or completion, which list
+    every command, load them all."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+        self._modules = {name: m for m, names in COMMAND_MODULES.items() for name in names}
+        self._generated: list[str] | None = None
+
+    def _load(self, module: str) -> None:
+        found = importlib.import_module(f"editjournal.client.cli.{module}").COMMANDS
+        for command in found:
+            assert command.name is not None
+            self._loaded.setdefault(command.name, command)
+        if module == GENERATED:
+            self._generated = [c.name for c in found if c.name is not None]
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module = self._modules.get(name)
+            if module is not None:
+                self._load(module)
+            elif self._generated is None:
+                self._load(GENERATED)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        if self._generated is None:
+            self._load(GENERATED)
+        yield from dict.fromkeys([*self._loaded, *self._modules])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @click.group(
@@ -112,20 +161,13 @@ def completion(shell: str) -> int:
     return EXIT_OK
 
 
-for command in (
-    *daemons.COMMANDS,
-    *tools.COMMANDS,
-    *generated.COMMANDS,
-    *mcp.COMMANDS,
-    *audit.COMMANDS,
-    *undo.COMMANDS,
-    *checkpoint.COMMANDS,
-    *apply_patch.COMMANDS,
-    *hook.COMMANDS,
-    *hooks.COMMANDS,
-    *fleet.COMMANDS,
-):
-    cli.add_command(command)
+def _lazy(defined_here: MutableMapping[str, click.Command]) -> Commands:
+    commands = Commands()
+    commands.update(defined_here)  # `completion`
+    return commands
+
+
+cli.commands = _lazy(cli.commands)
 
 
 # --- main: outcomes -> exit codes -----------------------------------------------------------
