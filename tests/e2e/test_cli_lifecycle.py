@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,17 +25,24 @@ from tests.e2e.cli_support import BIN, CLI, TIMEOUT, cli, cli_env
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """An environment with a private daemon registry; its daemons are stopped after."""
-    runtime = tmp_path / "run"
+def env() -> Iterator[dict[str, str]]:
+    """An environment with a private daemon registry; its daemons are stopped after.
+    The registry's directory has a short path of its own (as tests/conftest.py's): a
+    daemon whose workspace path is too long for a unix socket binds in it, and the
+    test's own temp path is long (a parallel worker's is longer still)."""
+    own = Path(tempfile.mkdtemp(prefix="ejl"))
+    runtime = own / "run"
     runtime.mkdir(mode=0o700)
     environment = cli_env(
         XDG_RUNTIME_DIR=str(runtime),
         EDITJOURNAL_AGENT="cli-test",
         PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",  # `editjournal` as printed, installed
     )
-    yield environment
-    cli(None, "stop", "--all", env=environment)
+    try:
+        yield environment
+    finally:
+        cli(None, "stop", "--all", env=environment)
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def make_workspace(tmp_path: Path, name: str) -> Path:

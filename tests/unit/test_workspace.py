@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import charset_normalizer
 import pytest
 
-from editjournal.daemon.files import encoding
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.pathjudge import STATE_DIR_NAME
 from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE, Workspace
@@ -393,7 +393,7 @@ def test_the_detector_runs_only_for_bytes_that_are_not_utf8(
         calls.append(len(data))
         raise AssertionError("the detector ran")
 
-    monkeypatch.setattr(encoding, "from_bytes", tripwire)
+    monkeypatch.setattr(charset_normalizer, "from_bytes", tripwire)  # read at each call
     (ws.root / "ok.txt").write_bytes(WORDS.encode())
     (ws.root / "latin1.txt").write_bytes(WORDS.encode("latin-1"))
     assert ws.read("ok.txt").text == WORDS
@@ -411,13 +411,13 @@ def test_the_detector_sees_only_the_head_of_a_big_file(
     """A whole 8 MB file costs the daemon's one thread ~0.2 s per refusal; its head
     (cut after a line feed, so no character is split) says as much."""
     seen: list[bytes] = []
-    real = encoding.from_bytes
+    real = charset_normalizer.from_bytes
 
     def spy(data: bytes) -> Any:
         seen.append(data)
         return real(data)
 
-    monkeypatch.setattr(encoding, "from_bytes", spy)
+    monkeypatch.setattr(charset_normalizer, "from_bytes", spy)
     ws = Workspace(root, max_file_size=16 * MIB)
     rng = random.Random(3)
     words = ["Grüße", "München", "Straße", "schöne", "déjà", "vu", "café", "crème"]
