@@ -11,7 +11,7 @@ import ast
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,18 +59,25 @@ def imported_names(path: Path) -> set[str]:
     return {name for name in all_imported(path) if name.split(".")[0] == "editjournal"}
 
 
-def all_imported(path: Path) -> set[str]:
-    """Every name `path` imports, ours and others' (see `imported_names`)."""
+def import_statements(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """Each import in `path`, at module level or inside a function, as (module, names):
+    `import a.b` is ("a.b", []), `from .c import d` is ("<package>.c", ["d"])."""
     here = module_name(path).split(".")
     package = here if path.name == "__init__.py" else here[:-1]
-    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
+            yield from ((alias.name, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             module = ".".join([*base, *([node.module] if node.module else [])])
-            found |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+            yield module, [alias.name for alias in node.names]
+
+
+def all_imported(path: Path) -> set[str]:
+    """Every name `path` imports, ours and others' (see `imported_names`)."""
+    found: set[str] = set()
+    for module, names in import_statements(path):
+        found |= {module} | {f"{module}.{name}" for name in names}
     return found
 
 
@@ -230,18 +237,10 @@ def client_module_imports(modules: Mapping[str, Path]) -> dict[str, set[str]]:
 
 
 def arrows_of(path: Path, modules: Mapping[str, Path]) -> set[str]:
-    here = module_name(path).split(".")
-    package = here if path.name == "__init__.py" else here[:-1]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            for alias in node.names:
-                submodule = f"{module}.{alias.name}"
-                found.add(submodule if submodule in modules else module)
+    for module, names in import_statements(path):
+        found |= {f"{module}.{n}" if f"{module}.{n}" in modules else module for n in names}
+        found |= set() if names else {module}
     return found & set(modules)
 
 
