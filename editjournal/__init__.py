@@ -34,23 +34,13 @@ __all__ = [
 ]
 _CLIENT_NAMES = frozenset(__all__) - {"__version__"}
 
-
-def _version() -> str:
-    """The installed distribution's version (read on first use: importlib.metadata
-    costs ~20 ms, which every `editjournal` process would pay, the hook's too)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("editjournal")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0+unknown"
+# The one place the version is written: pyproject.toml reads it from here
+# (`[tool.setuptools.dynamic]`), and the daemon reports it without asking
+# importlib.metadata, whose import alone cost ~47 ms of every daemon's start.
+__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        found = _version()
-        globals()["__version__"] = found
-        return found
     if name in _CLIENT_NAMES:
         from editjournal import client
 

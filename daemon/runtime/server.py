@@ -78,7 +78,7 @@ from editjournal.schemas.events import DaemonStarted, DaemonStopped
 from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
 from editjournal.schemas.wire import Request, Response
 
-VERSION = __version__  # one source: the package's metadata (pyproject.toml)
+VERSION = __version__  # one source: editjournal/__init__.py (pyproject.toml reads it)
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
 MAX_BATCH = 256
 POLL_MS = 100
