@@ -156,6 +156,18 @@ def _copied(path: str) -> str:
     )
 
 
+def _file_not_in_journal(d: Details) -> str | None:
+    """A file with records, only not at the version asked, is seen in its history; a
+    file with none is a path to check, or a file to read first."""
+    path = d.get("path")
+    if not isinstance(path, str):
+        return None
+    if isinstance(d.get("first_seq"), int):
+        return f"see the versions it has: {call('history', path=path)}"
+    read = call("read_file", path=path)
+    return f"check the path (workspace-relative), or read the file first: {read}"
+
+
 def _unknown_seq(d: Details) -> str | None:
     last = d.get("last_seq")
     if not isinstance(last, int):
@@ -179,12 +191,7 @@ SUGGESTIONS: dict[str, Callable[[Details], str | None]] = {
         )
     ),
     "nothing_to_undo": _with_path(lambda p: f"see the file's writes: {call('history', path=p)}"),
-    "file_not_in_journal": _with_path(
-        lambda p: (
-            "check the path (workspace-relative), or read the file first:"
-            f" {call('read_file', path=p)}"
-        )
-    ),
+    "file_not_in_journal": _file_not_in_journal,
     "version_not_stored": _with_path(
         lambda p: f"see the versions whose content is stored: {call('history', path=p)}"
     ),

@@ -45,6 +45,8 @@ class LocalJournal:
                 ErrorCode.FILE_NOT_IN_JOURNAL,
                 f"{root} has no journal ({self.path}): nothing to ship",
                 {"path": str(self.path)},
+                "no daemon has served this workspace yet: start one in it (editjournal"
+                " start), or name the workspace whose journal to ship (--workspace DIR)",
             )
         uri = f"file:{self.path}?mode=ro"
         self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)

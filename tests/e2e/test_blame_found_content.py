@@ -139,6 +139,8 @@ def test_blame_at_a_version_before_the_first_record_says_where_the_record_starts
         f"the journal has no record of f1.txt at version 1: its first record is event {seq}"
         " (edit_applied by x)"
     ) in done.stderr
+    assert "editjournal history f1.txt" in done.stderr  # its versions, not "read it first"
+    assert "read the file first" not in done.stderr
     error = json.loads(cli(root, "--json", "blame", "f1.txt", "--at-version", "1").stdout)
     assert error["code"] == "file_not_in_journal"
     assert error["details"]["first_seq"] == seq

@@ -62,3 +62,14 @@ def test_a_prefix_of_the_current_content_names_a_file_not_journaled_yet(
     done = cli(unwatched.root, "patch", "g.py", "--base", prefix, stdin=diff)
     assert done.returncode == 0, done.stderr
     assert (unwatched.root / "g.py").read_text() == AFTER
+
+
+def test_shipping_a_workspace_no_daemon_served_says_to_serve_it(workspace: Path):
+    done = cli(workspace, "ship", "--to", "postgresql://nobody@127.0.0.1:9/none")
+    assert done.returncode == 1
+    assert "has no journal" in done.stderr and "nothing to ship" in done.stderr
+    assert "editjournal start" in done.stderr
+    assert (
+        "read the file first" not in done.stderr
+        and "journal.db" not in done.stderr.split("nothing to ship")[1]
+    )
