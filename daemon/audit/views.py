@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from editjournal.daemon.audit.blame import steps_of
+from editjournal.daemon.audit.blame import no_record, steps_of
 from editjournal.daemon.audit.diffs import lines_of, unified
 from editjournal.daemon.audit.timeline import Version, versions
 from editjournal.daemon.store.journal import Journal
@@ -140,12 +140,10 @@ def content_at(journal: Journal, path: str, seq: int) -> tuple[Version, bytes]:
             {"at_version": seq, "last_seq": last.seq if last else 0},
         )
     found = versions(journal, path, until_seq=seq)
-    if not found:
-        raise ToolError(
-            ErrorCode.FILE_NOT_IN_JOURNAL,
-            f"the journal has no record of {path} at version {seq}",
-            {"path": path, "at_version": seq},
-        )
+    if not found:  # blame's words: never recorded, first recorded later, or moved here
+        error = no_record(journal, path, seq)
+        error.details["at_version"] = seq
+        raise error
     version = found[-1]
     data = journal.blob(version.sha256) if version.sha256 else None
     if data is None:

@@ -141,6 +141,8 @@ def test_blame_at_a_version_before_the_first_record_says_where_the_record_starts
     ) in done.stderr
     assert "editjournal history f1.txt" in done.stderr  # its versions, not "read it first"
     assert "read the file first" not in done.stderr
+    read = cli(root, "read", "f1.txt", "--at-version", "1")  # the same words as blame's
+    assert f"at version 1: its first record is event {seq}" in read.stderr, read.stderr
     error = json.loads(cli(root, "--json", "blame", "f1.txt", "--at-version", "1").stdout)
     assert error["code"] == "file_not_in_journal"
     assert error["details"]["first_seq"] == seq
