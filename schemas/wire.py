@@ -7,6 +7,7 @@ typed decoder, and report a bad field by its path under `$.params`.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any
 
 import msgspec
@@ -18,6 +19,45 @@ from msgspec import Meta
 # adding an optional field, a method or an error code keeps it. `ping` and `status`
 # report it (`protocol`); docs/protocol.md lists the versions.
 PROTOCOL_VERSION = 1
+
+
+# A request's `agent` is self-declared: it proves nothing about who sent it (see
+# docs/guarantees.md). These rules only stop a name from passing for what it is not.
+MAX_AGENT_LEN = 200
+# The authors the journal's folds name when no agent wrote (audit/timeline.py's
+# "outside", audit/report.py's "daemon"): an agent claiming one would have its lines
+# blamed on the outside world, or the outside world's on it.
+RESERVED_AGENTS = frozenset({"outside", "daemon"})
+# Bidirectional controls are format characters, not Cc, but reorder what a terminal
+# shows after them: a name holding one can make the rest of its row read backwards.
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def is_control(char: str) -> bool:
+    """Whether a terminal would act on `char` rather than show it: C0, DEL, C1 (tab and
+    newline among them), the line and paragraph separators, and bidi controls."""
+    return unicodedata.category(char) in ("Cc", "Zl", "Zp") or char in _BIDI_CONTROLS
+
+
+def agent_problem(agent: str) -> str | None:
+    """Why `agent` cannot name a caller, or None. The daemon refuses such a request
+    (`bad_request`) and the CLI such an `--agent` (exit 2), both with these words."""
+    if not agent or len(agent) > MAX_AGENT_LEN:
+        return f"agent must be a non-empty string of at most {MAX_AGENT_LEN} characters"
+    if agent.strip().casefold() in RESERVED_AGENTS:
+        return (
+            f"agent {agent!r} is reserved: the journal uses it for changes no agent made"
+            f" ({', '.join(sorted(RESERVED_AGENTS))} are not agent names)"
+        )
+    bad = next((c for c in agent if is_control(c)), None)
+    if bad is not None:
+        return (
+            f"agent must not hold control characters (found U+{ord(bad):04X}): a name is"
+            " printed in tables, where one would forge or hide output"
+        )
+    return None
 
 
 class Error(msgspec.Struct, kw_only=True, omit_defaults=True):

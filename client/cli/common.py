@@ -35,6 +35,7 @@ from editjournal.client.library.connection import (
 )
 from editjournal.client.views.render import emit
 from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.wire import agent_problem
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_TIMEOUT = 30.0
@@ -111,11 +112,23 @@ def check_workspace() -> Path:
     return settings().root
 
 
+def _check_agent(agent: str, ctx: click.Context, param: click.Parameter) -> None:
+    """The daemon's rule for a name, checked before any call: a usage error (exit 2)
+    naming where the name came from, not a `bad_request` after connecting."""
+    problem = agent_problem(agent)
+    if problem is not None:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        given_by = "EDITJOURNAL_AGENT" if source is ParameterSource.ENVIRONMENT else "--agent"
+        raise click.BadParameter(f"{problem} (given by {given_by})", ctx=ctx, param=param)
+
+
 def _store(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A callback that records an option only when it was given (None / False: not)."""
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is not None and value is not False:
+            if name == "agent":
+                _check_agent(value, ctx, param)
             setattr(ctx.ensure_object(Settings), name, value)
             if name == "workspace" and param.name is not None:
                 from_env = ctx.get_parameter_source(param.name) is ParameterSource.ENVIRONMENT

@@ -76,13 +76,12 @@ from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import DaemonStarted, DaemonStopped
 from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
-from editjournal.schemas.wire import Request, Response
+from editjournal.schemas.wire import Request, Response, agent_problem
 
 VERSION = __version__  # one source: editjournal/__init__.py (pyproject.toml reads it)
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
 MAX_BATCH = 256
 POLL_MS = 100
-MAX_AGENT_LEN = 200
 
 log = logging.getLogger("editjournal")
 _REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
@@ -437,12 +436,9 @@ class Server:
         except DECODE_ERRORS as e:
             message = f"undecodable request envelope: {decode_failure(e)}"
             raise ToolError(ErrorCode.BAD_REQUEST, message) from e
-        if not request.agent or len(request.agent) > MAX_AGENT_LEN:
-            raise ToolError(
-                ErrorCode.BAD_REQUEST,
-                f"agent must be a non-empty string of at most {MAX_AGENT_LEN} characters"
-                " - at `$.agent`",
-            )
+        problem = agent_problem(request.agent)
+        if problem is not None:
+            raise ToolError(ErrorCode.BAD_REQUEST, f"{problem} - at `$.agent`")
         return request
 
     def _route(self, request: Request) -> tuple[Handler, Any]:

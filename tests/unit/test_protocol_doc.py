@@ -14,13 +14,14 @@ from editjournal.client.library.errors import _BY_CODE
 from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.daemon.files.workspace import DEFAULT_MAX_FILE_SIZE
 from editjournal.daemon.model.idempotency import MAX_ANSWERS
-from editjournal.daemon.runtime.server import MAX_AGENT_LEN, MAX_BATCH
+from editjournal.daemon.runtime.server import MAX_BATCH
 from editjournal.daemon.settings.limits import DEFAULT_FILE_LINES, MIB, Limits
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.events import AnyEvent
 from editjournal.schemas.tools import MAX_OPERATIONS, MAX_PATHS_PER_READ, MAX_READ_BYTES
 from editjournal.schemas.wire import (
+    MAX_AGENT_LEN,
     PROTOCOL_VERSION,
     Error,
     PublishedEvent,
