@@ -42,6 +42,7 @@ from editjournal.client.cli.help import CALL_EPILOG, EDIT_EPILOG, verbatim
 from editjournal.client.library.blocking import Client
 from editjournal.client.library.errors import RequestError, StateMismatch
 from editjournal.client.views.audit_render import diff_lines, log_lines, plural
+from editjournal.client.views.printable import printable
 from editjournal.client.views.render import (
     agent_status_lines,
     edit_lines,
@@ -470,7 +471,8 @@ def agent_status(of: str | None) -> int:
 
 def _agent_status_lines(result: AgentStatusResult) -> list[str]:
     """The shared rendering, its head line in words: `1 file seen`, not `1 files`."""
-    head = f"{result.agent}: {plural(len(result.files), 'file')} seen, {result.stale_files} stale"
+    files = plural(len(result.files), "file")
+    head = f"{printable(result.agent)}: {files} seen, {result.stale_files} stale"
     return [head, *agent_status_lines(result)[1:]]
 
 

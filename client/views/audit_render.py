@@ -11,6 +11,7 @@ import time
 
 import click
 
+from editjournal.client.views.printable import printable
 from editjournal.schemas.tools import (
     AgentStats,
     BlameResult,
@@ -36,12 +37,14 @@ def log_lines(events: list[LogEntry]) -> list[str]:
     """`log`: one row per event, the columns as wide as the longest agent and kind shown
     (`watch` prints live, one event at a time, so it cannot know the widths)."""
     seq_width = max((len(str(e.seq)) for e in events), default=0)
-    agent_width = max((len(e.agent or "-") for e in events), default=0)
-    kind_width = max((len(e.kind) for e in events), default=0)
+    agents = [printable(e.agent or "-") for e in events]
+    kinds = [printable(e.kind) for e in events]
+    agent_width = max(map(len, agents), default=0)
+    kind_width = max(map(len, kinds), default=0)
     return [
-        f"{e.seq:>{max(6, seq_width)}}  {when(e.ts)}  {e.agent or '-':<{agent_width}}  "
-        f"{click.style(e.kind.ljust(kind_width), fg='cyan')}  {e.summary}"
-        for e in events
+        f"{e.seq:>{max(6, seq_width)}}  {when(e.ts)}  {agent:<{agent_width}}  "
+        f"{click.style(kind.ljust(kind_width), fg='cyan')}  {printable(e.summary)}"
+        for e, agent, kind in zip(events, agents, kinds, strict=True)
     ]
 
 
@@ -51,7 +54,8 @@ def hunk_lines(hunks: list[HunkInfo], expired: list[str], now_ms: int) -> list[s
     for h in hunks:
         left = format_elapsed(max(0, h.expires_at_ms - now_ms))
         rows.append(
-            (h.hunk_id, h.kind, h.path, f"v{h.base_version}", when(h.created_at_ms),
+            (printable(h.hunk_id), printable(h.kind), printable(h.path), f"v{h.base_version}",
+             when(h.created_at_ms),
              f"{when(h.expires_at_ms)} (in {left})")
         )  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
@@ -87,12 +91,12 @@ def show_lines(result: ShowResult) -> list[str]:
     e = result.event
     head = click.style(f"event {e.seq}", fg="yellow", bold=True)
     lines = [
-        f"{head}  {e.kind}",
-        f"agent:   {e.agent or '-'}",
+        f"{head}  {printable(e.kind)}",
+        f"agent:   {printable(e.agent or '-')}",
         f"time:    {when(e.ts)}",
-        f"path:    {e.path or '-'}",
-        f"hash:    {e.hash}",
-        f"summary: {e.summary}",
+        f"path:    {printable(e.path or '-')}",
+        f"hash:    {printable(e.hash)}",
+        f"summary: {printable(e.summary)}",
     ]
     lines += _body_lines(e)
     if e.diff:
@@ -106,7 +110,7 @@ def _body_lines(e: LogEntry) -> list[str]:
     lines = []
     for key in ("writer", "code", "message", "change", "name"):
         if body.get(key):
-            lines.append(f"{key + ':':<9}{body[key]}")
+            lines.append(f"{key + ':':<9}{printable(str(body[key]))}")
     return lines
 
 
@@ -125,10 +129,11 @@ def history_lines(result: HistoryResult) -> list[str]:
         else:
             delta = f"{delta:>10}"
         lines.append(
-            f"{v.seq:>6}  {when(v.ts)}  {v.author:<12} {v.kind:<16} {count:>6} {delta}"
+            f"{v.seq:>6}  {when(v.ts)}  {printable(v.author):<12} {printable(v.kind):<16}"
+            f" {count:>6} {delta}"
             + ("" if v.stored or v.sha256 is None else "  (content not stored)")
-            + (f"  (as {v.path})" if v.path else "")
-            + (f"  (moved from {v.moved_from})" if v.moved_from else "")
+            + (f"  (as {printable(v.path)})" if v.path else "")
+            + (f"  (moved from {printable(v.moved_from)})" if v.moved_from else "")
         )
     return lines
 
@@ -136,8 +141,9 @@ def history_lines(result: HistoryResult) -> list[str]:
 def blame_lines(result: BlameResult) -> list[str]:
     width = len(str(len(result.lines)))
     return [
-        f"{click.style(f'{b.seq:>6}', fg='yellow')} {b.agent:<12} {b.kind:<14} "
-        f"{when(b.ts)} {b.line:>{width}}| {b.text}"
+        f"{click.style(f'{b.seq:>6}', fg='yellow')} {printable(b.agent):<12}"
+        f" {printable(b.kind):<14} {when(b.ts)} {b.line:>{width}}|"
+        f" {printable(b.text, keep_tabs=True)}"
         for b in result.lines
     ]
 
@@ -145,13 +151,13 @@ def blame_lines(result: BlameResult) -> list[str]:
 def stats_lines(agents: list[AgentStats]) -> list[str]:
     lines = []
     for s in agents:
-        lines.append(click.style(s.agent, bold=True))
+        lines.append(click.style(printable(s.agent), bold=True))
         lines.append(
             f"  reads {s.reads}, applied writes {s.applied_writes}, rejected {s.rejected_writes}"
             f", rebased edits {s.rebased_edits}"
         )
         for code, n in s.rejections.items():
-            lines.append(f"    {code}: {n}")
+            lines.append(f"    {printable(code)}: {n}")
         if s.recoveries:
             events, ms, attempts = (
                 s.mean_recovery_events, s.mean_recovery_ms, s.mean_recovery_attempts

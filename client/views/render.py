@@ -24,6 +24,7 @@ from typing import IO, Any
 import click
 
 from editjournal.client.library.errors import RequestError
+from editjournal.client.views.printable import printable
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import (
     TOOL_PARAMS,
@@ -101,10 +102,10 @@ def watcher_words(watcher: dict[str, Any]) -> str:
 def event_line(event: PublishedEvent | LogEntry, *, with_time: bool = False) -> str:
     """One event as `watch` (live) and `log` (from the journal) print it."""
     when = time.strftime("%Y-%m-%d %H:%M:%S  ", time.localtime(event.ts / 1000))
-    kind = click.style(f"{event.kind:<16}", fg="cyan")
+    kind = click.style(f"{printable(event.kind):<16}", fg="cyan")
     return (
-        f"{event.seq:>6}  {when if with_time else ''}{event.agent or '-':<16} {kind} "
-        f"{event.summary}"
+        f"{event.seq:>6}  {when if with_time else ''}{printable(event.agent or '-'):<16} {kind} "
+        f"{printable(event.summary)}"
     )
 
 
@@ -158,17 +159,20 @@ def apply_patch_lines(result: ApplyPatchResult) -> list[str]:
 
 def agent_status_lines(result: AgentStatusResult) -> list[str]:
     n = len(result.files)
-    lines = [f"{result.agent}: {n} file{'s' * (n != 1)} seen, {result.stale_files} stale"]
+    lines = [
+        f"{printable(result.agent)}: {n} file{'s' * (n != 1)} seen, {result.stale_files} stale"
+    ]
     for seen in result.files:
         state = (
             "current"
             if seen.current
             else click.style(f"STALE ({len(seen.changed_since)} changes since)", fg="yellow")
         )
-        lines.append(f"{INDENT}{seen.path}  saw version {seen.version_seen}  {state}")
+        lines.append(f"{INDENT}{printable(seen.path)}  saw version {seen.version_seen}  {state}")
         for change in seen.changed_since:
-            who = change["agent"] or "outside"
-            lines.append(f"{INDENT * 3}seq {change['seq']} {change['kind']} by {who}")
+            who = printable(change["agent"] or "outside")
+            kind = printable(str(change["kind"]))
+            lines.append(f"{INDENT * 3}seq {change['seq']} {kind} by {who}")
     return lines
 
 
