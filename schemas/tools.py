@@ -443,6 +443,9 @@ class SafePatchResult(Result):
 # Codex CLI's `apply_patch` text, or the Responses API's apply_patch operations.
 
 MAX_PATCH_OPERATIONS = 1000  # file operations in one apply_patch: one request, one commit
+# hunks of one safe_patch diff, or of one apply_patch (all its files): each is located and
+# carried on its own, so 20,000 one-line hunks held every agent for 72 s (issue 40)
+MAX_HUNKS = 1000
 
 
 class PatchOperation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -936,7 +939,8 @@ class CheckWriteParams(Params, kw_only=True):
 
     path: str
     tool: str  # the harness's tool, journaled as the writer: "claude-code:Edit"
-    edits: list[HarnessEdit] | None = None
+    # as many as `edit` takes operations: each is planned on the whole file
+    edits: Annotated[list[HarnessEdit], Meta(max_length=MAX_OPERATIONS)] | None = None
     content: str | None = None
 
 
@@ -1066,6 +1070,8 @@ def explain_validation(method: str, message: str) -> str | None:
         )
     if method == "edit" and "length <=" in message and "operations`" in message:
         return f"at most {MAX_OPERATIONS} operations per edit: split the batch into several edits"
+    if method == "check_write" and "length <=" in message and "edits`" in message:
+        return f"at most {MAX_OPERATIONS} edits per check_write: split the change into several"
     if method != "edit" or "unknown field" not in message:
         return None
     if "`start_hash`" in message or "`end_hash`" in message:

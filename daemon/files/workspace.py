@@ -307,6 +307,25 @@ class Workspace:
         empty = FileSnapshot(rel, b"", "", _sha256(b""), 0, 0)
         return PreparedWrite(empty, None, target, located.parent)
 
+    def check_may_replace(self, path: str) -> None:
+        """The mode checks `prepare_write` and `prepare_delete` make (`check_may_change`),
+        alone and early: one stat, so a read-only file refuses a big write before the
+        daemon parses and plans it, not after (the write's own checks still run). A
+        symlink, or a path that is not there, is left to those checks."""
+        rel = self.file_relative(path)
+        try:
+            located = self._paths.locate(rel, follow_final=False, refuse=self._paths.protected)
+        except ToolError:
+            return
+        try:
+            info = os.stat(located.name, dir_fd=located.parent.fd, follow_symlinks=False)
+            if stat_mod.S_ISREG(info.st_mode):
+                check_may_change(located, info, rel)
+        except OSError:
+            return
+        finally:
+            located.parent.close()
+
     def _writable(self, rel: str) -> tuple[Located, os.stat_result | None]:
         """The located target of a write and the stat of the file it replaces (None: new).
         Parents are created only once the path is known not to be protected."""

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.rebase import map_plan, relied
@@ -98,6 +99,11 @@ def _patch_of(params: ApplyPatchParams) -> Patch:
             " '*** Begin Patch' to '*** End Patch') or operations (the Responses API's"
             " create_file / update_file / delete_file list), one of them",
         )
+    field = "patch" if params.patch is not None else "operations"
+    texts = (
+        [params.patch] if params.patch is not None else [op.diff for op in params.operations or ()]
+    )
+    check_hunks(sum(hunk_headers(text) for text in texts if text), field)  # before parsing
     if params.patch is not None:
         try:
             patch = parse(params.patch)
@@ -107,6 +113,7 @@ def _patch_of(params: ApplyPatchParams) -> Patch:
         patch = Patch(tuple(_operation(n, op) for n, op in enumerate(params.operations or (), 1)))
     if not patch.operations:
         raise _invalid("the patch has no operation: nothing to apply", {})
+    check_hunks(sum(len(op.chunks) for op in patch.operations if isinstance(op, UpdateFile)), field)
     return patch
 
 

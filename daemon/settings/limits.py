@@ -17,18 +17,23 @@ here bounds one such cost and is refused with its own error code:
 - `journaled_text`: a rejected request's text fields are journaled up to this many
   characters, then by length and SHA-256 — a rejection must not cost its payload.
 
-(The paths of one `read_many_files` are capped in the schema, `MAX_PATHS_PER_READ`.)
+(The paths of one `read_many_files` are capped in the schema, `MAX_PATHS_PER_READ`, as
+are `edit`'s operations and `check_write`'s edits, `MAX_OPERATIONS`. The hunks of one
+`safe_patch` or `apply_patch`, `MAX_HUNKS`, are counted here (`check_hunks`): from the
+diff's `@@` lines before it is parsed, then exactly once it is.)
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.tools import MAX_HUNKS
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
 
 MIB = 1024 * 1024
@@ -114,3 +119,28 @@ def _text_fields(params: Any, depth: int = 0) -> list[tuple[str, str]]:
             for i, item in enumerate(value):
                 found.extend((f"{name}[{i}].{k}", v) for k, v in _text_fields(item, depth + 1))
     return found
+
+
+# the last `@@` line of each stack of them: a V4A chunk's headers, or a unified hunk's one
+_HUNK_HEADER = re.compile(r"^@@[^\n]*\n(?!@@)", re.MULTILINE)
+
+
+def hunk_headers(text: str) -> int:
+    """How many hunks `text` starts with an `@@` line, counted without parsing it (a
+    regex pass over the text): never more than a parser finds, so a diff refused by
+    this count is over the cap for sure."""
+    return len(_HUNK_HEADER.findall(text))
+
+
+def check_hunks(count: int, field: str, limit: int = MAX_HUNKS) -> None:
+    """`invalid_params` when one request carries more than `limit` hunks: each is located
+    in the file and carried over newer content on its own, and one thread serves every
+    agent (20,000 one-line hunks held another agent's ping for 72 s)."""
+    if count > limit:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"{count:,} hunks, over the limit of {limit:,} per request; nothing was written"
+            f" - at `$.params.{field}`",
+            {"field": f"$.params.{field}", "hunks": count, "limit": limit},
+            f"split the change into requests of at most {limit:,} hunks each",
+        )

@@ -203,6 +203,9 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     denied = write_access_denied(target.ctx.workspace.state_dir, target.ctx.agent)
     if denied is not None:  # before planning: a read-only agent learns nothing from a write
         return rejected(target, writer, denied, warnings)
+    unwritable = target.replace_refused()
+    if unwritable is not None:  # before planning, as the landing would refuse it after
+        return Outcome(error=writer.explain(target, unwritable), warnings=warnings)
     try:
         planned = carried(target, writer.stale, writer.plan(target))
         _refuse_nul(planned.plan, writer.stale.part)

@@ -68,6 +68,18 @@ class Target:
         """The agent's snapshot, when it differs from the current content (and is stored)."""
         return agent_base(self.ctx, self.snap, self.noticed)
 
+    def replace_refused(self) -> ToolError | None:
+        """`read_only_file` (or `permission_denied`) when the file on disk may not be
+        replaced, from one stat: checked before a writer parses and plans the request, so
+        refusing a big write costs O(1), not O(size). None: the write's own checks decide."""
+        if not self.exists:
+            return None
+        try:
+            self.ctx.workspace.check_may_replace(self.path)
+        except ToolError as e:
+            return e
+        return None
+
     def unseen(self, base: Base | None = None) -> LineRanges | None:
         """Lines of the current content the agent has not been shown (None: never saw it)."""
         return unseen_now(self.ctx, self.snap, self.noticed, self.doc, base)
