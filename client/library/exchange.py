@@ -22,13 +22,18 @@ from editjournal.client.library.connection import (
     state_dir,
     workspace_root,
 )
-from editjournal.client.library.errors import DaemonUnavailable, RequestError, RequestTimeout
+from editjournal.client.library.errors import (
+    BadRequest,
+    DaemonUnavailable,
+    RequestError,
+    RequestTimeout,
+)
 from editjournal.client.library.recovery import died_during
 from editjournal.client.library.trust import Untrusted, is_our_daemon
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import TOOL_RESULTS, Params, Result
-from editjournal.schemas.wire import REQUEST_ENCODER, Request, Response
+from editjournal.schemas.wire import REQUEST_ENCODER, Request, Response, agent_problem
 
 R = TypeVar("R", bound=Result)
 ParamsGiven = dict[str, Any] | msgspec.Struct | None
@@ -47,6 +52,11 @@ class Exchange:
     ) -> None:
         self.root: Path = require_workspace(workspace_root(workspace))
         self.agent = agent or default_agent()
+        problem = agent_problem(self.agent)
+        if problem is not None:  # the daemon's rule, before anything is sent (even the
+            # trust check's ping, which a refused name would make look like an impostor)
+            message = f"{problem} - at `$.agent`"
+            raise BadRequest.local(ErrorCode.BAD_REQUEST, message, agent=self.agent)
         self.timeout = timeout
         self.last_response: Response | None = None
         self.started_daemon: Endpoint | None = None
