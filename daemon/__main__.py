@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ from editjournal.daemon.runtime.logs import LogSettings, configure_logging
 from editjournal.daemon.runtime.runfiles import AlreadyServed, NotPrivate, ensure_state_dir
 from editjournal.daemon.runtime.server import Server
 from editjournal.daemon.settings.limits import Limits
+from editjournal.daemon.store.dbfaults import startup_refusal
 from editjournal.daemon.store.journal import JournalError
 from editjournal.daemon.watch.intake import WatchSettings
 from editjournal.schemas.daemonoptions import (
@@ -39,6 +41,7 @@ from editjournal.schemas.daemonoptions import (
     too_broad,
     too_broad_message,
 )
+from editjournal.schemas.endpoint import JOURNAL_FILE
 from editjournal.schemas.errors import CATALOGUE, ErrorCode
 from editjournal.schemas.units import UnitError, parse_size
 
@@ -166,6 +169,10 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
         code = EXIT_ALREADY_SERVED if isinstance(e, AlreadyServed) else EXIT_FAILED
         report(code)
         return code
+    except sqlite3.Error as e:  # a damaged page read past the open: one line, no traceback
+        print(f"editjournal: {startup_refusal(e, state_dir / JOURNAL_FILE)}", file=sys.stderr)
+        report(EXIT_FAILED)
+        return EXIT_FAILED
 
     def ready() -> None:
         settle_after_start_up()  # start-up's objects are never scanned again

@@ -1,7 +1,8 @@
 """`editjournal verify`: is this journal honest, and does the workspace match it?
 
 Four checks, each reported (ok, failed or skipped) with the first seq or the
-files that fail it:
+files that fail it, after SQLite's own `PRAGMA integrity_check` of the file
+(`integrity`: a malformed file fails it, and the rest are skipped):
 - chain: the hash chain holds from genesis and every blob an event needs is
   there and intact (`Journal.verify()`), and the journal agrees with its chain
   anchor file, when there is one (`Journal.check_anchor()`: cut short or
@@ -28,7 +29,7 @@ from editjournal.daemon.store.journal import Journal, JournalCorrupt
 
 @dataclass(frozen=True)
 class Problem:
-    check: str  # "chain" | "fold" | "workspace"
+    check: str  # "integrity" | "chain" | "fold" | "workspace"
     message: str
     seq: int | None = None
     path: str | None = None
@@ -53,6 +54,11 @@ class VerifyOutcome:
 def verify(journal: Journal, workspace: Path | None) -> VerifyOutcome:
     """Every check; `workspace` None skips the workspace comparison (a copied journal)."""
     outcome = VerifyOutcome()
+    outcome.add("integrity", integrity_problems(journal))
+    if outcome.problems:  # a malformed file: the other checks would read garbage or fail
+        for check in ("chain", "fold", "workspace"):
+            outcome.add(check, [], skipped=True)
+        return outcome
     report = journal.verify()
     outcome.events = report.checked
     chain = [] if report.ok else [Problem("chain", str(report.reason), report.first_bad_seq)]
@@ -69,6 +75,14 @@ def verify(journal: Journal, workspace: Path | None) -> VerifyOutcome:
     else:
         outcome.add("workspace", workspace_problems(journal, workspace))
     return outcome
+
+
+def integrity_problems(journal: Journal) -> list[Problem]:
+    """SQLite's `PRAGMA integrity_check` of the file: a damaged page fails it."""
+    found = journal.integrity_check()
+    if not found:
+        return []
+    return [Problem("integrity", f"PRAGMA integrity_check: {'; '.join(found[:5])}")]
 
 
 def anchor_problems(journal: Journal) -> list[Problem]:

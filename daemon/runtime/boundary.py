@@ -11,7 +11,8 @@ any such exception into that request's error reply:
   levels: msgspec bounds its depth there, so the depth is bounded at decode time and
   no pre-scan is needed). `decode_failure` says which it was, as `bad_request`.
 - `failure_reply` answers a request whose handling raised: `internal_error`, with the
-  traceback in daemon.log.
+  traceback in daemon.log; SQLite failing under the journal is `journal_corrupt` (a
+  malformed file) or `journal_unavailable` (locked, gone, I/O) instead.
 - `encode_reply` never raises: a reply that cannot be encoded (an integer beyond 64
   bits, nesting too deep) is replaced by an error reply with the same id and seq.
 - `check_frame` refuses a frame over the size limit before anything decodes it.
@@ -26,6 +27,8 @@ import traceback
 
 import msgspec
 
+from editjournal.daemon.store.dbfaults import journal_failure, sqlite_cause
+from editjournal.daemon.store.journal import JournalError
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size
 from editjournal.schemas.wire import Error, Response
@@ -112,14 +115,27 @@ def check_frame(payload: bytes, limit: int) -> None:
 
 def failure_reply(payload: bytes, error: Exception, where: str) -> Response:
     """The reply to a request whose handling raised `error` (a bug of ours, or a
-    failure nothing translated): logged with its traceback, answered, and survived."""
-    log.error("internal error while %s: %s", where, traceback.format_exc())
-    failure = ToolError(
+    failure nothing translated): logged with its traceback, answered, and survived.
+    SQLite failing under the journal is no bug of ours: `journal_corrupt` or
+    `journal_unavailable` (`journal_failure`), never `internal_error`."""
+    log.error("error while %s: %s", where, traceback.format_exc())
+    return Response(id=loose_id(payload), ok=False, error=failure_error(error, where).to_wire())
+
+
+def failure_error(error: Exception, where: str) -> ToolError:
+    """The catalogued error for an exception nothing translated earlier."""
+    if is_journal_failure(error):
+        return journal_failure(error, where)
+    return ToolError(
         ErrorCode.INTERNAL_ERROR,
         f"{type(error).__name__} while {where}: {_short(error)}",
         {"stage": where},
     )
-    return Response(id=loose_id(payload), ok=False, error=failure.to_wire())
+
+
+def is_journal_failure(error: BaseException) -> bool:
+    """SQLite failed under the journal (directly, or behind a JournalError)."""
+    return isinstance(error, JournalError) or sqlite_cause(error) is not None
 
 
 def encode_reply(response: Response) -> bytes:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -46,6 +47,7 @@ from editjournal.daemon.runtime.faults import Faults
 from editjournal.daemon.runtime.logs import EVENTS
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.settings.limits import Limits
+from editjournal.daemon.store.dbfaults import is_malformed
 from editjournal.daemon.store.journal import Journal, JournalError
 from editjournal.daemon.store.statesnap import Snapshotter
 from editjournal.daemon.watch.outside import Observation
@@ -105,10 +107,20 @@ class GroupCommit:
         self.stats = CommitStats()
         self.snapshots = snapshots  # the state's snapshots, taken after commits
         self.publisher: Publisher | None = None  # once the server has bound its sockets
+        # set when a refused commit left a journal that cannot even be read back (a
+        # damaged file): the state can no longer be folded to match it, so nothing more
+        # is staged and every request that must record is refused (docs/guarantees.md)
+        self.sealed: JournalError | None = None
 
     # --- staging -----------------------------------------------------------------------
 
+    def check_unsealed(self) -> None:
+        """Raise the failure that sealed the journal, if one did: nothing more is staged."""
+        if self.sealed is not None:
+            raise self.sealed
+
     def stage(self, agent: str | None, event: Any, blobs: dict[str, bytes] | None = None) -> int:
+        self.check_unsealed()
         record = self.journal.stage(agent, event, blobs or {})
         self.state.apply(record)
         return record.seq
@@ -116,6 +128,8 @@ class GroupCommit:
     def record(self, agent: str, outcome: Outcome) -> list[Record]:
         """Stage the outcome's events and fold them into state, in one order; an event
         naming a sibling (`Outcome.links`) gets the sibling's seq as it is staged."""
+        if outcome.events:  # a request that records nothing (ping) is served even so
+            self.check_unsealed()
         records: list[Record] = []
         if any(event.kind not in OBSERVATIONS for event in outcome.events):
             self.batch.durable = True
@@ -158,11 +172,22 @@ class GroupCommit:
         must not be committed with the batch (no phantom `edit_applied`)."""
         if self.journal.last_seq > seq:
             self.journal.drop_staged_after(seq)
-            self.rebuild_state()
+            self._rebuild_if_readable()
 
     def rebuild_state(self) -> None:
         """The state as the journal really holds it, after staged events were dropped."""
         self.state = fold(self.journal.records())
+
+    def _rebuild_if_readable(self) -> None:
+        """Fold the state again after a refused commit, unless the journal cannot even be
+        read back (a damaged file): then the state is kept, as nothing can be committed
+        onto that journal anyway, and every request that must record is refused."""
+        try:
+            self.rebuild_state()
+        except (sqlite3.Error, JournalError) as e:
+            log.error("the journal cannot be read back, so it is sealed: %s", e)
+            self.sealed = JournalError(f"the journal cannot be read back: {e}")
+            self.sealed.__cause__ = e
 
     # --- committing ----------------------------------------------------------------------
 
@@ -179,11 +204,13 @@ class GroupCommit:
         for the caller to answer with `journal_unavailable`: nothing is half-recorded,
         and the daemon keeps serving.
         """
+        if self.sealed is not None:  # no event was staged (`stage` refuses): nothing to say
+            return
         try:
             records = self.journal.commit(durable, also=self.round.statements())
         except JournalError as e:
             log.error("%s; the state is rebuilt from the journal", e)
-            self.rebuild_state()
+            self._rebuild_if_readable()
             raise
         self.round.committed()
         self.stats.count(len(records), durable)
@@ -387,6 +414,8 @@ def _unrecorded(response: Response, cause: JournalError) -> Response:
     details = {"seq": response.seq} if response.seq is not None else {}
     if disk_full(cause):
         code, message = ErrorCode.DISK_FULL, f"the disk holding the journal is full: {cause}"
+    elif is_malformed(cause):
+        code, message = ErrorCode.JOURNAL_CORRUPT, f"the journal file is damaged: {cause}"
     else:
         code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)
     message = f"the journal could not record this request, so nothing was changed: {message}"

@@ -49,6 +49,7 @@ from editjournal.daemon.runtime.boundary import (
     crash_reason,
     decode_failure,
     failure_reply,
+    is_journal_failure,
     loose_id,
     was_crash,
 )
@@ -67,6 +68,7 @@ from editjournal.daemon.runtime.runfiles import (
 )
 from editjournal.daemon.runtime.watchtick import watch_tick
 from editjournal.daemon.settings.limits import Limits, check_text_fields
+from editjournal.daemon.store.dbfaults import journal_failure
 from editjournal.daemon.store.identity import workspace_id
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.store.startup import load_state
@@ -251,14 +253,23 @@ class Server:
         while self._stopping is None:
             busy = bool(self.jobs) or (self.watching is not None and self.watching.busy)
             ready = dict(poller.poll(0 if busy else POLL_MS))
-            if self.watching is not None:
-                watch_tick(self.watching, ready, self.group)
-            if len(self.workspace.late_writes):
-                self.group.carry_late(self.workspace.late_writes.due())
-            if self.router in ready:
-                self._serve_waiting()
-            if self.jobs:  # after the requests waiting: none waits for more than a slice
-                self._work_on_job()
+            try:
+                self._turn(ready)
+            except Exception as e:  # the journal failing outside any request: keep serving
+                if not is_journal_failure(e):
+                    raise
+                log.error("the journal failed outside a request: %s", traceback.format_exc())
+
+    def _turn(self, ready: dict[Any, int]) -> None:
+        """One turn of the loop: outside changes, late writes, requests, a job's slice."""
+        if self.watching is not None:
+            watch_tick(self.watching, ready, self.group)
+        if len(self.workspace.late_writes):
+            self.group.carry_late(self.workspace.late_writes.due())
+        if self.router in ready:
+            self._serve_waiting()
+        if self.jobs:  # after the requests waiting: none waits for more than a slice
+            self._work_on_job()
 
     def _serve_waiting(self) -> None:
         batch = self.group.batch = Batch()
@@ -482,8 +493,10 @@ class Server:
                 return handler(ctx, params)
         except ToolError as e:
             return Outcome(error=e)
-        except Exception as e:  # a bug of ours: report it, keep serving
-            log.error("internal error in %s: %s", request.method, traceback.format_exc())
+        except Exception as e:  # a bug of ours, or the journal failing: report it, keep serving
+            log.error("error in %s: %s", request.method, traceback.format_exc())
+            if is_journal_failure(e):
+                return Outcome(error=journal_failure(e, f"handling {request.method}"))
             return Outcome(
                 error=ToolError(
                     ErrorCode.INTERNAL_ERROR,

@@ -81,7 +81,9 @@ def row_problem(expected_seq: int, prev: str, row: StoredRow) -> str | None:
         return f"seq {row.seq} follows {expected_seq - 1}: the log has a gap"
     try:
         event = EVENT_DECODER.decode(row.body)
-    except (msgspec.DecodeError, TypeError) as e:  # TypeError: a body that is not a BLOB
+    # TypeError: a body that is not a BLOB; ValueError (UnicodeDecodeError): random bytes
+    # in a string of the body; RecursionError: bytes that read as deep nesting
+    except (msgspec.DecodeError, TypeError, ValueError, RecursionError) as e:
         return f"body does not decode: {e}"
     if event.kind != row.kind or event.path != row.path:
         return "kind/path columns disagree with the body"

@@ -44,6 +44,7 @@ from editjournal.daemon.store.chainanchor import (
     key_path,
     load_key,
 )
+from editjournal.daemon.store.dbfaults import is_malformed, startup_refusal
 from editjournal.daemon.store.hashchain import (
     DERIVED,
     GENESIS_HASH,
@@ -142,12 +143,19 @@ class Journal:
                 # FULL: an acknowledged edit survives power loss; group commit keeps it cheap.
                 self.db.execute("PRAGMA synchronous=FULL")
                 self.opened_without_triggers = journal_schema.prepare(self.db.conn)
+            self._reload_tip()  # the first read of a row: a damaged file often fails here
         except Exception as e:  # sqlite3.DatabaseError and friends
+            if is_malformed(e) and readonly:  # `editjournal verify` and the other readers
+                raise JournalError(
+                    f"journal_corrupt: {path} is damaged: {e}; PRAGMA integrity_check cannot"
+                    " even open it. Restore it from a backup"
+                ) from e
+            if is_malformed(e):
+                raise JournalError(startup_refusal(e, path)) from e
             raise JournalError(f"cannot open journal {path}: {e}") from e
         self._blobs = BlobStore(self.db.conn, self._latest_version)
         # read-only opens read it too (verify); only commit() appends to it
         self.anchor = Anchor(path.with_name(ANCHOR_FILE), load_key(), copy_path(path))
-        self._reload_tip()
         self._pending = _Pending()
         self._durable = True  # synchronous=FULL, as opened
 
@@ -194,16 +202,16 @@ class Journal:
         pending, self._pending = self._pending, _Pending()
         if not pending.rows and not pending.blobs and not also:
             return []
-        packed = self._blobs.pack(pending.blobs, pending.paths)
-        try:
+        try:  # packing reads the previous versions: a damaged file can fail it too
+            packed = self._blobs.pack(pending.blobs, pending.paths)
             self._synchronous(durable)
             with self.db.conn:
                 self.db.conn.executemany(INSERT_BLOB, packed.rows)
                 self.db.conn.executemany(_INSERT_EVENT, pending.rows)
                 for sql, rows in also:
                     self.db.conn.executemany(sql, rows)
-        except Exception as e:
-            self._reload_tip()
+        except Exception as e:  # rolled back: the tip is the one before these events
+            self._rewind(pending.records)
             raise JournalError(f"commit of {len(pending.rows)} events failed: {e}") from e
         self._blobs.committed(packed)
         if pending.records and durable:
@@ -223,16 +231,20 @@ class Journal:
         pending = self._pending
         keep = [r for r in pending.records if r.seq <= seq]
         pending.rows[:] = pending.rows[: len(keep)]
+        dropped = pending.records[len(keep) :]
         pending.records[:] = keep
-        if keep:
-            self._last_seq, self._last_hash = keep[-1].seq, keep[-1].hash
-        else:
-            self._reload_tip()
+        self._rewind(dropped)
 
     def discard_staged(self) -> None:
         """Forget every staged event and blob (a batch that cannot be made durable)."""
-        self._pending = _Pending()
-        self._reload_tip()
+        dropped, self._pending = self._pending.records, _Pending()
+        self._rewind(dropped)
+
+    def _rewind(self, dropped: Sequence[Record]) -> None:
+        """Make the tip the one before `dropped` (staged events never committed). Taken
+        from the records, not the database: a damaged file must not fail the rewind."""
+        if dropped:
+            self._last_seq, self._last_hash = dropped[0].seq - 1, dropped[0].prev_hash
 
     def _synchronous(self, durable: bool) -> None:
         """FULL or NORMAL for the next commit; set only when it changes (outside a transaction)."""
@@ -469,6 +481,16 @@ class Journal:
         if row is None or not isinstance(row[4], bytes):
             return None
         return row[0], row[1], row[2], row[3], row[4]
+
+    def integrity_check(self) -> list[str]:
+        """SQLite's own check of the file (`PRAGMA integrity_check`): every page, index
+        and record sound. [] when it says ok; else its findings (a few), or why it could
+        not run. The hash chain cannot see a damaged page it never reads: this can."""
+        try:
+            rows = self.db.execute("PRAGMA integrity_check(20)").fetchall()
+        except sqlite3.Error as e:
+            return [f"could not run: {e}"]
+        return [str(row[0]) for row in rows if row[0] != "ok"]
 
     def close(self) -> None:
         if self.anchor is not None:
