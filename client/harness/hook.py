@@ -40,6 +40,10 @@ REQUEST_TIMEOUT_S = 10.0  # one request to a serving daemon
 START_TIMEOUT_S = 8.0  # starting a daemon when none serves (the harness waits on us)
 REASON_LIMIT = 6000  # characters of a denial's reason: the model reads every one
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by the harnesses for hooks
+# what parsing stdin can raise: invalid JSON or UTF-8 (ValueError), nesting deeper than
+# the interpreter's recursion limit (json's decoder recurses), input beyond memory
+PAYLOAD_ERRORS = (ValueError, RecursionError, MemoryError)
+WARNING_LIMIT = 500  # characters of the one line a warning takes on stderr
 
 
 class HookProblem(Exception):
@@ -77,8 +81,8 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         payload = json.loads(sys.stdin.read() or "null")
-    except (ValueError, UnicodeDecodeError) as e:
-        _warn(f"the hook payload is not JSON ({e}): the call is allowed")
+    except PAYLOAD_ERRORS as e:  # any bytes at all on stdin: allowed, never a traceback
+        _warn(f"the hook payload is not JSON it can read ({_unreadable(e)}): the call is allowed")
         return 0
     try:
         output = decide(payload, harness)
@@ -91,6 +95,15 @@ def main(argv: list[str]) -> int:
     if output is not None:
         sys.stdout.write(json.dumps(output) + "\n")
     return 0
+
+
+def _unreadable(error: BaseException) -> str:
+    """Why the payload could not be parsed, for a person."""
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    if isinstance(error, MemoryError):
+        return "too large to hold in memory"
+    return str(error)
 
 
 def decide(
@@ -419,4 +432,9 @@ def _plain_diff(diff: str) -> str:
 
 
 def _warn(message: str) -> None:
-    sys.stderr.write(f"editjournal hook: {message}\n")
+    """One line on stderr, however long or multi-line the message (an exception's text
+    can be either): the harness shows it to a person beside the call."""
+    line = " ".join(message.split())
+    if len(line) > WARNING_LIMIT:
+        line = line[:WARNING_LIMIT] + "..."
+    sys.stderr.write(f"editjournal hook: {line}\n")

@@ -9,6 +9,7 @@ and never silence; a start on a damaged file refuses in one line, with no traceb
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
@@ -21,7 +22,7 @@ from editjournal.client import Client
 from editjournal.client.library.errors import RequestError
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from tests.conftest import START_TIMEOUT, RunningDaemon, spawn, start
-from tests.e2e.cli_support import cli
+from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli, cli_env
 
 JOURNAL_CODES = {"journal_corrupt", "journal_unavailable"}
 
@@ -146,3 +147,35 @@ def test_verify_fails_a_malformed_journal_naming_integrity_check(
     assert result.returncode != 0
     assert "integrity_check" in result.stdout + result.stderr, result
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "[" * 100_000 + "]" * 100_000,  # deeper than json's recursion: RecursionError
+        '{"a":' * 100_000 + "1" + "}" * 100_000,
+        json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Edit", "x": "y" * 20_000_000}),
+        "42",
+        '"a string"',
+        "null",
+        "\udcff",
+    ],
+    ids=["list-100k-deep", "object-100k-deep", "20-MB", "number", "string", "null", "bad-utf8"],
+)
+def test_the_hook_allows_any_payload_with_one_line_on_stderr(workspace: Path, sent: str) -> None:
+    """No daemon is needed: a payload the hook cannot judge never reaches one."""
+    done = subprocess.run(
+        [str(SCRIPT), "hook", "claude-code"],
+        input=sent.encode("utf-8", "surrogateescape"),
+        capture_output=True,
+        timeout=TIMEOUT,
+        env=cli_env(),
+        cwd=workspace,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    err = done.stderr.decode()
+    assert "Traceback" not in err
+    assert err == "" or (len(err.splitlines()) == 1 and err.startswith("editjournal hook: "))
+    if sent.startswith("["):
+        assert "nested too deeply" in err and "allowed" in err
