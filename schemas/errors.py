@@ -329,7 +329,8 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "undo the later writes first, or edit the file as it is now (read_file shows it)",
     ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
-        "The journal's stored data is damaged: a blob does not match its SHA-256, or (at"
+        "The journal's stored data is damaged: its SQLite file is malformed (cut short,"
+        " bytes overwritten), a blob does not match its SHA-256, or (at"
         " start-up, which then refuses) the hash chain is broken at a seq or disagrees with"
         " .editjournal/chain-anchor (events removed or the chain recomputed).",
         "run `editjournal verify` to see the damage; restore .editjournal/journal.db from a"

@@ -18,7 +18,8 @@ from editjournal.schemas.errors import ErrorCode, ToolError
 
 # SQLite's primary result codes for a file that is not a sound database; the extended
 # codes (SQLITE_CORRUPT_INDEX, ...) carry them in their low byte
-_MALFORMED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+# (SQLITE_CORRUPT 11, SQLITE_NOTADB 26: numbers, as the stubs lack sqlite3's constants)
+_MALFORMED = {11, 26}
 _MALFORMED_TEXT = ("malformed", "not a database", "database corruption")
 
 

@@ -233,7 +233,10 @@ class Journal:
         pending.rows[:] = pending.rows[: len(keep)]
         dropped = pending.records[len(keep) :]
         pending.records[:] = keep
-        self._rewind(dropped)
+        if keep:
+            self._last_seq, self._last_hash = keep[-1].seq, keep[-1].hash
+        else:
+            self._rewind(dropped)
 
     def discard_staged(self) -> None:
         """Forget every staged event and blob (a batch that cannot be made durable)."""
@@ -241,10 +244,14 @@ class Journal:
         self._rewind(dropped)
 
     def _rewind(self, dropped: Sequence[Record]) -> None:
-        """Make the tip the one before `dropped` (staged events never committed). Taken
-        from the records, not the database: a damaged file must not fail the rewind."""
-        if dropped:
-            self._last_seq, self._last_hash = dropped[0].seq - 1, dropped[0].prev_hash
+        """Make the tip the one on disk again (staged events never committed; another
+        writer may have moved it). When the file cannot be read (damaged), the tip
+        before `dropped`, from the records: a damaged file must not fail the rewind."""
+        try:
+            self._reload_tip()
+        except sqlite3.Error:
+            if dropped:
+                self._last_seq, self._last_hash = dropped[0].seq - 1, dropped[0].prev_hash
 
     def _synchronous(self, durable: bool) -> None:
         """FULL or NORMAL for the next commit; set only when it changes (outside a transaction)."""
