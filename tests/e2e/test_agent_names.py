@@ -10,7 +10,6 @@ with its control characters escaped: one event is one row of `log`.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import msgspec
@@ -73,8 +72,9 @@ def test_a_name_over_the_length_limit_is_refused(daemon: RunningDaemon):
 @pytest.mark.parametrize(
     "agent",
     [
-        f"claude-code:{uuid.uuid4()}",  # Claude Code's session_id
-        f"gemini-cli:{uuid.uuid4()}",
+        # fixed session ids: parallel workers must collect the same test names
+        "claude-code:0d15e57a-e19f-4c05-a13d-5943287abf89",  # Claude Code's session_id
+        "gemini-cli:66831b5e-4d50-46f6-98eb-045f596a583a",
         "cursor-agent-7f3a",  # the MCP server's clientInfo name plus a connection id
         "outsider",  # only the exact words are reserved
         "agent é 東京",  # non-ASCII letters are names, not controls
