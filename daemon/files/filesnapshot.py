@@ -20,6 +20,9 @@ class FileSnapshot:
     sha256: str
     size: int
     mtime_ns: int
+    # the file had no write bit when read: a writer refuses it before planning (one
+    # check of the mode the read already took; the landing's own check still decides)
+    read_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,11 +157,13 @@ class Workspace:
         finally:
             os.close(fd)
         self._check_size(len(data), rel)
+        read_only = not info.st_mode & 0o222
         if known is not None and known.path == rel and known.data == data:
             return FileSnapshot(
-                rel, known.data, known.text, known.sha256, known.size, info.st_mtime_ns
-            )
-        return _snapshot(rel, data, info.st_mtime_ns)
+                rel, known.data, known.text, known.sha256, known.size, info.st_mtime_ns,
+                read_only,
+            )  # fmt: skip
+        return _snapshot(rel, data, info.st_mtime_ns, read_only)
 
     def stat(self, path: str) -> os.stat_result | None:
         """The stat of a confined path (following symlinks), or None when it is missing.
@@ -381,5 +383,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _snapshot(rel: str, data: bytes, mtime_ns: int) -> FileSnapshot:
-    return FileSnapshot(rel, data, _decode(data, rel), _sha256(data), len(data), mtime_ns)
+def _snapshot(rel: str, data: bytes, mtime_ns: int, read_only: bool = False) -> FileSnapshot:
+    text = _decode(data, rel)
+    return FileSnapshot(rel, data, text, _sha256(data), len(data), mtime_ns, read_only)
