@@ -14,11 +14,11 @@ nothing is written.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from editjournal.daemon.files.filesnapshot import EMPTY_SHA256
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded, Record
 
@@ -26,7 +26,6 @@ OUTSIDE = "outside"
 # The kind of a version no event established alone: the content a write found at its
 # path when the journal's record of that path was another (or none)
 FOUND = "found_by_write"
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # an absent file's content, to a writer
 
 
 class JournalReader(Protocol):

@@ -7,7 +7,10 @@ compares). Plain values: this module reads nothing and decides nothing.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # an empty (or absent) file's content
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,13 +28,13 @@ only what is left to do. This module must not touch anything else in the journal
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from editjournal.daemon.files import held
+from editjournal.daemon.files.filesnapshot import EMPTY_SHA256
 from editjournal.daemon.files.held import ABSENT, NOT_REGULAR
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.store.journal import Journal
@@ -53,7 +53,6 @@ INSERT = (
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
-_EMPTY = hashlib.sha256(b"").hexdigest()
 DELETE = "DELETE FROM pending_writes WHERE temp = ?"
 log = logging.getLogger("editjournal")
 
@@ -229,7 +228,7 @@ def _keep_aside(directory: int, name: str, current: str, row: _Row) -> None:
     """Before a write rolls forward over what a reboot left at its target: anything but
     the old content, nothing, or an empty file is kept as `NAME.editjournal-displaced-SEQ`
     (it may be what someone saved while the daemon was down)."""
-    if current in (ABSENT, _EMPTY, row.before_sha256):
+    if current in (ABSENT, EMPTY_SHA256, row.before_sha256):
         return
     kept = f"{name}.editjournal-displaced-{row.seq}"
     held.rename(directory, name, kept)

@@ -8,12 +8,11 @@ the planner and to the writing path (`daemon.writing.path`).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
 from editjournal.daemon.contract.context import Context
-from editjournal.daemon.files.filesnapshot import FileSnapshot
+from editjournal.daemon.files.filesnapshot import EMPTY_SHA256, FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.text.anchors import Anchors
 from editjournal.daemon.text.lines import Document
@@ -24,8 +23,6 @@ from editjournal.daemon.writing.seen import unseen_now
 from editjournal.daemon.writing.stale import agent_base
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, OutsideChangeRecorded
-
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 @dataclass(frozen=True)
