@@ -34,7 +34,7 @@ from editjournal.daemon.handlers import handles
 from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import map_plan, relied
+from editjournal.daemon.text.rebase import relied
 from editjournal.daemon.text.v4a import (
     AddFile,
     DeleteFile,
@@ -51,12 +51,10 @@ from editjournal.daemon.writing.guards import (
     overwrite_refusal,
     overwrite_warning,
     overwritten_unseen,
-    refuse_unseen,
-    refuse_unseen_in_snapshot,
+    unseen_hits,
 )
 from editjournal.daemon.writing.history import Base, changes_since
 from editjournal.daemon.writing.path import Planned, Stale, Writer, Written, write_all
-from editjournal.daemon.writing.stale import given_bases, stale_error
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied
@@ -366,62 +364,44 @@ class _Update(_Planner):
 
 
 def _located(target: Target, op: UpdateFile) -> Planned:
-    """Every hunk found in the current content; else in the agent's snapshot, when the
-    agent has an older one that holds them all (the writing path carries them over what
-    changed since); else the stale refusal an older version it was given explains, or
-    the first hunk not found. Found in the current content only in lines the agent was
-    not shown (another agent's copy of the hunk's context, say), the snapshot decides."""
-    base = target.agent_base
+    """Every hunk found in the current content, when the lines it changes are ones the
+    agent was shown; else in a version it knows (its view: its read with its own writes,
+    then its snapshot), which the writing path carries over what changed since; else in
+    the current content still, as the hunks' text proves the agent knows those lines (a
+    window, grep or sed showed them); else the stale refusal an older version it was
+    given explains, or the first hunk not found. A hunk whose context another agent
+    copied above the agent's lines is placed where the agent's view has it."""
+    here: Planned | None = None
     try:
-        planned = _hunks(plan_update(target.doc.lines, op), None)
-    except ChunkNotFound as missing:
-        in_snapshot = _in_snapshot(target, base, op)
-        if in_snapshot is None:
-            raise _explained(target, op) or _no_match(missing, target.path) from None
-        return in_snapshot
-    try:
-        for splice in planned.plan.splices:
-            spans = _spans(splice, target.doc.line_count)
-            refuse_unseen(target, spans, f"hunk {splice.index + 1}")
-    except ToolError:
-        in_snapshot = _in_snapshot(target, base, op)
-        if in_snapshot is None:
-            raise
-        return in_snapshot
-    return planned
+        here = _hunks(plan_update(target.doc.lines, op), None)
+    except ChunkNotFound as e:
+        missing = e
+    if here is not None and not _unseen(target, here):
+        return here
+    for known in target.known:
+        try:
+            return _hunks(plan_update(known.doc.lines, op), known)
+        except ChunkNotFound:
+            continue
+    if here is not None:
+        return here
+    stale = target.stale_from_given(lambda given: _found_in(given, op), STALE.part, STALE.code)
+    raise stale or _no_match(missing, target.path)
 
 
-def _in_snapshot(target: Target, base: Base | None, op: UpdateFile) -> Planned | None:
-    """The hunks planned in the agent's snapshot (None: it has no older one, or the hunks
-    are not all in it), refused when they rely on lines of it the agent was not shown."""
-    if base is None:
-        return None
+def _unseen(target: Target, planned: Planned) -> bool:
+    """A hunk changes lines of the current content the agent was not shown."""
+    count = target.doc.line_count
+    return any(unseen_hits(target, _spans(s, count)) for s in planned.plan.splices)
+
+
+def _found_in(base: Base, op: UpdateFile) -> tuple[EditPlan, tuple[int, ...]] | None:
+    """The hunks planned in an older version the agent was given, if they are all there."""
     try:
         planned = _hunks(plan_update(base.doc.lines, op), base)
     except ChunkNotFound:
         return None
-    for splice in planned.plan.splices:
-        spans = _spans(splice, base.doc.line_count)
-        refuse_unseen_in_snapshot(target, spans, f"hunk {splice.index + 1}")
-    return planned
-
-
-def _explained(target: Target, op: UpdateFile) -> ToolError | None:
-    """The stale refusal, when the hunks are in an older version the agent was given (a
-    read before its own write was carried over others' changes, say) and lines they
-    change were changed since: who changed them, and the delta. Never applied from."""
-    base = target.agent_base
-    skip = {target.snap.sha256} | ({base.sha256} if base is not None else set())
-    for given in given_bases(target.ctx, target.snap, target.noticed, skip):
-        try:
-            planned = _hunks(plan_update(given.doc.lines, op), given)
-        except ChunkNotFound:
-            continue
-        broken = map_plan(planned.plan, given.line_map(target.doc))[1]
-        if broken:
-            ctx, doc, anchors, version = target.ctx, target.doc, target.anchors, target.version
-            return stale_error(ctx, given, doc, anchors, broken, version, STALE.code, STALE.part)
-    return None
+    return planned.plan, planned.context
 
 
 def _spans(splice: Splice, line_count: int) -> list[tuple[int, int]]:

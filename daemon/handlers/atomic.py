@@ -45,8 +45,8 @@ from editjournal.daemon.writing.guards import (
     overwrite_warning,
     overwritten_unseen,
     refuse_unseen,
-    refuse_unseen_in_snapshot,
     relied_spans,
+    unseen_hits,
 )
 from editjournal.daemon.writing.history import Base
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write
@@ -141,37 +141,53 @@ class _EditFile(_Atomic):
     name: str = "edit_file"
 
     def plan(self, target: Target) -> Planned:
-        """Exactly the expected number of matches, in the current content or, when the
-        text is no longer there, in the version the agent last saw (its snapshot), which
-        the writing path carries over what changed since: a stale edit like any other.
-        Only the lines the replacement changes are relied on; the rest of old_string is
-        context, found in the agent's version even where others changed it since."""
+        """Exactly the expected number of matches: where the agent's text is, in the
+        current content, when the lines it changes are ones the agent was shown; else
+        in a version it knows (its view: its read with its own writes, then its
+        snapshot), which the writing path carries over what changed since, a stale edit
+        like any other; else in the current content still, as the text itself proves
+        the agent knows those lines (a window, grep or sed showed them). Only the lines
+        the replacement changes are relied on; the rest of old_string is context."""
         old, new = normalized(self.params.old_string), normalized(self.params.new_string)
         expected = self.params.expected_replacements or 1
         joined = Joined.of(target.doc)
         offsets = find_all(joined, old)
-        base = target.agent_base
-        if len(offsets) != expected and base is not None:
-            seen = Joined.of(base.doc)
-            seen_offsets = find_all(seen, old)
-            if len(seen_offsets) == expected:
-                planned = _replaced(seen, seen_offsets, old, new, base, target.doc)
-                refuse_unseen_in_snapshot(
-                    target, relied_spans(planned.plan, base.doc), "the replacement"
-                )
-                return planned
+        here = None
+        if len(offsets) == expected:
+            here = _replaced(joined, offsets, old, new, None, target.doc)
+            if not unseen_hits(target, relied_spans(here.plan, target.doc)):
+                return here
+        for known in target.known:
+            seen = Joined.of(known.doc)
+            found = find_all(seen, old)
+            if len(found) == expected:
+                return _replaced(seen, found, old, new, known, target.doc)
+        if here is not None:
+            return here
+        stale = target.stale_from_given(lambda given: _found_in(given, old, new, expected))
+        if stale is not None:
+            raise stale
         if not offsets:
             raise _no_match(target, old)
-        if len(offsets) != expected:
-            spans = matched_lines(joined, offsets, len(old))
-            raise _multiple(target, spans, expected, self.params.expected_replacements)
-        planned = _replaced(joined, offsets, old, new, None, target.doc)
-        refuse_unseen(target, relied_spans(planned.plan, target.doc), "the replacement")
-        return planned
+        spans = matched_lines(joined, offsets, len(old))
+        raise _multiple(target, spans, expected, self.params.expected_replacements)
 
     def message(self, written: Written) -> str:
         n = written.planned.reply["replacements"]
         return f"Edited {written.target.path}: {n} replacement{'s' * (n != 1)}"
+
+
+def _found_in(
+    base: Base, old: str, new: str, expected: int
+) -> tuple[EditPlan, tuple[int, ...]] | None:
+    """The replacement planned in an older version the agent was given, if the text is
+    there as often as expected."""
+    joined = Joined.of(base.doc)
+    offsets = find_all(joined, old)
+    if len(offsets) != expected:
+        return None
+    planned = _replaced(joined, offsets, old, new, base, base.doc)
+    return planned.plan, planned.context
 
 
 def _replaced(

@@ -89,22 +89,51 @@ class _Patch:
 
     def plan(self, target: Target) -> Planned:
         """Strict when the hash matches; planned in the base version (which the writing
-        path carries over the newer content) only with rebase."""
+        path carries over the newer content) only with rebase. With rebase, a diff that
+        does not fit the content its hash names was made from the agent's memory: it is
+        located in the agent's view (its read with its own writes), as is a diff whose
+        hash is that view's."""
         if self.base_sha != target.snap.sha256:
             if not self.params.rebase:
                 raise _mismatch(target, _parsed_or_none(self.params), self.base_sha)
             return self._rebased(target)
         patch = parse_patch(self.params.unified_diff)
-        placed = locate(target.doc.lines, patch)
+        try:
+            placed = locate(target.doc.lines, patch)
+        except ToolError as e:
+            return self._in_view(target, patch, e)
         return _planned(target, patch, placed, None)
 
     def _rebased(self, target: Target) -> Planned:
         """Located in the base version, or refused when the journal never stored it."""
         base = base_for(target, self.base_sha)
         patch = parse_patch(self.params.unified_diff)
+        if base is None and not patch.deletes:
+            base = next((k for k in target.known if k.sha256 == self.base_sha), None)
         if base is None or patch.deletes:
             raise _mismatch(target, patch, self.base_sha, rebasing=True)
-        return _planned(target, patch, locate(base.doc.lines, patch), base)
+        try:
+            placed = locate(base.doc.lines, patch)
+        except ToolError as e:
+            return self._in_view(target, patch, e, skip=base.sha256)
+        return _planned(target, patch, placed, base)
+
+    def _in_view(
+        self, target: Target, patch: FilePatch, error: ToolError, skip: str = ""
+    ) -> Planned:
+        """The diff located in a version the agent knows, other than the one it named;
+        else `error`, the diff not fitting the content it named."""
+        if not self.params.rebase or patch.deletes:
+            raise error
+        for known in target.known:
+            if known.sha256 == skip:
+                continue
+            try:
+                placed = locate(known.doc.lines, patch)
+            except ToolError:
+                continue
+            return _planned(target, patch, placed, known)
+        raise error
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         """Every refusal carries `success: false` and the latest file state (the seed's

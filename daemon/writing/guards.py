@@ -42,6 +42,11 @@ def refuse_unseen_in_snapshot(target: Target, spans: list[tuple[int, int]], what
         raise unseen_refusal(what, hits, seen.version, [], None)
 
 
+def unseen_hits(target: Target, spans: list[tuple[int, int]]) -> list[int]:
+    """The lines of `spans` (1-based, of the current content) the agent was not shown."""
+    return sorted(from_ranges(intersection(spans, target.unseen(target.agent_base) or [])))
+
+
 def refuse_unseen(target: Target, spans: list[tuple[int, int]], what: str) -> None:
     """`anchor_stale` when a span the write relies on holds lines the agent has not seen
     (someone else changed them since its snapshot, or it was never shown them)."""

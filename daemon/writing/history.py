@@ -6,13 +6,14 @@ line mapping lives in `daemon.text.rebase`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map
+from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map, first_breaks
 from editjournal.schemas.events import AnyEvent, EditApplied, Record
 
 
@@ -98,6 +99,17 @@ class Base:
     @property
     def doc(self) -> Document:
         return self.parsed.doc
+
+    @property
+    def label(self) -> str:
+        """What the agent is told its plan was made in, for a message."""
+        return f"version {self.version}"
+
+    def culprits(self, spans: Sequence[Sequence[int]]) -> list[list[ContentChange]]:
+        """For each span of 1-based lines, the change that broke it (every change, when
+        no single one did)."""
+        breaks = first_breaks(self.doc.lines, self.sha256, self.steps, spans)
+        return [[self.changes[k]] if k is not None else list(self.changes) for k in breaks]
 
     def line_map(self, current: Document) -> LineMap:
         """Where each line of this content is in `current` (None: changed or gone)."""

@@ -24,7 +24,7 @@ from editjournal.daemon.text.diff import focused_diff
 from editjournal.daemon.text.edit import EditPlan, Splice, plan_edit, relied_lines
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import covered
-from editjournal.daemon.text.rebase import BrokenSpan, LineMap, chain_map, first_breaks, map_plan
+from editjournal.daemon.text.rebase import BrokenSpan, LineMap, chain_map, map_plan
 from editjournal.daemon.writing.history import Base, base_at
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, EditApplied, EditRejected, FileRead
@@ -201,7 +201,7 @@ def stale_error(
     who, lines = named(conflicts), shown_lines(first.lines)
     what = f"{part} {first.operation}" + (f" ({first.op})" if first.op != part else "")
     message = (
-        f"{what} relies on line(s) {lines} of version {base.version}, which changed since"
+        f"{what} relies on line(s) {lines} of {base.label}, which changed since"
         + (f" — by {who}" if who else "")
         + "; details.delta has the changes with fresh anchors"
     )
@@ -351,10 +351,8 @@ def _image(mapping: LineMap) -> set[int]:
 
 def conflicts_of(ctx: Context, base: Base, broken: Sequence[BrokenSpan]) -> list[dict[str, object]]:
     """Which recorded change broke each span (all changes, when no single one did)."""
-    breaks = first_breaks(base.doc.lines, base.sha256, base.steps, [b.lines for b in broken])
     named: dict[int, dict[str, object]] = {}
-    for span, k in zip(broken, breaks, strict=True):
-        culprits = [base.changes[k]] if k is not None else base.changes
+    for span, culprits in zip(broken, base.culprits([b.lines for b in broken]), strict=True):
         for change in culprits:
             entry = named.setdefault(change.seq, {**change.describe(), "lines": []})
             entry["lines"] = sorted({*entry["lines"], *span.lines})  # type: ignore[misc]

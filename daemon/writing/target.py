@@ -8,6 +8,7 @@ the planner and to the writing path (`daemon.writing.path`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -15,10 +16,12 @@ from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import EMPTY_SHA256, FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.text.anchors import Anchors
+from editjournal.daemon.text.edit import EditPlan
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import LineRanges
 from editjournal.daemon.watch.onaccess import outside_change
 from editjournal.daemon.writing.history import Base
+from editjournal.daemon.writing.known import known_versions, stale_from_given
 from editjournal.daemon.writing.seen import unseen_now
 from editjournal.daemon.writing.stale import agent_base
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -78,6 +81,26 @@ class Target:
         except ToolError as e:
             return e
         return None
+
+    @cached_property
+    def known(self) -> tuple[Base, ...]:
+        """Where a text writer looks for its text after the current content: the agent's
+        view (its read with its own writes), then its snapshot (`daemon.writing.known`).
+        Built on first use only: most writes find their text in the current content."""
+        return tuple(known_versions(self.ctx, self.snap, self.noticed, self.doc, self.agent_base))
+
+    def stale_from_given(
+        self,
+        plan_in: Callable[[Base], tuple[EditPlan, Sequence[int]] | None],
+        part: str = "operation",
+        code: ErrorCode = ErrorCode.ANCHOR_STALE,
+    ) -> ToolError | None:
+        """The stale refusal for text found only in an older version the agent was given."""
+        skip = {self.snap.sha256} | {known.sha256 for known in self.known}
+        ctx, snap, noticed = self.ctx, self.snap, self.noticed
+        return stale_from_given(
+            ctx, snap, noticed, self.parsed, self.version, skip, plan_in, part, code
+        )
 
     def unseen(self, base: Base | None = None) -> LineRanges | None:
         """Lines of the current content the agent has not been shown (None: never saw it)."""

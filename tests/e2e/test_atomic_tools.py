@@ -148,13 +148,15 @@ def test_stale_edit_file_inside_a_rewritten_function_is_refused_naming_the_write
     rewritten = other.edit_file(
         "f.py", "def step_3(state):\n    return state + 3\n", "def step_3(state):\n    return 3\n"
     )
-    e = refused(client, "f.py", lambda: client.edit_file("f.py", "    return 3", "    return 33"))
+    stale = lambda: client.edit_file("f.py", "    return state + 3", "    return state + 33")  # noqa: E731
+    e = refused(client, "f.py", stale)
     assert e.code == "anchor_stale"
-    assert "agent-b" in e.message and e.details["unseen_lines"] == [8]
+    assert "agent-b" in e.message and e.details["stale"][0]["lines"] == [8]
     [conflict] = e.details["conflicts"]
     assert (conflict["agent"], conflict["seq"]) == ("agent-b", rewritten.version)
     assert "return 3" in e.details["delta"]["diff"]
-    # a stale edit_file elsewhere lands, and the refusal's delta made the line known
+    # a stale edit_file elsewhere lands; quoting the other agent's new line exactly proves
+    # the agent knows it (a grep, a delta showed it): that lands too
     client.edit_file("f.py", "state + 5", "state + 50")
     client.edit_file("f.py", "    return 3\n", "    return 33\n")
     assert target.read_text() == FUNCS.replace("state + 3", "33").replace("+ 5", "+ 50")

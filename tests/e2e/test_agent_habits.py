@@ -1,0 +1,197 @@
+"""Text writers meet real agents' habits, through a real daemon: text is proof of sight,
+several edits from one read (the agent's view is its read plus its own writes), a stale
+text edit hands the way out, and a seam that could be aligned two ways is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from editjournal.client import Client, RequestError
+from tests.conftest import RunningDaemon
+
+LONG = "".join(f"value_{n} = compute({n})\n" for n in range(1, 3001))  # over the 2,000 window
+FUNCS = "".join(
+    f"def step_{n}(state):\n    total = state + {n}\n    return total\n\n\n" for n in range(1, 9)
+)
+
+MANY = "".join(
+    f"def step_{n}(state):\n    total = state + {n}\n    return total\n\n\n" for n in range(1, 201)
+)
+
+
+def refused(call) -> RequestError:  # type: ignore[no-untyped-def]
+    with pytest.raises(RequestError) as caught:
+        call()
+    return caught.value
+
+
+def envelope(path: str, old: str, new: str) -> str:
+    body = "".join(f"-{x}\n" for x in old.splitlines()) + "".join(
+        f"+{x}\n" for x in new.splitlines()
+    )
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n{body}*** End Patch\n"
+
+
+# --- text is proof of sight -------------------------------------------------------------------
+
+
+def test_a_hunk_deep_in_a_long_file_read_with_the_default_window_lands_with_every_text_writer(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "long.py"
+    target.write_text(LONG)
+    a = daemon.client("agent-a")
+    assert a.read_file("long.py").end_line == 2000  # the default window
+    a.edit_file("long.py", "value_2500 = compute(2500)\n", "value_2500 = 0\n")
+    patch = envelope("long.py", "value_2700 = compute(2700)", "value_2700 = 1")
+    a.apply_patch(patch)
+    text = target.read_text()
+    assert "value_2500 = 0\n" in text and "value_2700 = 1\n" in text
+    assert text.count("\n") == 3000
+
+
+def test_an_edit_beyond_the_window_lands_though_another_agent_changed_the_file_since(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "long.py"
+    target.write_text(LONG)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("long.py")
+    b.edit_file("long.py", "value_10 = compute(10)\n", "value_10 = 10\n")
+    a.edit_file("long.py", "value_2900 = compute(2900)\n", "value_2900 = 2\n")
+    lines = target.read_text().splitlines()
+    assert lines[9] == "value_10 = 10" and lines[2899] == "value_2900 = 2"
+
+
+def test_text_another_agent_moved_away_from_where_the_agent_read_it_is_refused(
+    daemon: RunningDaemon,
+):
+    """The agent's view places the text where it read it; the only copy now is one another
+    agent wrote elsewhere after changing the original: not guessed onto the copy."""
+    target = daemon.root / "f.py"
+    target.write_text(FUNCS)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("f.py")
+    b.read_file("f.py")
+    b.edit_file("f.py", "    total = state + 3\n", "    total = state * 3\n")
+    b.append_to_file("f.py", "# state + 3\n")
+    e = refused(lambda: a.edit_file("f.py", "state + 3", "state + 30"))
+    assert e.code == "anchor_stale" and "agent-b" in e.message
+    assert target.read_text() == FUNCS.replace("state + 3", "state * 3") + "# state + 3\n"
+
+
+# --- the agent's view: its read plus its own writes ---------------------------------------------
+
+
+def test_several_edit_files_from_one_read_land_over_another_agents_change_between_them(
+    daemon: RunningDaemon,
+):
+    """A's second old_string quotes line 6 as A read it; B rewrote that line before A's
+    first edit, which was carried over it: the text is in A's view, not in the file."""
+    target = daemon.root / "f.py"
+    target.write_text(FUNCS)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("f.py")
+    b.read_file("f.py")
+    b.edit_file("f.py", "def step_2(state):\n", "def step_two(state):\n")
+    a.edit_file("f.py", "    total = state + 1\n", "    total = state + 100\n")
+    done = a.edit_file(
+        "f.py",
+        "def step_2(state):\n    total = state + 2\n",
+        "def step_2(state):\n    total = state + 200\n",
+    )
+    notes = [c.type for c in done.auto_corrections]
+    assert "context_carried" in notes
+    expected = (
+        FUNCS.replace("state + 1\n", "state + 100\n")
+        .replace("def step_2(", "def step_two(")
+        .replace("state + 2\n", "state + 200\n")
+    )
+    assert target.read_text() == expected
+
+
+def test_an_edit_from_the_view_over_a_line_another_agent_changed_is_refused_with_the_delta(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "f.py"
+    target.write_text(MANY)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("f.py")
+    b.read_file("f.py")
+    b_done = b.edit_file("f.py", "    total = state + 50\n", "    total = state - 50\n")
+    a.edit_file("f.py", "    total = state + 1\n", "    total = state + 100\n")
+    e = refused(
+        lambda: a.edit_file("f.py", "    total = state + 50\n", "    total = state + 500\n")
+    )
+    assert e.code == "anchor_stale"
+    assert [c["seq"] for c in e.details["conflicts"]] == [b_done.version]
+    assert "state - 50" in e.details["delta"]["diff"]
+    full = len(json.dumps(a.read_file("f.py", hashes=True).content))
+    assert len(json.dumps(e.details)) < 0.05 * full  # the retry needs no re-read
+    assert target.read_text() == MANY.replace("+ 50\n", "- 50\n").replace("+ 1\n", "+ 100\n")
+
+
+def test_apply_patch_hunks_from_the_view_land_over_another_agents_change(daemon: RunningDaemon):
+    target = daemon.root / "f.py"
+    target.write_text(FUNCS)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("f.py")
+    b.read_file("f.py")
+    b.edit_file("f.py", "def step_4(state):\n", "def step_four(state):\n")
+    a.apply_patch(envelope("f.py", "    total = state + 3", "    total = state + 300"))
+    patch = (
+        "*** Begin Patch\n*** Update File: f.py\n@@\n def step_4(state):\n"
+        "-    total = state + 4\n+    total = state + 400\n     return total\n*** End Patch\n"
+    )
+    a.apply_patch(patch)
+    expected = (
+        FUNCS.replace("state + 3\n", "state + 300\n")
+        .replace("def step_4(", "def step_four(")
+        .replace("state + 4\n", "state + 400\n")
+    )
+    assert target.read_text() == expected
+
+
+def test_safe_patch_made_from_the_view_with_its_hash_lands(daemon: RunningDaemon):
+    target = daemon.root / "f.py"
+    target.write_text(FUNCS)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("f.py")
+    b.read_file("f.py")
+    b.edit_file("f.py", "def step_6(state):\n", "def step_six(state):\n")
+    a.edit_file("f.py", "    total = state + 1\n", "    total = state + 100\n")
+    view = FUNCS.replace("state + 1\n", "state + 100\n")
+    sha = hashlib.sha256(view.encode()).hexdigest()
+    lines = view.splitlines()
+    at = lines.index("    total = state + 6")
+    body = " " + lines[at - 1] + "\n-" + lines[at] + "\n+    total = state + 600\n " + lines[at + 1]
+    diff = f"--- a/f.py\n+++ b/f.py\n@@ -{at},3 +{at},3 @@\n{body}\n"
+    a.safe_patch("f.py", diff, sha, rebase=True)
+    expected = view.replace("def step_6(", "def step_six(").replace("state + 6\n", "state + 600\n")
+    assert target.read_text() == expected
+
+
+# --- a stale text edit hands the way out --------------------------------------------------------
+
+
+def test_text_the_agents_own_later_edit_changed_is_stale_not_no_match(daemon: RunningDaemon):
+    target = daemon.root / "f.py"
+    target.write_text(FUNCS)
+    a = daemon.client("agent-a")
+    a.read_file("f.py")
+    mine = a.edit_file("f.py", "    total = state + 7\n", "    total = state * 7\n")
+    e = refused(lambda: a.edit_file("f.py", "    total = state + 7\n", "    total = 7\n"))
+    assert e.code == "anchor_stale"
+    assert [c["seq"] for c in e.details["conflicts"]] == [mine.version]
+    assert "state * 7" in e.details["delta"]["diff"]
+    assert target.read_text() == FUNCS.replace("state + 7", "state * 7")
+
+
+def test_text_found_nowhere_stays_no_match(client: Client, daemon: RunningDaemon):
+    (daemon.root / "f.py").write_text(FUNCS)
+    client.read_file("f.py")
+    e = refused(lambda: client.edit_file("f.py", "not in any version\n", "x\n"))
+    assert e.code == "no_match"
