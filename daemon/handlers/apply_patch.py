@@ -431,7 +431,7 @@ def _hunks(found: UpdatePlan, base: Base | None) -> Planned:
         context.extend(n + 1 for n in range(land.start, land.end) if n not in changed)
     plan = EditPlan(tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index))))
     hunks = [land.chunk for land in found.landings]
-    return Planned(plan, base, tuple(context), True, reply={"hunks": hunks})
+    return Planned(plan, base, tuple(context), True, reply={"hunks": hunks}, by_text=True)
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,7 @@ def _replaced(
     left = joined.doc.line_count + sum(len(s.new_lines) - (s.end - s.start) for s in splices)
     notes = newline_added(now, final) if left else ()
     reply = {"replacements": len(offsets)}
-    return Planned(EditPlan(splices, notes), base, context, True, reply=reply)
+    return Planned(EditPlan(splices, notes), base, context, True, reply=reply, by_text=True)
 
 
 @dataclass(frozen=True)

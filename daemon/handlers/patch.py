@@ -193,7 +193,7 @@ def _planned(
 
     plan = to_plan(placed, patch.warnings)
     context = context_lines(placed) if base is not None else ()
-    return Planned(plan, base, context, wanted, patch.deletes, check)
+    return Planned(plan, base, context, wanted, patch.deletes, check, by_text=True)
 
 
 def _placements(patch: FilePatch, written: Written) -> list[HunkPlacement]:

@@ -208,3 +208,69 @@ def first_breaks(
                 del alive[i]
         previous, previous_sha = step.lines, step.sha256
     return breaks
+
+
+SLIDE_LIMIT = 64  # alignments tried each way: a run of identical lines longer than this is rare
+
+
+def ambiguous_seams(plan: EditPlan, lines: Sequence[str], mapping: LineMap) -> list[BrokenSpan]:
+    """Splices found by text whose alignment is a guess that matters now.
+
+    A removed or added line beside an identical one (a blank line between blanks, a
+    closing line above its twin) can be placed on either: the text makes the same
+    content both ways, so which line it "is" was the diff's choice, not the writer's.
+    Once another writer changed a line one alignment relies on, the alignments no
+    longer agree in the current content — one lands on the changed line, or lines came
+    between the twins — and choosing one would be guessing. Each such splice is
+    returned with the lines of the alignment that broke (empty: the alignments only
+    moved apart)."""
+    ambiguous = []
+    for splice in plan.splices:
+        carried = _moved(splice, mapping)
+        if carried is None:
+            continue  # broken as it is: the ordinary stale refusal says so
+        for shift, other in _alignments(splice, lines):
+            moved = _moved(other, mapping)
+            if moved is None or moved.start - carried.start != shift:
+                lines_of = relied(other, len(lines)) if moved is None else ()
+                ambiguous.append(BrokenSpan(splice.index + 1, splice.op, lines_of))
+                break
+    return ambiguous
+
+
+def _alignments(splice: Splice, lines: Sequence[str]) -> list[tuple[int, Splice]]:
+    """The same change slid up and down over identical lines, with each one's shift."""
+    found = []
+    for step in (-1, 1):
+        current = splice
+        for k in range(1, SLIDE_LIMIT + 1):
+            slid = _slid(current, lines, step)
+            if slid is None:
+                break
+            found.append((step * k, slid))
+            current = slid
+    return found
+
+
+def _slid(splice: Splice, lines: Sequence[str], step: int) -> Splice | None:
+    """The splice one line up (step -1) or down (+1) making the same content, if it can."""
+    start, end, new = splice.start, splice.end, splice.new_lines
+    if start == end and not new:
+        return None
+    if step < 0:
+        if start < 1:
+            return None
+        moved = (lines[start - 1], *new)
+        if moved[-1] != lines[end - 1]:  # an insertion's `end - 1` is the line above it
+            return None
+        body = moved[:-1]
+    else:
+        if end >= len(lines):
+            return None
+        moved = (*new, lines[end])
+        if moved[0] != lines[start]:
+            return None
+        body = moved[1:]
+    start, end = start + step, end + step
+    targets = tuple(range(start + 1, end + 1)) if splice.targets else ()
+    return replace(splice, start=start, end=end, new_lines=body, targets=targets)

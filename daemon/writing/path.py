@@ -36,7 +36,7 @@ from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
 from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
-from editjournal.daemon.text.rebase import BrokenSpan, LineMap, map_plan
+from editjournal.daemon.text.rebase import BrokenSpan, LineMap, ambiguous_seams, map_plan
 from editjournal.daemon.text.replace import narrowed_splice
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.writing.history import Base
@@ -89,6 +89,9 @@ class Planned:
     # history and blame follow the file across the rename.
     moved_to: str | None = None
     moved_from: str | None = None
+    # the splices were placed by text (old_string, a hunk), not named line by line: a
+    # change beside an identical line could be aligned on either (`rebase.ambiguous_seams`)
+    by_text: bool = False
 
     @property
     def removes(self) -> bool:
@@ -259,6 +262,8 @@ def carried(target: Target, stale: Stale, planned: Planned) -> Planned:
     if broken:
         ctx, doc, anchors = target.ctx, target.doc, target.anchors
         raise stale_error(ctx, base, doc, anchors, broken, target.version, stale.code, stale.part)
+    if planned.by_text:
+        _refuse_ambiguous_seams(target, stale, base, planned.plan, mapping)
     agent = target.agent_base
     if agent is None or agent.sha256 != base.sha256:  # lines changed since, nobody showed it
         since = carried_unseen([], mapping, target.doc.line_count)
@@ -266,6 +271,35 @@ def carried(target: Target, stale: Stale, planned: Planned) -> Planned:
     notes = _context_carried(target, base, mapping, planned.context)
     plan = replace(plan, auto_corrections=(*plan.auto_corrections, *notes))
     return replace(planned, plan=plan, unseen=unseen)
+
+
+def _refuse_ambiguous_seams(
+    target: Target, stale: Stale, base: Base, plan: EditPlan, mapping: LineMap
+) -> None:
+    """`anchor_stale` when a change placed by text could be aligned on either of two
+    identical lines and another writer changed what one alignment relies on since:
+    landing it would guess which line the agent meant."""
+    ambiguous = ambiguous_seams(plan, base.doc.lines, mapping)
+    if not ambiguous:
+        return
+    ctx, doc, anchors = target.ctx, target.doc, target.anchors
+    spans = [b if b.lines else replace(b, lines=_relied_all(plan, b)) for b in ambiguous]
+    error = stale_error(ctx, base, doc, anchors, spans, target.version, stale.code, stale.part)
+    error.message += (
+        "; its change sits beside an identical line and could be aligned on either, so"
+        " which one you meant would be a guess: redo it with the delta's anchors or more"
+        " context"
+    )
+    error.details["reason"] = "ambiguous_seam"
+    raise error
+
+
+def _relied_all(plan: EditPlan, span: BrokenSpan) -> tuple[int, ...]:
+    """The lines around the splice a span names (1-based), for the refusal's focus."""
+    for splice in plan.splices:
+        if splice.index + 1 == span.operation:
+            return tuple(n for n in range(splice.start, splice.end + 2) if n >= 1)
+    return ()
 
 
 def _refuse_nul(plan: EditPlan, part: str) -> None:

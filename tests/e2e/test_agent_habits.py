@@ -195,3 +195,43 @@ def test_text_found_nowhere_stays_no_match(client: Client, daemon: RunningDaemon
     client.read_file("f.py")
     e = refused(lambda: client.edit_file("f.py", "not in any version\n", "x\n"))
     assert e.code == "no_match"
+
+
+# --- an ambiguous seam is refused, not guessed ------------------------------------------------
+
+PYRIGHT = "import os\n\n# pyright: strict\n\ndef main():\n    return os.sep\n"
+
+
+def test_a_removed_blank_beside_a_blank_another_agent_rewrote_is_refused_not_guessed(
+    daemon: RunningDaemon,
+):
+    """A removes the pragma and one of the blanks around it; which blank was the diff's
+    choice. B rewrote the blank above since: either alignment would be a guess."""
+    target = daemon.root / "m.py"
+    target.write_text(PYRIGHT)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("m.py")
+    b.read_file("m.py")
+    b.edit_file("m.py", "import os\n\n", "import os\nimport sys\n")
+    after_b = target.read_text()
+    e = refused(
+        lambda: a.edit_file(
+            "m.py", "import os\n\n# pyright: strict\n\ndef main():\n", "import os\n\ndef main():\n"
+        )
+    )
+    assert e.code == "anchor_stale" and e.details["reason"] == "ambiguous_seam"
+    assert "agent-b" in e.message and "import sys" in e.details["delta"]["diff"]
+    assert target.read_text() == after_b
+
+
+def test_the_same_removal_lands_when_nobody_touched_the_blanks(daemon: RunningDaemon):
+    target = daemon.root / "m.py"
+    target.write_text(PYRIGHT)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("m.py")
+    b.read_file("m.py")
+    b.edit_file("m.py", "    return os.sep\n", "    return os.linesep\n")
+    a.edit_file(
+        "m.py", "import os\n\n# pyright: strict\n\ndef main():\n", "import os\n\ndef main():\n"
+    )
+    assert target.read_text() == "import os\n\ndef main():\n    return os.linesep\n"
