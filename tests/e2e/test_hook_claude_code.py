@@ -128,6 +128,19 @@ def test_a_ranged_read_is_journaled_as_those_lines(served: RunningDaemon):
     assert seen.event.lines == (3, 7)
 
 
+def test_an_edit_below_a_ranged_read_is_allowed_its_text_proves_the_session_knows_it(
+    served: RunningDaemon,
+):
+    """Claude Code pages large files and Grep shows lines without any Read: an Edit that
+    quotes line 20 exactly, after a Read of lines 1-5, is what Claude Code itself allows."""
+    root = served.root
+    read(root, "s1", numLines=5, startLine=1, totalLines=20)
+    edit_cycle(root, "s1", "v20 = 20\n", "v20 = 200\n")
+    assert (root / "app.py").read_text().endswith("v19 = 19\nv20 = 200\n")
+    [edit] = [r for r in events(served, "edit_applied") if r.agent == "claude-code:s1"]
+    assert edit.event.writer == "claude-code:Edit"
+
+
 def test_multi_edit_is_denied_when_one_of_its_edits_is_stale(served: RunningDaemon):
     root = served.root
     read(root, "s1")
