@@ -52,12 +52,14 @@ class Case(msgspec.Struct, frozen=True):
         return "".join(line + "\n" for line in lines)
 
 
-def _git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str) -> str:
+    """The output of a read-only git command run in `repo` (decoded as UTF-8)."""
     out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
     return out.stdout.decode("utf-8")
 
 
-def _hunks(diff: str, child: list[str]) -> list[Hunk]:
+def diff_hunks(diff: str, child: list[str]) -> list[Hunk]:
+    """The hunks of a `git diff -U0` of one file, their new lines taken from the child."""
     hunks = []
     for m in _HUNK.finditer(diff):
         a, b = int(m.group(1)), int(m.group(2) or 1)
@@ -71,10 +73,10 @@ def extract(repo: Path, count: int, suffix: str = ".py") -> list[Case]:
     """Up to `count` cases, newest commit first, one per changed file with two or more
     hunks: one neighbouring pair (which pair, and which lands first, rotate)."""
     cases: list[Case] = []
-    commits = _git(repo, "log", "--no-merges", "--format=%H", "--first-parent").split()
+    commits = git(repo, "log", "--no-merges", "--format=%H", "--first-parent").split()
     for commit in commits:
         try:
-            names = _git(repo, "diff", "--name-only", "--diff-filter=M", f"{commit}^", commit)
+            names = git(repo, "diff", "--name-only", "--diff-filter=M", f"{commit}^", commit)
         except subprocess.CalledProcessError:
             continue  # the root commit
         for path in names.split():
@@ -88,16 +90,16 @@ def extract(repo: Path, count: int, suffix: str = ".py") -> list[Case]:
 
 def _case(repo: Path, commit: str, path: str, n: int) -> Case | None:
     try:
-        parent = _git(repo, "show", f"{commit}^:{path}")
-        child = _git(repo, "show", f"{commit}:{path}")
+        parent = git(repo, "show", f"{commit}^:{path}")
+        child = git(repo, "show", f"{commit}:{path}")
     except (subprocess.CalledProcessError, UnicodeDecodeError):
         return None
     if "\r" in parent + child or not parent.endswith("\n") or not child.endswith("\n"):
         return None
     if parent.count("\n") > MAX_LINES:
         return None
-    diff = _git(repo, "diff", "-U0", "--no-color", f"{commit}^", commit, "--", path)
-    hunks = _hunks(diff, child.split("\n")[:-1])
+    diff = git(repo, "diff", "-U0", "--no-color", f"{commit}^", commit, "--", path)
+    hunks = diff_hunks(diff, child.split("\n")[:-1])
     if len(hunks) < 2:
         return None
     i = n % (len(hunks) - 1)

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import msgspec
 
-from bench.daemons import serving
 from bench.replay import tools
 from bench.replay.cases import Case, Hunk
+from bench.replay.pinned import Serve, server
 from editjournal.client import Client, RequestError
 
 NEAR = 4  # the issue's "≥ 4 lines apart"
@@ -64,7 +64,11 @@ def isolated_environment(tmp: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def run(cases: Sequence[Case], tool_names: Iterable[str] = tools.TOOLS) -> list[Verdict]:
+def run(
+    cases: Sequence[Case], tool_names: Iterable[str] = tools.TOOLS, serve: Serve | None = None
+) -> list[Verdict]:
+    """Every case played with every tool (and as a conflict); `serve` starts the daemon
+    (default: the working tree's)."""
     names = list(tool_names)
     with tempfile.TemporaryDirectory(prefix="ej-replay-") as tmp, isolated_environment(Path(tmp)):
         root = Path(tmp) / "ws"
@@ -73,7 +77,7 @@ def run(cases: Sequence[Case], tool_names: Iterable[str] = tools.TOOLS) -> list[
                  for conflict in (False, True) if not conflict or replaces(cases[i].b)]  # fmt: skip
         for i, tool, conflict in plays:
             (root / _name(i, tool, conflict)).write_text(cases[i].parent)
-        with serving(root):
+        with (serve or server(None))(root):
             a, b, reader = (Client(root, agent, autostart=False) for agent in "abr")
             try:
                 return [
@@ -107,8 +111,8 @@ def _one(
     verdict = partial(Verdict, i, tool, case.gap, conflict, len(case.lines))
     if conflict:
         case = conflicting(case)
-    seen_a = {row.line: row for row in a.read_file(path, hashes=True, max_lines=FULL).lines}
-    seen_b = {row.line: row for row in b.read_file(path, hashes=True, max_lines=FULL).lines}
+    seen_a = {row.line: row for row in a.read_file(path, hashes=True, max_lines=FULL).lines or []}
+    seen_b = {row.line: row for row in b.read_file(path, hashes=True, max_lines=FULL).lines or []}
     prepared = tools.prepare(a, case, path, seen_a) if tool == "prepare_apply" else None
     try:
         b.edit(path, tools.anchored_ops(case.b, seen_b), skip_safety_check=True)

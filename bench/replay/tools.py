@@ -62,8 +62,9 @@ def _good(row: AnchoredLine) -> bool:
 
 
 def _anchor(rows: Rows, line: int) -> str:
-    """As read_file shows it and agents copy it: LINE#HASH."""
-    return f"{line}#{rows[line].hash}"
+    """As read_file shows it and agents copy it: LINE#HASH (the line number the row was
+    shown with: in the multi play, A's view may number it apart from its key)."""
+    return f"{rows[line].line}#{rows[line].hash}"
 
 
 def _replaced(rows: Rows, first: int, last: int, new: tuple[str, ...]) -> list[dict[str, object]]:
@@ -90,7 +91,11 @@ def _replaced(rows: Rows, first: int, last: int, new: tuple[str, ...]) -> list[d
 
 def unified_hunk(case: Case, path: str) -> str:
     """Hunk A alone as `git diff -U3` would write it against the parent."""
-    lines, h = case.lines, case.a
+    return unified(case.lines, case.a, path)
+
+
+def unified(lines: list[str], h: Hunk, path: str) -> str:
+    """Hunk `h` alone as `git diff -U3` would write it against `lines`."""
     lo, hi = max(0, h.start - CONTEXT), min(len(lines), h.end + CONTEXT)
     body = [" " + x for x in lines[lo : h.start]]
     body += ["-" + x for x in lines[h.start : h.end]]
@@ -106,15 +111,27 @@ def unified_hunk(case: Case, path: str) -> str:
 def replacement(case: Case) -> tuple[str, str]:
     """old_string / new_string for hunk A: two lines of context each side, widened
     until old_string is unique in the parent (as an agent told "not unique" would)."""
-    lines, h, text = case.lines, case.a, case.parent
+    return replacement_in(case.lines, case.a)
+
+
+def replacement_in(lines: list[str], h: Hunk) -> tuple[str, str]:
+    """old_string / new_string for hunk `h` of `lines` (see `replacement`)."""
+    text = _text(lines)
     around = AROUND
     while True:
         lo, hi = max(0, h.start - around), min(len(lines), h.end + around)
         old = _text(lines[lo:hi])
         new = _text([*lines[lo : h.start], *h.new, *lines[h.end : hi]])
-        if text.count(old) == 1 or (lo == 0 and hi == len(lines)):
+        if _once(text, old) or (lo == 0 and hi == len(lines)):
             return old, new
         around += 1
+
+
+def _once(text: str, old: str) -> bool:
+    """`old` occurs exactly once in `text`, overlapping occurrences counted (str.count
+    skips them: two copies of a repeated block sharing lines counted as one)."""
+    first = text.find(old)
+    return first >= 0 and text.find(old, first + 1) < 0
 
 
 def prepare(client: Client, case: Case, path: str, rows: Rows) -> Prepared:
