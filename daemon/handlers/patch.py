@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -24,6 +25,7 @@ from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.settings.limits import check_hunks, hunk_headers
+from editjournal.daemon.text.edit import EditPlan
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.patch import (
     FilePatch,
@@ -133,7 +135,8 @@ class _Patch:
             except ToolError:
                 continue
             return _planned(target, patch, placed, known)
-        raise error
+        found_in = partial(_found_in, patch)
+        raise target.stale_from_given(found_in, STALE.part, STALE.code) or error
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         """Every refusal carries `success: false` and the latest file state (the seed's
@@ -167,6 +170,15 @@ class _Patch:
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )
+
+
+def _found_in(patch: FilePatch, base: Base) -> tuple[EditPlan, tuple[int, ...]] | None:
+    """The hunks placed in an older version the agent was given, if they all fit it."""
+    try:
+        placed = locate(base.doc.lines, patch)
+    except ToolError:
+        return None
+    return to_plan(placed), context_lines(placed)
 
 
 def _parsed_or_none(params: SafePatchParams) -> FilePatch | None:

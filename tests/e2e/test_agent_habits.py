@@ -35,6 +35,16 @@ def envelope(path: str, old: str, new: str) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n{body}*** End Patch\n"
 
 
+def unified(text: str, line: int, new: str, path: str = "long.py") -> str:
+    """`git diff -U3`'s hunk replacing 1-based `line` of `text` by `new`."""
+    lines = text.splitlines()
+    before, after = lines[line - 4 : line - 1], lines[line : line + 3]
+    body = [f" {x}" for x in before] + [f"-{lines[line - 1]}", f"+{new}"]
+    body += [f" {x}" for x in after]
+    header = f"@@ -{line - 3},7 +{line - 3},7 @@"
+    return f"--- a/{path}\n+++ b/{path}\n{header}\n" + "".join(x + "\n" for x in body)
+
+
 # --- text is proof of sight -------------------------------------------------------------------
 
 
@@ -48,8 +58,11 @@ def test_a_hunk_deep_in_a_long_file_read_with_the_default_window_lands_with_ever
     a.edit_file("long.py", "value_2500 = compute(2500)\n", "value_2500 = 0\n")
     patch = envelope("long.py", "value_2700 = compute(2700)", "value_2700 = 1")
     a.apply_patch(patch)
+    latest = a.read_file("long.py", range="1-1")  # the sha only: the window stays small
+    a.safe_patch("long.py", unified(target.read_text(), 2800, "value_2800 = 2"), latest.sha256)
     text = target.read_text()
     assert "value_2500 = 0\n" in text and "value_2700 = 1\n" in text
+    assert "value_2800 = 2\n" in text
     assert text.count("\n") == 3000
 
 
@@ -188,6 +201,25 @@ def test_text_the_agents_own_later_edit_changed_is_stale_not_no_match(daemon: Ru
     assert [c["seq"] for c in e.details["conflicts"]] == [mine.version]
     assert "state * 7" in e.details["delta"]["diff"]
     assert target.read_text() == FUNCS.replace("state + 7", "state * 7")
+
+
+def test_a_safe_patch_of_text_another_agent_changed_since_the_read_is_stale_with_the_delta(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "long.py"
+    target.write_text(LONG)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    read = a.read_file("long.py")
+    b_done = b.edit_file("long.py", "value_1500 = compute(1500)\n", "value_1500 = None\n")
+    mine = a.edit_file("long.py", "value_10 = compute(10)\n", "value_10 = 10\n")
+    diff = unified(LONG, 1500, "value_1500 = 15")
+    with pytest.raises(RequestError) as caught:
+        a.safe_patch("long.py", diff, read.sha256, rebase=True)
+    e = caught.value
+    assert e.code == "state_mismatch"
+    assert [c["seq"] for c in e.details["conflicts"]] == [b_done.version]
+    assert "value_1500 = None" in e.details["delta"]["diff"]
+    assert mine.version > b_done.version
 
 
 def test_text_found_nowhere_stays_no_match(client: Client, daemon: RunningDaemon):
