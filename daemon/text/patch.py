@@ -8,13 +8,17 @@ hunk early and silently drops the rest of it.
 Locating ignores the stated line numbers except to choose: a hunk's block (its
 context and removed lines, in order) must occur in the content; where it occurs
 more than once, the occurrence nearest the stated position — shifted by how far
-the previous hunk was from its own — wins. Hunks keep their order and may not
-overlap. A hunk found nowhere is refused, naming the first of its lines that did
-not match. Nothing is applied unless every hunk is placed: all or nothing.
+the previous hunk was from its own — wins, as in git, but only while the headers
+can be trusted (`FilePatch.header_doubt`): with made-up headers the nearest
+occurrence is a guess, so the hunk takes the one place the hunks' order leaves or
+is refused naming its candidate lines. Hunks keep their order and may not overlap.
+A hunk found nowhere is refused, naming the first of its lines that did not match.
+Nothing is applied unless every hunk is placed: all or nothing.
 
 The plan's splices rely on the lines each change removes (an addition, on its
 position); the context only finds the place. Carrying them to newer content is
-the writing path's, as for every writer (`daemon.text.rebase`).
+the writing path's, as for every writer (`daemon.text.rebase`). Each splice also
+quotes the context lines right next to it (`QuotedSplice`), for the safety check.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from dataclasses import dataclass
 
 import unidiff
 
-from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.edit import EditPlan
 from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.safety import QuotedSplice
 from editjournal.schemas.errors import ErrorCode, ToolError
 
 PATCH_FAILED_MESSAGE = (
@@ -42,6 +47,8 @@ PREVIEW_CHARS = 80
 DEV_NULL = "/dev/null"
 _HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$", re.DOTALL)
 _BLANK_BODY = ("\n", "\r\n")
+CANDIDATES_SHOWN = 6  # candidate lines a refusal's message names (details has them all)
+CANDIDATES_KEPT = 100  # ... up to this many
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +81,25 @@ class Hunk:
 
 @dataclass(frozen=True, slots=True)
 class FilePatch:
-    """The hunks of a one-file diff; /dev/null on a side means creation or deletion."""
+    """The hunks of a one-file diff; /dev/null on a side means creation or deletion.
+
+    `header_doubt` says why the hunk headers' line numbers cannot be trusted to choose
+    between two places where a hunk's lines occur (None: they can). They cannot when
+    the agent demonstrably did not take them from a diff tool:
+    - a header's counts disagree with its body (recounted, `warnings`): whoever wrote
+      the counts without counting wrote the line number the same way;
+    - every header claims line 1 (`@@ -1,…` or `@@ -0,…`): the placeholder agents write
+      (two honest hunks cannot both start at line 1; one honest hunk at line 1 is
+      found there exactly, which `locate` accepts).
+    Headers whose counts agree are trusted even when their line is off: a diff made
+    against an older file, where git takes the nearest occurrence too.
+    """
 
     hunks: tuple[Hunk, ...]
     creates: bool = False
     deletes: bool = False
     warnings: tuple[str, ...] = ()
+    header_doubt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +123,7 @@ class Placed:
 
 def parse_patch(text: str) -> FilePatch:
     """The one file's hunks of `text`; `invalid_diff` when it is no usable diff."""
-    text, warnings = _recounted(_with_file_header(text))
+    text, warnings, miscounted = _recounted(_with_file_header(text))
     try:
         files = unidiff.PatchSet(text)
     except unidiff.UnidiffParseError as e:
@@ -121,7 +141,17 @@ def parse_patch(text: str) -> FilePatch:
     creates, deletes = patched.source_file == DEV_NULL, patched.target_file == DEV_NULL
     if not hunks and not creates:
         raise _invalid("the diff has no hunks (no line starting with @@)", {})
-    return FilePatch(hunks, creates, deletes, tuple(warnings))
+    doubt = _header_doubt(patched, miscounted)
+    return FilePatch(hunks, creates, deletes, tuple(warnings), doubt)
+
+
+def _header_doubt(patched: unidiff.PatchedFile, miscounted: Sequence[str]) -> str | None:
+    """Why the headers' line numbers cannot choose a place (see `FilePatch`)."""
+    if miscounted:
+        return miscounted[0]
+    if len(patched) and all(h.source_start <= 1 for h in patched):
+        return "every hunk header claims line 1"
+    return None
 
 
 def _with_file_header(text: str) -> str:
@@ -129,12 +159,14 @@ def _with_file_header(text: str) -> str:
     return "--- a\n+++ b\n" + text if text.lstrip("\r\n").startswith("@@") else text
 
 
-def _recounted(text: str) -> tuple[str, list[str]]:
-    """Every hunk header's counts recounted from its body; trailing blank lines dropped."""
+def _recounted(text: str) -> tuple[str, list[str], list[str]]:
+    """Every hunk header's counts recounted from its body; trailing blank lines dropped.
+    Also the warnings saying so, and what each recounted header got wrong."""
     rows = list(io.StringIO(text.rstrip("\r\n") + "\n"))  # splits on "\n" only
     out: list[str] = []
     warnings: list[str] = []
-    i = 0
+    miscounted: list[str] = []
+    i = number = 0
     while i < len(rows):
         match = _HEADER.match(rows[i])
         if match is None:
@@ -144,12 +176,15 @@ def _recounted(text: str) -> tuple[str, list[str]]:
         j = i + 1
         while j < len(rows) and _is_body(rows, j):
             j += 1
-        header, warning = _header_for(match, rows[i + 1 : j], len(warnings) + 1)
+        number += 1
+        header, wrong = _header_for(match, rows[i + 1 : j])
         out.append(header)
         out.extend(rows[i + 1 : j])
-        warnings.extend([warning] if warning else [])
+        if wrong:
+            miscounted.append(f"hunk {number}'s header {wrong}")
+            warnings.append(f"hunk {number}: its header {wrong}: the body was used")
         i = j
-    return "".join(out), warnings
+    return "".join(out), warnings, miscounted
 
 
 def _is_body(rows: Sequence[str], j: int) -> bool:
@@ -159,7 +194,8 @@ def _is_body(rows: Sequence[str], j: int) -> bool:
     return row[:1] in (" ", "-", "+", "\\") or row in _BLANK_BODY
 
 
-def _header_for(match: re.Match[str], body: Sequence[str], number: int) -> tuple[str, str | None]:
+def _header_for(match: re.Match[str], body: Sequence[str]) -> tuple[str, str | None]:
+    """The header with its body's counts, and what it said wrong (None: nothing)."""
     old = sum(1 for row in body if row[:1] in (" ", "-") or row in _BLANK_BODY)
     new = sum(1 for row in body if row[:1] in (" ", "+") or row in _BLANK_BODY)
     stated_old = 1 if match[2] is None else int(match[2])
@@ -168,8 +204,7 @@ def _header_for(match: re.Match[str], body: Sequence[str], number: int) -> tuple
     if (stated_old, stated_new) == (old, new):
         return header, None
     return header, (
-        f"hunk {number}: its header counts {stated_old} old and {stated_new} new lines, its"
-        f" body has {old} and {new}: the body was used"
+        f"counts {stated_old} old and {stated_new} new lines, its body has {old} and {new}"
     )
 
 
@@ -238,28 +273,61 @@ def _body(number: int, row: int, value: str) -> str:
 
 
 def locate(lines: Sequence[str], patch: FilePatch) -> list[Placed]:
-    """Where each hunk's block is in `lines`, in order, not overlapping; or `invalid_diff`."""
+    """Where each hunk's block is in `lines`, in order, not overlapping; or `invalid_diff`.
+
+    A block found in several places after the hunk above takes the one nearest its
+    stated line (shifted by the hunk above's offset), as git does, when the headers
+    can be trusted. When they cannot (`FilePatch.header_doubt`), the number chooses
+    nothing: the hunk takes the one place left once the hunks' order is kept (after
+    the hunk above, early enough for the hunks below to fit), or the place its header
+    names exactly; otherwise it is refused naming every candidate, since a made-up
+    number would pick one of two identical blocks by chance."""
     where: dict[str, list[int]] = {}
     for i, line in enumerate(lines):
         where.setdefault(line, []).append(i)
+    found = [_occurrences(lines, where, hunk.old) if hunk.old else [] for hunk in patch.hunks]
+    doubt = patch.header_doubt
+    latest = _latest_starts(patch.hunks, found, len(lines)) if doubt else [len(lines)] * len(found)
     placed: list[Placed] = []
     floor, shift = 0, 0
-    for hunk in patch.hunks:
-        spot = _place(lines, where, hunk, floor, hunk.stated + shift)
+    for hunk, starts, last in zip(patch.hunks, found, latest, strict=True):
+        untrusted = None if doubt is None else (doubt, last)
+        spot = _place(lines, where, hunk, starts, floor, hunk.stated + shift, untrusted)
         placed.append(spot)
         floor, shift = spot.end, spot.offset
     return placed
 
 
+def _latest_starts(hunks: Sequence[Hunk], found: Sequence[list[int]], size: int) -> list[int]:
+    """For each hunk, the last start from which every hunk below it still fits after it,
+    in order (-1: none does; the placing then says what is wrong)."""
+    latest: list[int] = []
+    limit = size
+    for hunk, starts in zip(reversed(hunks), reversed(found), strict=True):
+        if hunk.old:  # an insertion without context takes no lines: it bounds nothing
+            limit = max((p for p in starts if p + len(hunk.old) <= limit), default=-1)
+        latest.append(limit)
+    return latest[::-1]
+
+
 def _place(
-    lines: Sequence[str], where: dict[str, list[int]], hunk: Hunk, floor: int, expected: int
+    lines: Sequence[str],
+    where: dict[str, list[int]],
+    hunk: Hunk,
+    found: list[int],
+    floor: int,
+    expected: int,
+    untrusted: tuple[str, int] | None,
 ) -> Placed:
+    """`hunk` at its block's place after `floor`; `untrusted`: why its header cannot
+    choose, and the latest start the hunks below allow."""
     if not hunk.old:  # an insertion without context: only the stated position says where
         if not floor <= expected <= len(lines):
             raise _unplaceable_insertion(hunk, expected, len(lines))
         return Placed(hunk, expected)
-    found = _occurrences(lines, where, hunk.old)
     after = [p for p in found if p >= floor]
+    if untrusted is not None and len(after) > 1:
+        return _unguessed(hunk, after, *untrusted)
     if after:
         return Placed(hunk, min(after, key=lambda p: (abs(p - expected), p)))
     if found:
@@ -269,6 +337,18 @@ def _place(
             {"hunk": hunk.number, "header": hunk.header, "found_at_line": found[0] + 1},
         )
     raise _mismatch(lines, where, hunk, expected)
+
+
+def _unguessed(hunk: Hunk, after: list[int], doubt: str, latest: int) -> Placed:
+    """Under headers that cannot be trusted: the one place the hunks' order leaves, or
+    the place the header names exactly (its own line holding the block confirms it);
+    else `invalid_diff` naming the candidates."""
+    fitting = [p for p in after if p <= latest] or after
+    if len(fitting) == 1:
+        return Placed(hunk, fitting[0])
+    if hunk.stated in fitting:
+        return Placed(hunk, hunk.stated)
+    raise _ambiguous(hunk, fitting, doubt)
 
 
 def _occurrences(
@@ -317,6 +397,28 @@ def _mismatch(
     )
 
 
+def _ambiguous(hunk: Hunk, candidates: Sequence[int], doubt: str) -> ToolError:
+    """`invalid_diff`: the block occurs at several places and the header cannot choose."""
+    lines = [p + 1 for p in candidates]
+    shown = [str(n) for n in lines[:CANDIDATES_SHOWN]]
+    more = len(lines) - len(shown)
+    named = ", ".join(shown[:-1]) + " and " + shown[-1] if not more else ", ".join(shown)
+    named += f" and {more} more" if more else ""
+    return _invalid(
+        f"hunk {hunk.number} ({hunk.header}): its context and removed lines occur at lines"
+        f" {named}, and the hunk headers cannot be trusted to choose ({doubt}): nothing"
+        " was guessed; give the hunk more context lines, until they occur once, or its"
+        " true line numbers",
+        {
+            "hunk": hunk.number,
+            "header": hunk.header,
+            "candidates": lines[:CANDIDATES_KEPT],
+            "candidate_count": len(lines),
+            "header_doubt": doubt,
+        },
+    )
+
+
 def _common_prefix(lines: Sequence[str], start: int, block: Sequence[str]) -> int:
     n = 0
     while n < len(block) and start + n < len(lines) and lines[start + n] == block[n]:
@@ -340,21 +442,38 @@ def to_plan(placed: Sequence[Placed], notes: Sequence[str] = ()) -> EditPlan:
     """Each change of each hunk as a splice of the content the hunks were placed in.
 
     A change relies on the lines it removes (an addition, on its position between
-    two lines); the hunk's context lines only found its place (`context_lines`)."""
+    two lines); the hunk's context lines only found its place (`context_lines`).
+    Each splice quotes the context lines the diff shows right above and below it
+    (of any hunk: a hunk may end where the next one's context starts)."""
+    quoted = _quoted_context(placed)
     splices = [
-        Splice(
+        QuotedSplice(
             spot.hunk.number - 1,
             "hunk",
             spot.start + run.start,
             spot.start + run.end,
             run.new_lines,
             tuple(range(spot.start + run.start + 1, spot.start + run.end + 1)),
+            quoted.get(spot.start + run.start - 1),
+            quoted.get(spot.start + run.end),
         )
         for spot in placed
         for run in spot.hunk.runs
     ]
     ordered = tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index)))
     return EditPlan(ordered, tuple(("hunk_header_recounted", n) for n in notes))
+
+
+def _quoted_context(placed: Sequence[Placed]) -> dict[int, str]:
+    """The hunks' context lines by their 0-based place in the content: what the diff
+    quotes of the file besides what it removes."""
+    quoted: dict[int, str] = {}
+    for spot in placed:
+        removed = {i for run in spot.hunk.runs for i in range(run.start, run.end)}
+        for i, text in enumerate(spot.hunk.old):
+            if i not in removed:
+                quoted[spot.start + i] = text
+    return quoted
 
 
 def context_lines(placed: Sequence[Placed]) -> tuple[int, ...]:

@@ -7,7 +7,12 @@ mistakes agents make most with line edits:
 
 - a boundary duplicate: the first new line repeats the line just above the
   edit, or the last new line repeats the line just below (the agent included
-  its anchor line in the content of an insert_after, say);
+  its anchor line in the content of an insert_after, say). Not when the writer
+  quoted that neighbour as text (a diff's context line, `QuotedSplice`) and the
+  repeated line is short, low-entropy or a closing line: a new block ending in
+  `end` right above the enclosing block's `end` is how code nests, and the diff
+  shows both lines, so the author wrote both. A long, distinctive line repeated
+  at a seam is still a finding, quoted or not;
 - a bracket-balance change: the edit opens more ( [ { than it closes, or the
   other way round (a replace_range that cut a block's closing brace). Prose
   files skip this check: "1)" in a list is not code.
@@ -19,11 +24,28 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from editjournal.daemon.text.anchors import classify_quality
 from editjournal.daemon.text.edit import Splice
 
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".adoc", ".org", ".tex")
 _WORD = re.compile(r"\w\W*\w")  # at least two word characters
+SHORT_SEAM_CHARS = 12  # `return None`, `end if;`, `</div>`: short enough to repeat at a seam
+# A line that closes a block, whatever the language: keywords (Lua, Ruby, fish, Pascal,
+# shell, Fortran/VB/Ada `end if`, PHP/Vim `endif`), a preprocessor or region end, a markup
+# end tag, LaTeX's \end{...}, closing brackets; then closing punctuation and a comment.
+_CLOSING = re.compile(
+    r"(?i)^\s*(?:"
+    r"end(?:\s+(?:if|do|for|while|loop|case|select|sub|function|module|class|type|program"
+    r"|subroutine|interface|procedure|property|namespace|with|try|struct|enum|record))?"
+    r"|end(?:if|for|foreach|while|switch|function|module|class|case|region|macro)"
+    r"|fi|esac|done|wend|loop|next"
+    r"|#\s*end(?:if|region)\b.*"
+    r"|</[\w:.-]+\s*>"
+    r"|\\end\{[^}]*\}"
+    r"|[)\]}]+"
+    r")[\s;,.)\]}]*(?:(?://|#|--|/\*|\(\*|\{|\').*)?$"
+)
 # What the bracket count skips, on one line: string literals and line comments. One
 # alternation scanned left to right, so whichever starts first wins: "http://x" is a
 # string, not a comment, and an apostrophe in `# don't (` cannot open a string.
@@ -37,6 +59,20 @@ _SKIPPED = re.compile(
     # Python's `a // (b` reads as a comment: harmless unless the `(` closes on a later line.
     r"|(?:^|(?<=\s))(?:#(?=\s|$)|//).*"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class QuotedSplice(Splice):
+    """A splice whose writer quoted, as text, the lines right next to it: a diff's
+    context lines directly above and below its change (None: that side not quoted).
+
+    What the writer quoted is what it demonstrably saw, so a closing line it adds
+    right above an identical quoted one is meant (see the module docstring). The text
+    is kept, not a flag: carried over other agents' changes, the neighbour in the
+    current content may no longer be the line the writer quoted."""
+
+    quoted_above: str | None = None
+    quoted_below: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +107,34 @@ def _boundary_duplicates(lines: Sequence[str], splice: Splice) -> list[SafetyWar
     above = lines[splice.start - 1] if splice.start > 0 else None
     below = lines[splice.end] if splice.end < len(lines) else None
     first, last = splice.new_lines[0], splice.new_lines[-1]
-    if above is not None and _distinctive(first) and first.strip() == above.strip():
+    quoted_above, quoted_below = _quoted(splice)
+    if _repeats(first, above) and not _meant(lines, first, above, quoted_above):
         found.append(_duplicate(splice, splice.start, "first", "above", first))
-    if below is not None and _distinctive(last) and last.strip() == below.strip():
+    if _repeats(last, below) and not _meant(lines, last, below, quoted_below):
         found.append(_duplicate(splice, splice.end + 1, "last", "below", last))
     return found
+
+
+def _repeats(new: str, neighbour: str | None) -> bool:
+    return neighbour is not None and _distinctive(new) and new.strip() == neighbour.strip()
+
+
+def _quoted(splice: Splice) -> tuple[str | None, str | None]:
+    if isinstance(splice, QuotedSplice):
+        return splice.quoted_above, splice.quoted_below
+    return None, None
+
+
+def _meant(lines: Sequence[str], new: str, neighbour: str | None, quoted: str | None) -> bool:
+    """The writer quoted this very neighbour and the repeated line is one code repeats
+    at a seam: short, low-entropy (the file has it 3 times or more) or a closer."""
+    if quoted is None or quoted != neighbour:
+        return False
+    body = new.strip()
+    if len(body) <= SHORT_SEAM_CHARS or _CLOSING.match(body):
+        return True
+    repeats = sum(1 for line in lines if line.strip() == body)
+    return classify_quality(body, repeats) == "low"
 
 
 def _duplicate(splice: Splice, line: int, which: str, side: str, text: str) -> SafetyWarning:
