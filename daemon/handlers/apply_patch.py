@@ -35,6 +35,7 @@ from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.rebase import relied
+from editjournal.daemon.text.safety import quoting
 from editjournal.daemon.text.v4a import (
     AddFile,
     DeleteFile,
@@ -373,14 +374,14 @@ def _located(target: Target, op: UpdateFile) -> Planned:
     copied above the agent's lines is placed where the agent's view has it."""
     here: Planned | None = None
     try:
-        here = _hunks(plan_update(target.doc.lines, op), None)
+        here = _hunks(plan_update(target.doc.lines, op), target.doc.lines, None)
     except ChunkNotFound as e:
         missing = e
     if here is not None and not _unseen(target, here):
         return here
     for known in target.known:
         try:
-            return _hunks(plan_update(known.doc.lines, op), known)
+            return _hunks(plan_update(known.doc.lines, op), known.doc.lines, known)
         except ChunkNotFound:
             continue
     if here is not None:
@@ -398,7 +399,7 @@ def _unseen(target: Target, planned: Planned) -> bool:
 def _found_in(base: Base, op: UpdateFile) -> tuple[EditPlan, tuple[int, ...]] | None:
     """The hunks planned in an older version the agent was given, if they are all there."""
     try:
-        planned = _hunks(plan_update(base.doc.lines, op), base)
+        planned = _hunks(plan_update(base.doc.lines, op), base.doc.lines, base)
     except ChunkNotFound:
         return None
     return planned.plan, planned.context
@@ -410,25 +411,31 @@ def _spans(splice: Splice, line_count: int) -> list[tuple[int, int]]:
     return [(lines[0], lines[-1])] if lines else []
 
 
-def _hunks(found: UpdatePlan, base: Base | None) -> Planned:
+def _hunks(found: UpdatePlan, lines: Sequence[str], base: Base | None) -> Planned:
     """Each run of removed and added lines as a splice of the content the hunks were
-    found in; the rest of each block is context (it only found the place)."""
-    splices = [
-        Splice(
-            land.chunk - 1,
-            "hunk",
-            c.start,
-            c.end,
-            c.new_lines,
-            tuple(range(c.start + 1, c.end + 1)),
-        )
-        for land in found.landings
-        for c in land.changes
-    ]
+    found in (`lines`); the rest of each block is context (it only found the place, and
+    shows the safety check what the agent quoted around each change)."""
     context: list[int] = []
     for land in found.landings:
         changed = {n for c in land.changes for n in range(c.start, c.end)}
         context.extend(n + 1 for n in range(land.start, land.end) if n not in changed)
+    quoted = {n - 1 for n in context}
+    splices = [
+        quoting(
+            Splice(
+                land.chunk - 1,
+                "hunk",
+                c.start,
+                c.end,
+                c.new_lines,
+                tuple(range(c.start + 1, c.end + 1)),
+            ),
+            lines,
+            quoted,
+        )
+        for land in found.landings
+        for c in land.changes
+    ]
     plan = EditPlan(tuple(sorted(splices, key=lambda s: (s.start, s.end, s.index))))
     hunks = [land.chunk for land in found.landings]
     return Planned(plan, base, tuple(context), True, reply={"hunks": hunks}, by_text=True)

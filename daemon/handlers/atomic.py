@@ -40,6 +40,7 @@ from editjournal.daemon.text.replace import (
     plan_replace,
     similar_lines,
 )
+from editjournal.daemon.text.safety import quoting
 from editjournal.daemon.text.sections import find_section, plan_section
 from editjournal.daemon.writing.guards import (
     overwrite_warning,
@@ -197,9 +198,12 @@ def _replaced(
     (`base`, or the current content `now`); the lines they leave as they were are
     context. The file ends with a newline afterwards, as every text tool leaves it."""
     plan, final = plan_replace(joined, offsets, old, new)
-    narrowed = [narrowed_splice(s, joined.doc.lines) for s in plan.splices]
-    splices = tuple(s for s, _ in narrowed if s.new_lines or s.end > s.start) or plan.splices
-    context = tuple(n for _, lines in narrowed for n in lines)
+    lines = joined.doc.lines
+    narrowed = [narrowed_splice(s, lines) for s in plan.splices]
+    context = tuple(n for _, kept in narrowed for n in kept)
+    quoted = {n - 1 for n in context}  # what old_string showed of the file: the safety check
+    changed = [quoting(s, lines, quoted) for s, _ in narrowed if s.new_lines or s.end > s.start]
+    splices = tuple(changed) or plan.splices
     if base is not None:
         final = None  # the end of the file may have moved since: judge the file's own
     left = joined.doc.line_count + sum(len(s.new_lines) - (s.end - s.start) for s in splices)

@@ -21,7 +21,7 @@ mistakes agents make most with line edits:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from editjournal.daemon.text.anchors import classify_quality
@@ -73,6 +73,22 @@ class QuotedSplice(Splice):
 
     quoted_above: str | None = None
     quoted_below: str | None = None
+
+
+def quoting(splice: Splice, lines: Sequence[str], quoted: Container[int]) -> QuotedSplice:
+    """`splice` of `lines` with the neighbours its writer quoted as text (`quoted`: the
+    0-based lines of `lines` it quoted, say an old_string's context or a hunk's)."""
+    above, below = splice.start - 1, splice.end
+    return QuotedSplice(
+        splice.index,
+        splice.op,
+        splice.start,
+        splice.end,
+        splice.new_lines,
+        splice.targets,
+        lines[above] if above >= 0 and above in quoted else None,
+        lines[below] if below < len(lines) and below in quoted else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)

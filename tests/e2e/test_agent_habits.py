@@ -267,3 +267,43 @@ def test_the_same_removal_lands_when_nobody_touched_the_blanks(daemon: RunningDa
         "m.py", "import os\n\n# pyright: strict\n\ndef main():\n", "import os\n\ndef main():\n"
     )
     assert target.read_text() == "import os\n\ndef main():\n    return os.linesep\n"
+
+
+# --- a closing line the agent quoted is no boundary duplicate, for every text writer ----------
+
+LUA = (
+    "function M.setup(opts)\n  local function validate(key)\n    if opts[key] == nil then\n"
+    '      error("missing " .. key)\n    end\n  end\n  validate("name")\nend\n'
+)
+NORMALISE = "  local function normalise(key)\n    opts[key] = vim.trim(opts[key])\n  end\n"
+
+
+def test_edit_file_adding_a_block_ending_in_end_above_the_quoted_end_lands(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "setup.lua"
+    target.write_text(LUA)
+    a = daemon.client("agent-a")
+    a.read_file("setup.lua")
+    # the new block ends with `  end` right above the `  end` old_string quotes
+    a.edit_file("setup.lua", "    end\n  end\n", "    end\n" + NORMALISE + "  end\n")
+    assert NORMALISE + '  end\n  validate("name")' in target.read_text()
+
+
+def test_apply_patch_adding_a_block_ending_in_end_above_the_quoted_end_lands(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "setup.lua"
+    target.write_text(LUA)
+    a = daemon.client("agent-a")
+    a.read_file("setup.lua")
+    added = "".join(
+        f"+{x}\n" for x in ["  local function normalise(key)", "    opts[key] = 1", "  end"]
+    )
+    patch = (
+        "*** Begin Patch\n*** Update File: setup.lua\n@@\n"
+        '       error("missing " .. key)\n     end\n' + added + "   end\n"
+        '   validate("name")\n*** End Patch\n'
+    )
+    a.apply_patch(patch)
+    assert "    opts[key] = 1\n  end\n  end\n" in target.read_text()
