@@ -279,8 +279,10 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "prepare the change again",
     ),
     ErrorCode.WRONG_OWNER: ErrorSpec(
-        "The hunk was prepared by another agent; only its owner may apply, re-plan or discard it.",
-        "prepare your own hunk",
+        "The hunk was prepared, or the write announced (check_write), by another agent: only"
+        " that agent may apply, re-plan or discard the hunk, or claim the write"
+        " (details.announced_by); nothing was done.",
+        "prepare your own hunk; claim only a write your own check_write announced",
     ),
     ErrorCode.HUNK_ALREADY_APPLIED: ErrorSpec(
         "The hunk was applied already (details.applied_seq); a hunk applies at most once.",

@@ -45,7 +45,9 @@ def callback(workspace: str | os.PathLike[str] | None = None) -> Callback:
     ) -> dict[str, Any]:
         payload = dict(input_data)
         try:
-            answer = await asyncio.to_thread(decide, payload, "claude-code", root, AGENT_PREFIX)
+            answer = await asyncio.to_thread(
+                decide, payload, "claude-code", root, AGENT_PREFIX, _note
+            )
         except HookProblem as e:
             log.warning("editjournal hook: %s: the call is allowed", e)
             return {}
@@ -55,6 +57,11 @@ def callback(workspace: str | os.PathLike[str] | None = None) -> Callback:
         return answer or {}
 
     return editjournal_hook
+
+
+def _note(warning: str) -> None:
+    """A daemon's warning about a claim (part of the file was not the session's change)."""
+    log.warning("editjournal hook: %s", warning)
 
 
 def hook_matchers(workspace: str | os.PathLike[str] | None = None) -> dict[str, list[Any]]:

@@ -7,9 +7,11 @@ the agent `claude-code:<session_id>`, so the daemon knows that session's snapsho
 before an Edit, MultiEdit or Write it asks the daemon (`check_write`) whether the
 change would land on lines someone changed since that snapshot, and denies the
 call with a reason the model acts on (who changed which lines, and the changes)
-when it would; after one, it journals the content on disk as that session's edit
-(`claim_write`). The same decisions serve the Claude Agent SDK's hook callbacks
-(`client/harness/claude_sdk_hooks.py`): `decide(payload)` is the whole of it.
+when it would; after one, it claims the write (`claim_write`): the daemon journals as
+the session's edit the change its checked edits made, and whatever else the file
+holds as an outside change (a line on stderr says so). The same decisions serve the
+Claude Agent SDK's hook callbacks (`client/harness/claude_sdk_hooks.py`):
+`decide(payload)` is the whole of it.
 
 A hook runs on every tool call, so it is lean: it imports neither the CLI framework
 nor the typed client, speaks the wire protocol itself, and a daemon is started (by
@@ -24,6 +26,7 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -111,11 +114,13 @@ def decide(
     harness: str = "claude-code",
     workspace: Path | None = None,
     agent_prefix: str | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> dict[str, Any] | None:
     """The harness's answer to one hook payload, or None: allow, and say nothing (an
     explicit "allow" would skip the user's own permission prompts in Claude Code).
-    `workspace` and `agent_prefix` (default: the harness's name) serve applications
-    that call this in-process (client/harness/claude_sdk_hooks.py)."""
+    `workspace`, `agent_prefix` (default: the harness's name) and `note` (where the
+    daemon's warnings go; default: a line each on stderr) serve applications that call
+    this in-process (client/harness/claude_sdk_hooks.py)."""
     adapter = ADAPTERS[harness]
     call = adapter.call(payload)
     if call is None:
@@ -129,8 +134,13 @@ def decide(
         if call.event == "after" and call.kind == READ:
             daemon.request("read_file", _read_params(path, call.lines))
             return None
-        if call.event == "after":
-            daemon.request("claim_write", {"path": path, "tool": call.writer})
+        if call.event == "after":  # what was not the session's change, the reply says
+            claimed = daemon.call("claim_write", {"path": path, "tool": call.writer})
+            if claimed.error is not None:
+                error = claimed.error
+                raise HookProblem(f"claim_write: {error.code}: {error.message}")
+            for warning in claimed.warnings or ():
+                (note or _warn)(warning)
             return None
         denied = daemon.check_write(path, call)
     return None if denied is None else adapter.denial(denied)

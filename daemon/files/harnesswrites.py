@@ -1,67 +1,171 @@
 """Writes an agent's own harness announced: its built-in tool is about to write a file.
 
 A harness hook asks the daemon before the harness's own Edit or Write tool runs
-(`check_write`); when the daemon allows it, it notes the path here, with the
-agent and a deadline. The watcher then leaves that path alone (it would record the
-harness's write as an anonymous outside change a few milliseconds later) until the
-hook says the tool wrote it (`claim_write`, which journals it as the agent's edit)
-or the deadline passes: then the watcher looks again, and whatever is there is
-judged as any outside change is. Nothing here is state: a lost note costs an
-anonymous `outside_change`, never a wrong event.
+(`check_write`); when the daemon allows it, it notes here, by path and agent, the
+content it checked and the content the checked edits produce from it (`Announced`).
+That is all an announcement is worth, to the watcher and to the claim:
+
+- the watcher leaves a changed file alone only while the file holds the announced
+  change (exactly the expected content, or it with someone else's lines around the
+  change: `daemon.text.toolwrite.without_change`), because the claim will journal it
+  a moment later, split between the session and whoever else wrote. Anything else —
+  a person's save before the tool ran, an announcement that changes nothing
+  (`edits: []`), a tool that never ran — is an outside change at once, as if nothing
+  had been announced. So no flood of announcements blinds the watcher;
+- `claim_write` (daemon/handlers/harness.py) takes the announcement of the agent
+  that made it, and only of that agent.
+
+An announcement lasts ANNOUNCED_S (a re-announcement starts it again), at most
+PER_AGENT of one agent's are outstanding (the next is refused `invalid_params`), and
+the contents held for all of them are bounded (HELD_CHARS, then the oldest are
+forgotten). A forgotten or expired announcement costs the session its credit (its
+write is an outside change), never a wrong event. Nothing here is state: the daemon
+thread's memory only.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 
-ANNOUNCED_S = 60.0  # how long a write announced by check_write keeps the watcher away
-_MAX_PATHS = 10_000  # announcements at once: past this, the oldest are forgotten
+from editjournal.daemon.text.lines import Document, parse
+from editjournal.daemon.text.toolwrite import without_change
+from editjournal.schemas.errors import ErrorCode, ToolError
+
+ANNOUNCED_S = 60.0  # how long an announced write waits for its claim
+PER_AGENT = 64  # announcements of one agent outstanding at once
+_MAX_ANNOUNCED = 10_000  # of all agents: past this, the oldest are forgotten
+HELD_CHARS = 64 * 1024 * 1024  # checked and expected contents held: past this, likewise
 
 
 @dataclass(frozen=True, slots=True)
 class Announced:
+    """One allowed write, before its claim: the content checked (`checked_sha` None: no
+    file) and the content its edits produce from it (`wanted`)."""
+
+    path: str
     agent: str
     deadline: float  # time.monotonic()
+    checked: str
+    checked_sha: str | None
+    wanted: str
+    wanted_sha: str
+
+    @property
+    def held(self) -> int:
+        return len(self.checked) + len(self.wanted)
+
+    def documents(self) -> tuple[Document, Document]:
+        return parse(self.checked), parse(self.wanted)
+
+    def holds_change(self, sha: str, text: str | None) -> bool:
+        """Whether content `text` (hash `sha`) holds this write's change: exactly the
+        expected content, or it with other lines around the change."""
+        if sha == self.wanted_sha:
+            return True
+        if text is None:
+            return False
+        checked, wanted = self.documents()
+        return without_change(checked, wanted, parse(text)) is not None
 
 
 class HarnessWrites:
-    """Announced writes by workspace-relative path; daemon thread only."""
+    """Announced writes by workspace-relative path and agent; daemon thread only."""
 
     def __init__(self) -> None:
-        self._announced: dict[str, Announced] = {}
+        # (path, agent) -> announcement, oldest first: every one lasts ANNOUNCED_S from
+        # when it was made, so this is also the order in which they expire
+        self._announced: dict[tuple[str, str], Announced] = {}
+        self._by_path: dict[str, dict[str, Announced]] = {}  # what the watcher asks
+        self._per_agent: Counter[str] = Counter()
+        self._held = 0
         self._deferred: set[str] = set()  # paths the watcher left alone meanwhile
 
-    def announce(self, path: str, agent: str, ttl_s: float = ANNOUNCED_S) -> None:
-        if len(self._announced) >= _MAX_PATHS:
-            self._announced.pop(next(iter(self._announced)))
-        self._announced.pop(path, None)
-        self._announced[path] = Announced(agent, time.monotonic() + ttl_s)
+    def room_for(self, path: str, agent: str) -> ToolError | None:
+        """`invalid_params` when `agent` has PER_AGENT writes announced and not claimed
+        (a re-announcement of one of them replaces it: there is room for that)."""
+        self._forget_expired()
+        if (path, agent) in self._announced or self._per_agent[agent] < PER_AGENT:
+            return None
+        return ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"agent {agent!r} has {PER_AGENT} writes announced by check_write and not yet"
+            f" claimed, the most one agent may have; claim them (claim_write) or let them"
+            f" expire ({ANNOUNCED_S:g} s) before announcing another",
+            {"agent": agent, "announced": PER_AGENT, "limit": PER_AGENT},
+        )
 
-    def defers(self, path: str) -> bool:
-        """Whether the watcher leaves `path` alone now (and looks again later)."""
-        found = self._announced.get(path)
-        if found is None:
-            return False
-        if time.monotonic() >= found.deadline:
-            del self._announced[path]
-            return False
-        self._deferred.add(path)
-        return True
+    def announce(self, announced: Announced) -> None:
+        key = (announced.path, announced.agent)
+        self._drop(key)
+        self._announced[key] = announced
+        self._by_path.setdefault(announced.path, {})[announced.agent] = announced
+        self._per_agent[announced.agent] += 1
+        self._held += announced.held
+        while len(self._announced) > _MAX_ANNOUNCED or self._held > HELD_CHARS:
+            self._drop(next(iter(self._announced)))
 
-    def settle(self, path: str) -> None:
-        """The write was claimed: the watcher may look at the path again."""
-        self._announced.pop(path, None)
-        self._deferred.discard(path)
+    def of(self, path: str, agent: str) -> Announced | None:
+        """`agent`'s live announcement of `path`."""
+        return next((a for a in self._live(path) if a.agent == agent), None)
+
+    def by_others(self, path: str, agent: str) -> list[Announced]:
+        """Live announcements of `path` by agents other than `agent`."""
+        return [a for a in self._live(path) if a.agent != agent]
+
+    def defers(self, path: str, sha: str, text: str | None) -> bool:
+        """Whether the watcher leaves `path`, now holding `sha` (`text`: None when it is
+        not text), to a claim: only while it holds a live announced change."""
+        if any(a.holds_change(sha, text) for a in self._live(path)):
+            self._deferred.add(path)
+            return True
+        return False
+
+    def settle(self, path: str, agent: str) -> None:
+        """`agent`'s write was claimed: its announcement is done."""
+        self._drop((path, agent))
+        if path not in self._by_path:
+            self._deferred.discard(path)
 
     def expired(self) -> list[str]:
-        """Deferred paths whose announcement ran out: the watcher looks at them again."""
-        now = time.monotonic()
-        done = [p for p in self._deferred if self._announced.get(p, _GONE).deadline <= now]
-        for path in done:
-            self._deferred.discard(path)
-            self._announced.pop(path, None)
+        """Deferred paths no live announcement holds any more: the watcher looks again."""
+        if not self._deferred:
+            return []
+        self._forget_expired()
+        done = [p for p in self._deferred if p not in self._by_path]
+        self._deferred.difference_update(done)
         return done
 
+    def _live(self, path: str) -> list[Announced]:
+        now = time.monotonic()
+        return [a for a in self._by_path.get(path, {}).values() if now < a.deadline]
 
-_GONE = Announced("", 0.0)
+    def _forget_expired(self) -> None:
+        now = time.monotonic()
+        while self._announced:
+            key, oldest = next(iter(self._announced.items()))
+            if now < oldest.deadline:
+                return
+            self._drop(key)
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        found = self._announced.pop(key, None)
+        if found is None:
+            return
+        on_path = self._by_path[found.path]
+        del on_path[found.agent]
+        if not on_path:
+            del self._by_path[found.path]
+        self._per_agent[found.agent] -= 1
+        if not self._per_agent[found.agent]:
+            del self._per_agent[found.agent]
+        self._held -= found.held
+
+
+def announced(
+    path: str, agent: str, checked: str, checked_sha: str | None, wanted: str, wanted_sha: str
+) -> Announced:
+    """An announcement lasting ANNOUNCED_S from now."""
+    deadline = time.monotonic() + ANNOUNCED_S
+    return Announced(path, agent, deadline, checked, checked_sha, wanted, wanted_sha)

@@ -6,28 +6,43 @@ HARNESS`, client/harness/hook.py) asks `check_write` before the tool runs: the c
 judged by the same planners as `edit_file` and `write_file`, as the agent whose
 tool it is, against what that agent has seen — refused (`anchor_stale`, journaled,
 with who changed the lines and the delta) when it would land on lines someone
-changed since, else allowed, and the watcher then leaves the path to the hook
-(`daemon/files/harnesswrites.py`). After the tool wrote, `claim_write` journals
-the content on disk as that agent's `edit_applied` (writer: the harness's tool), so
-its snapshot moves on and other agents' stale checks know who changed what.
+changed since, else allowed and announced: the daemon notes the content it checked
+and the content the edits produce from it (`daemon/files/harnesswrites.py`). After
+the tool wrote, `claim_write` journals as that agent's `edit_applied` (writer: the
+harness's tool) only that change: the file exactly as announced is all the agent's;
+a file that holds more (a person saved it between the two hooks, the tool did
+something else) is split — the rest first, as an `outside_change`, then the agent's
+change on top — where the change can be told apart from the rest
+(`daemon/text/toolwrite.py`), and is all an outside change where it cannot (the reply
+says so). Only the agent that announced a write may claim it (another's claim is
+`wrong_owner`, nothing journaled); a claim with no announcement of the claimer's
+credits nothing; an agent that may not write (`[access]`) is refused as its write is.
 
-What it must never do: write a file (the harness's tool does), or deny a change for
-anything but the journal's reasons — a string the harness will not find, a safety
-finding, are the harness's own business.
+What it must never do: write a file (the harness's tool does), credit an agent with a
+line its checked edits did not write, or deny a change for anything but the
+journal's reasons — a string the harness will not find, a safety finding, are the
+harness's own business.
 """
 
 from __future__ import annotations
 
-from editjournal.daemon.audit.diffs import changes
+import hashlib
+from typing import Any, NamedTuple
+
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.files.filesnapshot import FileSnapshot
+from editjournal.daemon.files.harnesswrites import Announced, announced
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.atomic import edit_file_planner, write_file_planner
+from editjournal.daemon.settings.config import write_access_denied
+from editjournal.daemon.text.lines import Document, parse, render
 from editjournal.daemon.text.ranges import LineRanges, normalized, subtract, to_ranges, whole
 from editjournal.daemon.text.replace import Joined, find_all
 from editjournal.daemon.text.replace import normalized as normalized_text
+from editjournal.daemon.text.revert import refined
+from editjournal.daemon.text.toolwrite import expected, without_change
 from editjournal.daemon.writing.guards import overwrite_refusal, overwritten_unseen
-from editjournal.daemon.writing.history import document
 from editjournal.daemon.writing.path import rejected, write
 from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -49,6 +64,9 @@ DENIED = frozenset({ErrorCode.ANCHOR_STALE, ErrorCode.WRITE_ACCESS_DENIED})
 @handles("check_write")
 def check_write(ctx: Context, params: CheckWriteParams) -> Outcome:
     path = ctx.workspace.file_relative(params.path)
+    full = ctx.workspace.harness_writes.room_for(path, ctx.agent)
+    if full is not None:  # before any work: an agent's flood costs the thread nothing
+        raise full
     target = open_target(ctx, path, missing_ok=True)
     if params.content is not None:
         refused, checked = _whole_refused(target, params), 1
@@ -56,11 +74,33 @@ def check_write(ctx: Context, params: CheckWriteParams) -> Outcome:
         refused, checked = _edits_refused(target, params)
     if refused is not None:
         return refused
-    ctx.workspace.harness_writes.announce(path, ctx.agent)
+    _announce(target, params)
     result = CheckWriteResult(
         path=path, version=target.version, exists=target.exists, checked=checked
     )
     return Outcome(result, events=list(target.noticed))
+
+
+def _announce(target: Target, params: CheckWriteParams) -> None:
+    """Note the content checked and what the tool will make of it, for the watcher and
+    the claim. Nothing when the tool's result cannot be foreseen (an edit whose text is
+    not there: the tool fails) or changes nothing (`edits: []`): such an announcement
+    would hold no change, and so credits none and hides none."""
+    if params.content is not None:
+        wanted: Document | None = parse(params.content)
+    else:
+        edits = [(e.old_string, e.new_string, e.replace_all) for e in params.edits or ()]
+        wanted = expected(target.doc, edits)
+    if wanted is None:
+        return
+    text = render(wanted)
+    if text == target.snap.text:
+        return
+    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    checked_sha = target.snap.sha256 if target.exists else None
+    ctx = target.ctx
+    note = announced(target.path, ctx.agent, target.snap.text, checked_sha, text, sha)
+    ctx.workspace.harness_writes.announce(note)
 
 
 def _edits_refused(target: Target, params: CheckWriteParams) -> tuple[Outcome | None, int]:
@@ -101,60 +141,184 @@ def _whole_refused(target: Target, params: CheckWriteParams) -> Outcome | None:
 @handles("claim_write")
 def claim_write(ctx: Context, params: ClaimWriteParams) -> Outcome:
     path = ctx.workspace.file_relative(params.path)
-    ctx.workspace.harness_writes.settle(path)
+    writes = ctx.workspace.harness_writes
+    mine = writes.of(path, ctx.agent)
+    if mine is None and (others := writes.by_others(path, ctx.agent)):
+        raise _not_yours(ctx, path, others)
+    if mine is not None:
+        writes.settle(path, ctx.agent)
+    now = _on_disk(ctx, path)
+    if now is None:
+        gone = ClaimWriteResult(path=path, version=ctx.state.last_seq, sha256=None, recorded=False)
+        return Outcome(gone)
+    denied = write_access_denied(ctx.workspace.state_dir, ctx.agent)
+    if denied is not None:  # refused as its write would be: the change is nobody's
+        return Outcome(error=denied, **_outside_whole(ctx, now, mine))
     known = ctx.state.files.get(path)
-    before_sha = known.sha256 if known is not None else None
+    if known is not None and known.sha256 == now.snap.sha256:
+        return _known_now(now, known.version, mine)  # the journal holds it: the agent knows it
+    session = _without_change(mine, now)
+    if mine is None or session is None:
+        return _all_outside(ctx, now, mine)
+    return _split(ctx, params, now, mine, session)
+
+
+class _Now(NamedTuple):
+    """The file as the claim found it."""
+
+    snap: FileSnapshot
+    doc: Document
+
+    @property
+    def read(self) -> FileRead:
+        snap = self.snap
+        return FileRead(
+            path=snap.path, sha256=snap.sha256, size=snap.size, line_count=self.doc.line_count
+        )
+
+
+def _on_disk(ctx: Context, path: str) -> _Now | None:
     try:
         snap = ctx.workspace.read(path)
     except ToolError as e:
         if e.code is not ErrorCode.FILE_NOT_FOUND:
             raise
-        gone = ClaimWriteResult(path=path, version=ctx.state.last_seq, sha256=None, recorded=False)
-        return Outcome(gone)
-    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
-    count = parsed.doc.line_count
-    blobs = {snap.sha256: snap.data}  # every event below names it: the journal holds it
-    seen = FileRead(path=path, sha256=snap.sha256, size=len(snap.data), line_count=count)
-    if before_sha == snap.sha256:  # the journal holds this content: the agent now knows it
-        assert known is not None
-        result = ClaimWriteResult(
-            path=path, version=known.version, sha256=snap.sha256, recorded=False,
-            lines_before=count, lines_after=count,
-        )  # fmt: skip
-        return Outcome(result, events=[seen], blobs=blobs)
-    if before_sha is not None and not ctx.journal.has_blob(before_sha):
-        # what it replaced was never stored (a file no agent had read): a write needs
-        # its before content, so this is journaled as the change it is, then seen
-        change = OutsideChangeRecorded(
-            path=path, change="modified", old_sha256=before_sha, new_sha256=snap.sha256,
-            size=len(snap.data), line_count=count,
-        )  # fmt: skip
-        result = ClaimWriteResult(
-            path=path, version=ctx.next_seq, sha256=snap.sha256, recorded=False,
-            lines_before=known.line_count if known is not None else 0, lines_after=count,
-        )  # fmt: skip
-        return Outcome(result, events=[change, seen], blobs=blobs)
-    if before_sha is None and not ctx.journal.has_blob(EMPTY_SHA256):
-        blobs[EMPTY_SHA256] = b""
-    before = document(ctx, before_sha)
-    line_changes = changes(before.doc.lines, parsed.doc.lines) if before is not None else []
-    event = EditApplied(
-        path=path,
-        writer=params.tool,
-        before_sha256=before_sha or EMPTY_SHA256,
-        after_sha256=snap.sha256,
-        size=len(snap.data),
+        return None
+    return _Now(snap, ctx.cache.parsed(snap.sha256, snap.text, snap.path).doc)
+
+
+def _not_yours(ctx: Context, path: str, others: list[Announced]) -> ToolError:
+    """Another agent announced this write: crediting it to the claimer would be false."""
+    who = sorted({a.agent for a in others})
+    return ToolError(
+        ErrorCode.WRONG_OWNER,
+        f"the write of {path} was announced (check_write) by {', '.join(map(repr, who))},"
+        f" not by {ctx.agent!r}: only the agent that announced a write may claim it;"
+        " nothing was journaled",
+        {"path": path, "announced_by": who},
+    )
+
+
+def _without_change(mine: Announced | None, now: _Now) -> Document | None:
+    """The file without the change this agent's checked edits make: None when there is
+    no announcement, or the change cannot be told apart from the rest of the file."""
+    if mine is None:
+        return None
+    checked, wanted = mine.documents()
+    if now.snap.sha256 == mine.wanted_sha:
+        return checked
+    return without_change(checked, wanted, now.doc)
+
+
+def _known_now(now: _Now, version: int, mine: Announced | None) -> Outcome:
+    count = now.doc.line_count
+    result = ClaimWriteResult(
+        path=now.snap.path, version=version, sha256=now.snap.sha256, recorded=False,
+        lines_before=count, lines_after=count,
+    )  # fmt: skip
+    outcome = Outcome(result, events=[now.read], blobs={now.snap.sha256: now.snap.data})
+    if mine is None:
+        outcome.warnings.append(_UNANNOUNCED.format(path=now.snap.path))
+    return outcome
+
+
+_UNANNOUNCED = (
+    "no write of {path} by this agent was announced (check_write), or the announcement"
+    " expired: its content is journaled as an outside change, not as yours"
+)
+
+
+def _all_outside(ctx: Context, now: _Now, mine: Announced | None) -> Outcome:
+    """The whole change is an outside change: nothing of it is the claimer's to be
+    credited with. With no announcement (never made, expired, forgotten) the claimer's
+    tool still left this content, which it now knows; when its change cannot be told
+    apart from someone else's, it has not seen theirs (its next edit there is judged
+    against what it read)."""
+    known = ctx.state.files.get(now.snap.path)
+    result = ClaimWriteResult(
+        path=now.snap.path, version=ctx.next_seq, sha256=now.snap.sha256, recorded=False,
         lines_before=known.line_count if known is not None else 0,
-        line_count=count,
-        operations=[{"op": params.tool}],
-        line_changes=line_changes,
-        unseen=_unseen_after(ctx, path, before_sha, line_changes, count),
+        lines_after=now.doc.line_count,
+    )  # fmt: skip
+    outcome = Outcome(result, **_outside_whole(ctx, now, mine))
+    if mine is None:
+        outcome.events.append(now.read)
+        outcome.warnings.append(_UNANNOUNCED.format(path=now.snap.path))
+    else:
+        outcome.warnings.append(
+            f"{now.snap.path} holds changes besides the edits check_write allowed, and which"
+            " lines are yours cannot be told apart: the whole change is journaled as an"
+            " outside change, not as yours"
+        )
+    return outcome
+
+
+def _outside_whole(ctx: Context, now: _Now, mine: Announced | None) -> dict[str, Any]:
+    """The events (and blobs) journaling the file as it is now as an outside change."""
+    known = ctx.state.files.get(now.snap.path)
+    if known is not None and known.sha256 == now.snap.sha256:
+        return {}
+    existed = known is not None and known.sha256 is not None
+    existed = existed or (mine is not None and mine.checked_sha is not None)
+    change = _outside(ctx, now.snap.path, now.snap.sha256, now.doc, now.snap.size, existed)
+    return {"events": [change], "blobs": {now.snap.sha256: now.snap.data}}
+
+
+def _outside(
+    ctx: Context, path: str, sha: str, doc: Document, size: int, existed: bool
+) -> OutsideChangeRecorded:
+    known = ctx.state.files.get(path)
+    return OutsideChangeRecorded(
+        path=path, change="modified" if existed else "created",
+        old_sha256=known.sha256 if known is not None else None, new_sha256=sha,
+        size=size, line_count=doc.line_count,
+    )  # fmt: skip
+
+
+def _split(
+    ctx: Context, params: ClaimWriteParams, now: _Now, mine: Announced, base: Document
+) -> Outcome:
+    """Someone else's part first, as an outside change to `base` (the file without this
+    agent's change), when the journal's content is not that already; then this agent's
+    change, `base` -> the file now, as its `edit_applied` (writer: the harness's tool)."""
+    path, known = now.snap.path, ctx.state.files.get(now.snap.path)
+    data = render(base).encode("utf-8", "surrogatepass")
+    sha = hashlib.sha256(data).hexdigest()
+    events: list[Any] = []
+    blobs = {now.snap.sha256: now.snap.data}
+    if not ctx.journal.has_blob(sha):
+        blobs[sha] = data  # the write's before content: every edit_applied's is held
+    journal_sha = known.sha256 if known is not None else None
+    if sha != (journal_sha or EMPTY_SHA256):  # someone else's lines, or a file found
+        existed = (known is not None and known.sha256 is not None) or mine.checked_sha is not None
+        events.append(_outside(ctx, path, sha, base, len(data), existed))
+    line_changes = refined(base.lines, now.doc.lines, [])
+    count = now.doc.line_count
+    events.append(
+        EditApplied(
+            path=path,
+            writer=params.tool,
+            before_sha256=sha,
+            after_sha256=now.snap.sha256,
+            size=now.snap.size,
+            lines_before=base.line_count,
+            line_count=count,
+            operations=[{"op": params.tool}],
+            line_changes=line_changes,
+            unseen=_unseen_after(ctx, path, sha, line_changes, count),
+        )
     )
     result = ClaimWriteResult(
-        path=path, version=ctx.next_seq, sha256=snap.sha256, recorded=True,
-        lines_before=event.lines_before, lines_after=count,
+        path=path, version=ctx.next_seq + len(events) - 1, sha256=now.snap.sha256,
+        recorded=True, lines_before=base.line_count, lines_after=count,
     )  # fmt: skip
-    return Outcome(result, events=[event], blobs=blobs)
+    outcome = Outcome(result, events=events, blobs=blobs)
+    if len(events) > 1:
+        outcome.warnings.append(
+            f"{path} holds changes besides the edits check_write allowed: they are journaled"
+            f" as an outside change (version {ctx.next_seq}), and only your edits as yours"
+        )
+    return outcome
 
 
 def _unseen_after(

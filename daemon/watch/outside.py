@@ -59,13 +59,13 @@ class OutsideObserver:
 
     def observe(self, state: State, rel: str, tracked_hint: bool = False) -> Observation:
         """One path: created, modified or deleted, if its content differs from the state's."""
-        if self.workspace.harness_writes.defers(rel):
-            return Observation()  # an agent's own harness tool writes it: its hook claims it
         known = state.files.get(rel)
         if known is not None and (own := self.workspace.own_writes.unchanged(rel, known.sha256)):
             self.stat_cache[rel] = (own[2], own[3])  # the daemon's own write: nothing to see
             return Observation()
         found = self._fingerprint(rel)
+        if self._announced(rel, known, found):
+            return Observation()  # an agent's announced write: its claim journals it
         existed = known is None and self.unseen.pop(rel, None) is not None
         if found is None:
             if known is not None and known.sha256 is not None:
@@ -80,6 +80,14 @@ class OutsideObserver:
             lines = None  # the daemon will not serve it: its content is not stored either
         existed = existed or old_sha is not None
         return _changed(rel, old_sha, found, lines, tracked, existed=existed)
+
+    def _announced(self, rel: str, known: FileInfo | None, found: Fingerprint | None) -> bool:
+        """A change that holds a write a harness hook announced (check_write): its claim
+        journals it in a moment, split between the agent and whoever else wrote there.
+        Anything else is looked at now, announced or not (daemon/files/harnesswrites.py)."""
+        if found is None or (known is not None and known.sha256 == found.sha256):
+            return False
+        return self.workspace.harness_writes.defers(rel, found.sha256, found.text)
 
     def observe_move(self, state: State, src: str, dest: str) -> Observation:
         """A rename: the source is `moved` (if it was known); the destination is observed
