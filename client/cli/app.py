@@ -67,6 +67,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "apply_patch": ("apply-patch",),
     "hook": ("hook",),
     "hooks": ("hooks",),
+    "gitnotes": ("git-notes",),
     "fleet": ("fleet", "ship"),
 }
 GENERATED = "generated"

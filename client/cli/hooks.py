@@ -39,7 +39,8 @@ from editjournal.client.harness.hook_settings import (
 )
 from editjournal.client.views.render import emit
 
-HARNESS = click.Choice(sorted(HARNESSES))
+GIT = "git"  # not a harness: the repository's own hooks (client/harness/git_hooks.py)
+HARNESS = click.Choice(sorted([*HARNESSES, GIT]))
 SCOPE_HELP = (
     "project: the workspace's settings file; local: its uncommitted one (Claude Code's"
     " settings.local.json); user: the one in your home directory."
@@ -52,6 +53,7 @@ SCOPE_HELP = (
   editjournal hooks install claude-code                 .claude/settings.json of the workspace
   editjournal hooks install claude-code --scope user    ~/.claude/settings.json
   editjournal hooks install claude-code --dry-run       print the change, write nothing
+  editjournal hooks install git                         post-commit: git notes of authorship
   editjournal hooks status
   editjournal hooks uninstall claude-code"""
     )
@@ -90,7 +92,13 @@ def install_hooks(harness: str, scope: str, dry_run: bool) -> int:
 
     The workspace's settings file, or with --scope user the one in your home directory,
     created when missing. Run again, it changes nothing; hooks an older editjournal
-    installed (another path) are pointed at this one, where they are."""
+    installed (another path) are pointed at this one, where they are.
+
+    git: the repository's post-commit and post-rewrite hooks (where core.hooksPath
+    says), which write and carry `editjournal git-notes`; a hook already there is kept
+    and called first."""
+    if harness == GIT:
+        return _git_hooks("install", scope, dry_run)
     chosen = HARNESSES[harness]
     command = hook_command(chosen)
     with _refused():
@@ -109,7 +117,10 @@ def install_hooks(harness: str, scope: str, dry_run: bool) -> int:
 def uninstall_hooks(harness: str, scope: str, dry_run: bool) -> int:
     """Remove editjournal's hooks, and nothing else.
 
-    An entry, an event or `hooks` left empty by that goes too; the file stays."""
+    An entry, an event or `hooks` left empty by that goes too; the file stays.
+    git: ours go, and a hook they kept comes back."""
+    if harness == GIT:
+        return _git_hooks("uninstall", scope, dry_run)
     chosen = HARNESSES[harness]
     with _refused():
         plan = plan_uninstall(chosen, scope, _file(chosen, scope))
@@ -129,6 +140,8 @@ def hooks_status(harness: str | None, scope: str | None) -> int:
     Per harness and scope: the settings file, each hook entry editjournal wants
     (installed, outdated: another editjournal's path, or missing) and any of ours
     found elsewhere in it."""
+    if harness == GIT:
+        return _git_status()
     chosen = [HARNESSES[harness]] if harness else list(HARNESSES.values())
     rows = [
         status(h, s, _file(h, s), hook_command(h))
@@ -141,6 +154,80 @@ def hooks_status(harness: str | None, scope: str | None) -> int:
         return EXIT_OK
     emit([line for row in rows for line in _status_lines(row)])
     emit([f"{h.title} hook command: {hook_command(h)}" for h in chosen])
+    return EXIT_OK
+
+
+# --- git: the repository's hooks -----------------------------------------------------------------
+
+
+def _git_dir() -> Path:
+    from editjournal.client.harness.git_hooks import GitHookError, hooks_dir
+
+    try:
+        return hooks_dir(Path.cwd())
+    except GitHookError:
+        return hooks_dir(settings().root)  # `--workspace` named from outside the repository
+
+
+@contextlib.contextmanager
+def _git_refused() -> Iterator[None]:
+    from editjournal.client.harness.git_hooks import GitHookError
+
+    try:
+        yield
+    except (GitHookError, OSError) as e:
+        raise BadInput(str(e)) from e
+
+
+def _git_hooks(verb: str, scope: str, dry_run: bool) -> int:
+    from editjournal.client.harness import git_hooks
+    from editjournal.client.harness.hook_settings import program
+
+    if scope != "project":
+        raise BadInput("git hooks are the repository's own: --scope does not apply")
+    with _git_refused():
+        directory = _git_dir()
+        if verb == "install":
+            done = git_hooks.install(directory, program(), dry_run)
+        else:
+            done = git_hooks.uninstall(directory, dry_run)
+    if settings().json:
+        rows = [{"hook": d.hook, "file": str(d.path), "outcome": d.outcome} for d in done]
+        print_json({"harness": GIT, "dry_run": dry_run, "hooks": rows})
+        return EXIT_OK
+    head = "dry run, nothing written: " if dry_run else ""
+    emit(
+        [
+            f"{head}git {d.hook} hook {d.path}: "
+            + _GIT_SAID[d.outcome].format(kept=f"{d.path.name}{git_hooks.KEPT_SUFFIX}")
+            for d in done
+        ]
+    )
+    return EXIT_OK
+
+
+_GIT_SAID = {
+    "installed": "installed",
+    "updated": "pointed at this editjournal",
+    "unchanged": "already installed: nothing written",
+    "chained": "installed; the hook that was there is kept as {kept} and runs first",
+    "removed": "removed",
+    "restored": "removed; the hook it kept is back in its place",
+    "absent": "none there: nothing to remove",
+    "foreign": "not editjournal's: left alone",
+}
+
+
+def _git_status() -> int:
+    from editjournal.client.harness.git_hooks import state
+
+    with _git_refused():
+        directory = _git_dir()
+        found = state(directory)
+    if settings().json:
+        print_json({"harness": GIT, "directory": str(directory), "hooks": found})
+    else:
+        emit([f"git hooks in {directory}:", *(f"  {h}: {s}" for h, s in found.items())])
     return EXIT_OK
 
 
