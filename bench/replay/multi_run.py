@@ -92,9 +92,8 @@ def _play(agents: Agents, i: int, case: MultiCase, tool: str) -> Play:
     path = _name(i, tool)
     read = agents.a.read_file(path, hashes=tool == "edit")  # the default window
     memory = Memory.after_read(case.lines, read.lines or [], read.sha256)
-    seen_b = {r.line: r for r in agents.b.read_file(path, hashes=True, max_lines=FULL).lines or []}
     try:
-        agents.b.edit(path, tools.anchored_ops(case.b_hunk, seen_b), skip_safety_check=True)
+        _land_b(agents.b, path, case)
     except RequestError as e:
         return Play(i, tool, case.min_gap, len(case.lines), "skipped", message=f"B: {e.message}")
     calls: list[Call] = []
@@ -105,6 +104,14 @@ def _play(agents: Agents, i: int, case: MultiCase, tool: str) -> Play:
                 break
     return Play(i, tool, case.min_gap, len(case.lines), _outcome(case, calls, agents, path),
                 calls, memory.window_reads)  # fmt: skip
+
+
+def _land_b(b: Client, path: str, case: MultiCase) -> None:
+    """B lands its hunk from a fresh full read: a `git diff -U3` hunk locked by the read's
+    sha (anchors could name a repeated line; B's own write is not what is measured)."""
+    sha = b.read_file(path, max_lines=FULL).sha256
+    diff = tools.unified(case.lines, case.b_hunk, path)
+    b.safe_patch(path, diff, sha, include_content=False, skip_safety_check=True)
 
 
 def _call(agents: Agents, tool: str, path: str, case: MultiCase, memory: Memory, k: int) -> Call:
