@@ -270,12 +270,12 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def note_commit(git: Git, journal: JournalReader, root: Path, rev: str) -> Noted:
+def note_commit(
+    git: Git, journal: JournalReader, root: Path, sha: str, parent: str | None
+) -> Noted:
     from editjournal.daemon.audit.authorlog import render
     from editjournal.daemon.audit.authorship import authorship
 
-    sha = git.commit(rev)
-    parent = git.parent(sha)
     files, skipped = committed_files(git, root, parent, sha)
     computed: Computed = authorship(journal, sha, files)
     skipped += [Skipped(path, why) for path, why in computed.unknown.items()]
@@ -387,6 +387,8 @@ def _git_notes(
     if rewritten is not None:
         emit(carry_notes(git, read_pairs(sys.stdin.read()), rewritten))
         return EXIT_OK
+    # every commit named is checked before the journal is opened or anything written
+    commits = [(sha, git.parent(sha)) for sha in map(git.commit, revs or ("HEAD",))]
     root = settings().root
     path = Path(journal_file) if journal_file else root / STATE_DIR_NAME / JOURNAL_FILE
     if not path.is_file():
@@ -394,7 +396,7 @@ def _git_notes(
             return EXIT_OK  # a repository editjournal never served: nothing to say
         raise BadInput(f"no journal at {path}: editjournal has not served {root}")
     with opened(str(path)) as journal:
-        done = [note_commit(git, journal, root, rev) for rev in (revs or ("HEAD",))]
+        done = [note_commit(git, journal, root, sha, parent) for sha, parent in commits]
     if settings().json:
         print_json({"notes": [n.as_json() for n in done]})
     else:
