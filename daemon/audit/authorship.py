@@ -143,7 +143,7 @@ def _file_authors(
     base = _newest(history[:chosen], _sha(file.parent)) if file.parent is not None else None
     lines, owners = _fold(journal, history[: chosen + 1], -1 if base is None else base, counts)
     if lines is None:
-        return "a journal content it needs was not stored"
+        return "the journal has its hash only, not its lines (no agent read it)"
     committed = lines_of(file.content)
     return _aligned(committed, lines, owners)
 

@@ -1,0 +1,182 @@
+"""Git AI Standard v3.0.0 authorship logs as git notes, end to end: a real git repository
+as the workspace, a real daemon, two agent sessions and a person editing files, then
+`git commit` with `editjournal hooks install git`'s hooks. Each note is read back with
+git, parsed, held to the standard's grammar (tests/gitai_standard.py) and compared line
+range by line range with what the agents wrote and the commit kept. Then the bad
+inputs: each a clear message, and nothing else in the repository changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from editjournal.client import Client
+from editjournal.daemon.audit.authorlog import key_of, parse
+from tests.conftest import RunningDaemon
+from tests.e2e.cli_support import cli, cli_env
+from tests.gitai_standard import problems
+from tests.polling import wait_until
+
+ALICE, CLAUDE = "alice", "claude-code:5e55-10n"
+
+
+def git(root: Path, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=root, input=stdin, capture_output=True, text=True,
+        env=cli_env(GIT_EDITOR="true"), timeout=60,
+    )  # fmt: skip
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)}: {done.stderr}")
+    return done.stdout + done.stderr
+
+
+def init_repo(root: Path) -> None:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "pat@example.com")
+    git(root, "config", "user.name", "Pat Person")
+
+
+def note(root: Path, rev: str = "HEAD") -> dict[str, dict[str, list[int]]]:
+    """The note of `rev`, conforming, as {path: {key: lines}}."""
+    text = git(root, "notes", "--ref=ai", "show", rev)
+    assert problems(text) == [], text
+    return parse(text).files
+
+
+def has_note(root: Path, rev: str) -> bool:
+    return subprocess.run(["git", "notes", "--ref=ai", "show", rev], cwd=root,
+                          capture_output=True).returncode == 0  # fmt: skip
+
+
+def person_writes(client: Client, root: Path, rel: str, text: str) -> None:
+    """An editor's save (written in place: closed after writing, the watcher settles it
+    at once), waited for in the journal."""
+    (root / rel).write_text(text)
+    want = hashlib.sha256(text.encode()).hexdigest()
+
+    def recorded() -> bool:
+        events = client.log(path=rel, kind="outside_change", limit=1000).events
+        return any(e.body.get("new_sha256") == want for e in events)
+
+    wait_until(recorded, 20, f"the person's change of {rel}")
+
+
+def anchors(client: Client, path: str) -> dict[str, str]:
+    return {row.text: row.hash for row in client.read_file(path, hashes=True).lines or []}
+
+
+def lines(*rows: str) -> str:
+    return "".join(r + "\n" for r in rows)
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    init_repo(workspace)
+    (workspace / "a.txt").write_text(lines("l1", "l2", "l3", "l4", "l5"))
+    git(workspace, "add", "a.txt")
+    git(workspace, "commit", "-q", "-m", "the person's start")
+    return workspace
+
+
+@pytest.fixture
+def hooked(repo: Path, daemon: RunningDaemon) -> Path:
+    out = cli(repo, "hooks", "install", "git", cwd=repo)
+    assert out.returncode == 0 and "post-commit" in out.stdout, out.stderr
+    return repo
+
+
+def two_sessions_and_a_person(root: Path, daemon: RunningDaemon) -> tuple[Client, Client]:
+    """alice inserts two lines in a.txt; the Claude Code session replaces its l5 and
+    writes b.txt; the person rewrites one line of each agent's."""
+    alice, claude = daemon.client(ALICE), daemon.client(CLAUDE)
+    alice.edit("a.txt", [{"op": "insert_after", "hash": anchors(alice, "a.txt")["l2"],
+                          "content": "alice 1\nalice 2"}])  # fmt: skip
+    claude.edit("a.txt", [{"op": "replace_line", "hash": anchors(claude, "a.txt")["l5"],
+                           "content": "claude 5"}])  # fmt: skip
+    claude.write_file("b.txt", lines("b1", "b2", "b3"))
+    person_writes(
+        alice, root, "a.txt", lines("l1", "l2", "person 1", "alice 2", "l3", "l4", "claude 5")
+    )
+    person_writes(alice, root, "b.txt", lines("b1", "B2 by the person", "b3"))
+    return alice, claude
+
+
+def test_a_hooked_commit_attests_exactly_the_agents_committed_lines(
+    hooked: Path, daemon: RunningDaemon
+):
+    root = hooked
+    two_sessions_and_a_person(root, daemon)
+    (root / "d.txt").write_text("the person's own file\n")
+    git(root, "add", "a.txt", "b.txt", "d.txt")
+    said = git(root, "commit", "-q", "-m", "agents and a person")
+    assert "editjournal" not in said  # the hook was quiet
+    alice, claude = key_of(ALICE), key_of(CLAUDE)
+    expected = {"a.txt": {alice: [4], claude: [7]}, "b.txt": {claude: [1, 3]}}
+    assert note(root) == expected
+    meta = json.loads(git(root, "notes", "--ref=ai", "show", "HEAD").split("\n---\n")[1])
+    assert meta["base_commit_sha"] == git(root, "rev-parse", "HEAD").strip()
+    assert meta["prompts"][alice] == {
+        "agent_id": {"tool": "editjournal", "id": ALICE, "model": "unknown"},
+        "total_additions": 2, "total_deletions": 0, "accepted_lines": 1, "overriden_lines": 1,
+    }  # fmt: skip
+    assert meta["prompts"][claude]["agent_id"]["tool"] == "claude"
+    assert [meta["prompts"][claude][k] for k in ("total_additions", "total_deletions",
+            "accepted_lines", "overriden_lines")] == [4, 1, 3, 1]  # fmt: skip
+    assert "messages" not in meta["prompts"][claude]  # the journal records no prompts
+
+    head = git(root, "rev-parse", "HEAD").strip()
+    git(root, "notes", "--ref=ai", "remove", "HEAD")
+    git(root, "checkout", "-q", "--detach")  # a detached HEAD is still a commit to note
+    out = cli(root, "git-notes", head, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{head[:12]}: 4 lines by 2 agent sessions in 2 files")
+    assert "not attested: d.txt (" in out.stdout  # the person's own file
+    assert note(root, head) == expected
+    again = cli(root, "git-notes", "HEAD", cwd=root)
+    assert "note replaced" in again.stdout and note(root, head) == expected
+
+
+def test_what_was_staged_is_attested_not_what_the_working_tree_holds_now(
+    hooked: Path, daemon: RunningDaemon
+):
+    root = hooked
+    alice = daemon.client(ALICE)
+    alice.write_file("s.txt", lines("staged 1", "staged 2"))
+    git(root, "add", "s.txt")
+    alice.write_file("s.txt", lines("staged 1", "staged 2", "after git add"))
+    person_writes(alice, root, "s.txt", lines("person 0", "staged 1", "staged 2", "after git add"))
+    git(root, "commit", "-q", "-m", "the staged version")
+    assert note(root) == {"s.txt": {key_of(ALICE): [1, 2]}}
+    assert git(root, "show", "HEAD:s.txt") == lines("staged 1", "staged 2")
+
+
+def test_amend_and_a_plain_rebase_keep_the_logs_right(hooked: Path, daemon: RunningDaemon):
+    root = hooked
+    alice, claude = two_sessions_and_a_person(root, daemon)
+    git(root, "checkout", "-q", "-b", "topic")
+    git(root, "add", "a.txt", "b.txt")
+    git(root, "commit", "-q", "-m", "agents")
+    first = git(root, "rev-parse", "HEAD").strip()
+    claude.edit("b.txt", [{"op": "insert_after", "hash": anchors(claude, "b.txt")["b3"],
+                           "content": "b4"}])  # fmt: skip
+    git(root, "add", "b.txt")
+    git(root, "commit", "-q", "--amend", "--no-edit")
+    amended = git(root, "rev-parse", "HEAD").strip()
+    a, c = key_of(ALICE), key_of(CLAUDE)
+    expected = {"a.txt": {a: [4], c: [7]}, "b.txt": {c: [1, 3, 4]}}
+    assert note(root, amended) == expected
+    assert not has_note(root, first)  # the standard: the amended commit's note goes
+
+    git(root, "checkout", "-q", "main")  # the person adds a line on top, on main
+    person_writes(alice, root, "a.txt", lines("l0 by the person", "l1", "l2", "l3", "l4", "l5"))
+    git(root, "commit", "-q", "-am", "the person, on main")
+    git(root, "checkout", "-q", "topic")
+    git(root, "rebase", "-q", "main")
+    rebased = git(root, "rev-parse", "HEAD").strip()
+    assert rebased != amended
+    assert note(root, rebased) == {"a.txt": {a: [5], c: [8]}, "b.txt": {c: [1, 3, 4]}}
+    assert git(root, "show", f"{rebased}:a.txt").splitlines()[4] == "alice 2"
