@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from editjournal.daemon.text.lines import Document, parse
-from editjournal.daemon.text.toolwrite import without_change
+from editjournal.daemon.text.toolwrite import Split, change_of, without_change
 from editjournal.schemas.errors import ErrorCode, ToolError
 
 ANNOUNCED_S = 60.0  # how long an announced write waits for its claim
@@ -51,23 +52,32 @@ class Announced:
     checked_sha: str | None
     wanted: str
     wanted_sha: str
+    # derived once, on first need: the change as line changes, and the last content told
+    # apart (the watcher's look and the claim look at the same content, one after the other)
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def held(self) -> int:
         return len(self.checked) + len(self.wanted)
 
-    def documents(self) -> tuple[Document, Document]:
-        return parse(self.checked), parse(self.wanted)
+    def split(self, sha: str, now: Document) -> Split | None:
+        """Content `now` (hash `sha`) told apart into this write's change and the rest;
+        None when it does not hold the change, or not so that it can be told apart."""
+        found = self._memo.get("split")
+        if found is not None and found[0] == sha:
+            return found[1]  # type: ignore[no-any-return]
+        checked, wanted = parse(self.checked), parse(self.wanted)
+        if "change" not in self._memo:
+            self._memo["change"] = change_of(checked, wanted)
+        split = without_change(checked, wanted, now, self._memo["change"])
+        self._memo["split"] = (sha, split)
+        return split
 
     def holds_change(self, sha: str, text: str | None) -> bool:
-        """Whether content `text` (hash `sha`) holds this write's change: exactly the
-        expected content, or it with other lines around the change."""
+        """Whether content `text` (hash `sha`; None: not text) holds this write's change."""
         if sha == self.wanted_sha:
             return True
-        if text is None:
-            return False
-        checked, wanted = self.documents()
-        return without_change(checked, wanted, parse(text)) is not None
+        return text is not None and self.split(sha, parse(text)) is not None
 
 
 class HarnessWrites:

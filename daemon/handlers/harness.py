@@ -40,8 +40,7 @@ from editjournal.daemon.text.lines import Document, parse, render
 from editjournal.daemon.text.ranges import LineRanges, normalized, subtract, to_ranges, whole
 from editjournal.daemon.text.replace import Joined, find_all
 from editjournal.daemon.text.replace import normalized as normalized_text
-from editjournal.daemon.text.revert import refined
-from editjournal.daemon.text.toolwrite import expected, without_change
+from editjournal.daemon.text.toolwrite import Split, expected
 from editjournal.daemon.writing.guards import overwrite_refusal, overwritten_unseen
 from editjournal.daemon.writing.path import rejected, write
 from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
@@ -199,15 +198,10 @@ def _not_yours(ctx: Context, path: str, others: list[Announced]) -> ToolError:
     )
 
 
-def _without_change(mine: Announced | None, now: _Now) -> Document | None:
-    """The file without the change this agent's checked edits make: None when there is
-    no announcement, or the change cannot be told apart from the rest of the file."""
-    if mine is None:
-        return None
-    checked, wanted = mine.documents()
-    if now.snap.sha256 == mine.wanted_sha:
-        return checked
-    return without_change(checked, wanted, now.doc)
+def _without_change(mine: Announced | None, now: _Now) -> Split | None:
+    """The file told apart into the change this agent's checked edits make and the rest:
+    None when there is no announcement, or the change cannot be told apart."""
+    return None if mine is None else mine.split(now.snap.sha256, now.doc)
 
 
 def _known_now(now: _Now, version: int, mine: Announced | None) -> Outcome:
@@ -276,12 +270,12 @@ def _outside(
 
 
 def _split(
-    ctx: Context, params: ClaimWriteParams, now: _Now, mine: Announced, base: Document
+    ctx: Context, params: ClaimWriteParams, now: _Now, mine: Announced, split: Split
 ) -> Outcome:
     """Someone else's part first, as an outside change to `base` (the file without this
     agent's change), when the journal's content is not that already; then this agent's
     change, `base` -> the file now, as its `edit_applied` (writer: the harness's tool)."""
-    path, known = now.snap.path, ctx.state.files.get(now.snap.path)
+    path, known, base = now.snap.path, ctx.state.files.get(now.snap.path), split.base
     data = render(base).encode("utf-8", "surrogatepass")
     sha = hashlib.sha256(data).hexdigest()
     events: list[Any] = []
@@ -292,7 +286,7 @@ def _split(
     if sha != (journal_sha or EMPTY_SHA256):  # someone else's lines, or a file found
         existed = (known is not None and known.sha256 is not None) or mine.checked_sha is not None
         events.append(_outside(ctx, path, sha, base, len(data), existed))
-    line_changes = refined(base.lines, now.doc.lines, [])
+    line_changes = split.changes
     count = now.doc.line_count
     events.append(
         EditApplied(

@@ -21,11 +21,11 @@ it as an outside change.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from editjournal.daemon.text.edit import apply_plan
-from editjournal.daemon.text.lines import Document, parse
-from editjournal.daemon.text.rebase import line_map
+from editjournal.daemon.text.edit import EditPlan, apply_plan
+from editjournal.daemon.text.lines import Document, parse, render
+from editjournal.daemon.text.rebase import LineChange, line_map
 from editjournal.daemon.text.replace import Joined, find_all, normalized, plan_replace
 from editjournal.daemon.text.revert import refined, revert_plan
 
@@ -36,6 +36,8 @@ def expected(checked: Document, edits: Sequence[Replacement]) -> Document | None
     """The content the harness's tool leaves when it makes `edits` in turn on `checked`;
     None when one of them would fail there (its text not found, or found more than once
     without replace_all): the tool then writes nothing the daemon can foresee."""
+    if not checked.bom and set(checked.endings) <= {"\n", ""}:
+        return _replaced_text(render(checked), edits)  # "\n" only: the text is the lines
     doc = checked
     for old_string, new_string, replace_all in edits:
         found = _replaced(doc, normalized(old_string), normalized(new_string), replace_all)
@@ -43,6 +45,22 @@ def expected(checked: Document, edits: Sequence[Replacement]) -> Document | None
             return None
         doc = found
     return doc
+
+
+def _replaced_text(text: str, edits: Sequence[Replacement]) -> Document | None:
+    """`expected` of a file with "\n" endings only: `str.replace`, as the tool makes it."""
+    for old_string, new_string, replace_all in edits:
+        old, new = normalized(old_string), normalized(new_string)
+        if not old:
+            if text:
+                return None
+            text = new_string
+            continue
+        count = text.count(old)
+        if not count or (count > 1 and not replace_all):
+            return None
+        text = text.replace(old, new)
+    return parse(text)
 
 
 def _replaced(doc: Document, old: str, new: str, replace_all: bool) -> Document | None:
@@ -67,27 +85,49 @@ def _ending(doc: Document, final: bool | None) -> Document:
     return replace(doc, endings=(*doc.endings[:-1], last))
 
 
-def without_change(checked: Document, wanted: Document, now: Document) -> Document | None:
-    """`now` with the change `checked` -> `wanted` taken out: what the file would hold
-    had the tool not run. None when that is not well defined: the change made nothing,
-    is not in `now`, or lines it wrote (or a deletion's neighbours) were changed since;
-    and when putting the change back on the answer would not give `now` again."""
+@dataclass(frozen=True)
+class Split:
+    """A file told apart: `base` is the file without the change, and `changes` the change
+    in `base`'s coordinates, exact ((start, end, inserted), as `edit_applied` records it)."""
+
+    base: Document
+    changes: list[LineChange]
+
+
+def change_of(checked: Document, wanted: Document) -> list[LineChange]:
+    """The change `checked` -> `wanted`, narrowed to the lines that differ (a diff: the
+    caller keeps it for every later look at the same announcement)."""
+    return refined(checked.lines, wanted.lines, [])
+
+
+def without_change(
+    checked: Document, wanted: Document, now: Document, change: Sequence[LineChange]
+) -> Split | None:
+    """`now` told apart into the change `checked` -> `wanted` (`change`, as `change_of`
+    gives it) and the rest: what the file would hold had the tool not run. None when that
+    is not well defined: the change made nothing or is not in `now`, or lines it wrote (or
+    a deletion's neighbours) were changed since. Putting the change back on the answer
+    gives `now` again by construction: the answer is `now` with exactly the lines the
+    change wrote (found together, where the line map puts them) put back as they were."""
+    if not change:
+        return None
     if now.lines == wanted.lines:  # the tool's write, endings aside: all of it is the change
-        return checked if checked.lines != wanted.lines else None
-    taken = _undone(checked, wanted, now)
-    if taken is None or taken.lines == now.lines:
+        return Split(checked, list(change))
+    mapping = line_map(wanted.lines, now.lines)
+    revert = revert_plan(checked.lines, wanted.line_count, change, mapping, now.line_count)
+    if revert.broken or not revert.plan.splices:
         return None
-    again = _undone(wanted, checked, taken)  # the change made again, on the answer
-    return taken if again is not None and again.lines == now.lines else None
+    base = apply_plan(now, revert.plan)
+    return None if base.lines == now.lines else Split(base, _inverse(revert.plan))
 
 
-def _undone(before: Document, after: Document, current: Document) -> Document | None:
-    """The change `before` -> `after` undone on `current`, which holds `after`'s lines
-    where a line map finds them: `before`'s lines put back in their place (None: the
-    change made nothing, or its lines do not all stand in `current`)."""
-    changes = refined(before.lines, after.lines, [])
-    if not changes:
-        return None
-    mapping = line_map(after.lines, current.lines)
-    revert = revert_plan(before.lines, after.line_count, changes, mapping, current.line_count)
-    return None if revert.broken else apply_plan(current, revert.plan)
+def _inverse(plan: EditPlan) -> list[LineChange]:
+    """The changes that turn the plan's result back into what it was applied to, in the
+    result's coordinates (the plan's splices are sorted and do not overlap)."""
+    inverse: list[LineChange] = []
+    shift = 0
+    for splice in plan.splices:
+        at = splice.start + shift
+        inverse.append((at, at + len(splice.new_lines), splice.end - splice.start))
+        shift += len(splice.new_lines) - (splice.end - splice.start)
+    return inverse

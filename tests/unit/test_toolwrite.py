@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editjournal.daemon.text.lines import parse, render
-from editjournal.daemon.text.toolwrite import expected, without_change
+from editjournal.daemon.text.lines import Document, parse, render
+from editjournal.daemon.text.toolwrite import change_of, expected, without_change
 
 APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
 PIECES = st.sampled_from(["a", "b", "ab", "\n", "\n\n", "c\n"])
@@ -29,6 +29,18 @@ def test_expected_is_the_string_replacement_the_tool_makes(
         )
 
 
+@given(TEXT.filter(lambda t: "\n" in t), TEXT.filter(bool), TEXT, st.booleans())
+def test_in_a_crlf_file_expected_is_the_replacement_with_the_files_endings(
+    text: str, old: str, new: str, replace_all: bool
+):
+    """Claude Code's Edit matches "\n" text in a CRLF file and writes CRLF back."""
+    found = expected(parse(text.replace("\n", "\r\n")), [(old, new, replace_all)])
+    lf = expected(parse(text), [(old, new, replace_all)])
+    assert (found is None) == (lf is None)
+    if found is not None and lf is not None:
+        assert render(found) == render(lf).replace("\n", "\r\n")
+
+
 def test_expected_keeps_each_lines_ending_and_matches_old_text_written_with_lf():
     text = "a\r\nb\r\nc\r\n"
     found = expected(parse(text), [("b\n", "B\n", False)])
@@ -44,8 +56,24 @@ def split(now: str, edit: tuple[str, str] = ("v5 = 5\n", "v5 = 50\n")) -> str | 
     checked = parse(APP)
     wanted = expected(checked, [(*edit, False)])
     assert wanted is not None
-    found = without_change(checked, wanted, parse(now))
-    return None if found is None else render(found)
+    now_doc = parse(now)
+    found = without_change(checked, wanted, now_doc, change_of(checked, wanted))
+    if found is None:
+        return None
+    assert redone(found.base, found.changes, now_doc) == now_doc.lines  # exact changes
+    return render(found.base)
+
+
+def redone(base: Document, changes: list[tuple[int, int, int]], now: Document) -> tuple[str, ...]:
+    """`base` with `changes` made, the new lines taken from `now` (as blame folds them)."""
+    lines: list[str] = []
+    at = shift = 0
+    for start, end, inserted in changes:
+        lines += base.lines[at:start]
+        lines += now.lines[start + shift : start + shift + inserted]
+        shift += inserted - (end - start)
+        at = end
+    return (*lines, *base.lines[at:])
 
 
 def test_exactly_the_tools_write_is_all_the_change():
@@ -69,4 +97,27 @@ def test_no_split_when_the_change_is_not_there_or_its_lines_were_changed():
 
 def test_an_announcement_that_changes_nothing_credits_nothing():
     checked = parse(APP)
-    assert without_change(checked, checked, parse(APP + "x\n")) is None
+    assert change_of(checked, checked) == []
+    assert without_change(checked, checked, parse(APP + "x\n"), []) is None
+
+
+LINES = st.lists(st.sampled_from(["a", "b", "c", "", "}"]), max_size=10)
+
+
+@given(LINES, LINES, LINES, st.integers(0, 10), st.integers(0, 10))
+def test_a_split_always_makes_the_file_again_and_takes_the_change_out(
+    checked_lines: list[str], mine: list[str], theirs: list[str], at: int, where: int
+):
+    """Whatever a person did around the change: the answer, with its changes made, is
+    the file; and the answer no longer holds the change where it held it."""
+    checked = parse("".join(f"{line}\n" for line in checked_lines))
+    at = min(at, checked.line_count)
+    wanted_lines = [*checked.lines[:at], *mine, *checked.lines[at + 1 :]]
+    wanted = parse("".join(f"{line}\n" for line in wanted_lines))
+    where = min(where, wanted.line_count)
+    now_lines = [*wanted.lines[:where], *theirs, *wanted.lines[where:]]
+    now = parse("".join(f"{line}\n" for line in now_lines))
+    found = without_change(checked, wanted, now, change_of(checked, wanted))
+    if found is not None:
+        assert redone(found.base, found.changes, now) == now.lines
+        assert found.base.lines != now.lines
