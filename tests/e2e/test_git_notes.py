@@ -180,3 +180,106 @@ def test_amend_and_a_plain_rebase_keep_the_logs_right(hooked: Path, daemon: Runn
     assert rebased != amended
     assert note(root, rebased) == {"a.txt": {a: [5], c: [8]}, "b.txt": {c: [1, 3, 4]}}
     assert git(root, "show", f"{rebased}:a.txt").splitlines()[4] == "alice 2"
+
+
+# --- bad input: a clear message, and nothing else in the repository changed --------------------
+
+
+def refs_and_status(root: Path) -> str:
+    """What a refusal must leave as it was: every ref (notes included) and the tree."""
+    return git(root, "for-each-ref", check=False) + git(root, "status", "--porcelain", check=False)
+
+
+def refused(root: Path, *args: str, said: str, env: dict[str, str] | None = None) -> None:
+    before = refs_and_status(root)
+    out = cli(root, *args, cwd=root, env=env)
+    assert out.returncode == 2 and said in out.stderr, (out.stdout, out.stderr)
+    assert refs_and_status(root) == before
+
+
+def empty_journal(root: Path) -> Path:
+    from editjournal.daemon.store.journal import Journal
+
+    path = root.parent / "journal.db"
+    Journal(path).close()
+    return path
+
+
+def test_a_repository_without_commits_is_refused(workspace: Path):
+    init_repo(workspace)
+    refused(workspace, "git-notes", said="has no commits yet")
+
+
+def test_not_a_git_repository_and_no_git_are_refused(workspace: Path, tmp_path: Path):
+    refused(workspace, "git-notes", said=f"not a git repository: {workspace}")
+    refused(workspace, "hooks", "install", "git", said="not a git repository")
+    init_repo(workspace)
+    (workspace / "f").write_text("f\n")
+    git(workspace, "add", "f")
+    git(workspace, "commit", "-q", "-m", "f")
+    no_git = cli_env(PATH=str(tmp_path / "nowhere"))
+    refused(workspace, "git-notes", said="git is not installed", env=no_git)
+
+
+def test_a_shallow_clones_boundary_commit_is_refused(workspace: Path, tmp_path: Path):
+    source = tmp_path / "source"
+    source.mkdir()
+    init_repo(source)
+    for n in ("1", "2"):
+        (source / "f").write_text(f"{n}\n")
+        git(source, "add", "f")
+        git(source, "commit", "-q", "-m", n)
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{source}", str(workspace / "c"))
+    refused(workspace / "c", "git-notes", "HEAD", said="shallow clone's boundary")
+
+
+def test_a_submodule_and_files_the_daemon_never_saw_are_named_and_get_no_note(
+    workspace: Path, tmp_path: Path
+):
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    init_repo(inner)
+    git(inner, "commit", "-q", "--allow-empty", "-m", "inner")
+    init_repo(workspace)
+    (workspace / "x.txt").write_text("x\n")
+    git(workspace, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "sub")
+    git(workspace, "add", "x.txt")
+    git(workspace, "commit", "-q", "-m", "a submodule and a file")
+    before = refs_and_status(workspace)
+    out = cli(workspace, "git-notes", "--journal", str(empty_journal(workspace)), cwd=workspace)
+    assert out.returncode == 0, out.stderr
+    assert "no line an agent wrote: no note written" in out.stdout
+    assert "sub (a submodule" in out.stdout and "x.txt (not in the journal)" in out.stdout
+    assert refs_and_status(workspace) == before
+
+
+def test_a_hook_directory_that_cannot_be_written_is_refused_before_any_change(repo: Path):
+    git(repo, "config", "core.hooksPath", "/sys")  # not writable, even for root
+    refused(repo, "hooks", "install", "git", said="cannot write the hook directory /sys")
+    assert not Path("/sys/post-commit").exists()
+
+
+def test_a_hook_already_there_is_kept_called_first_and_put_back(repo: Path):
+    hooks = repo / ".githooks"
+    hooks.mkdir()
+    git(repo, "config", "core.hooksPath", ".githooks")  # honoured
+    mine = hooks / "post-commit"
+    mine.write_text('#!/bin/sh\necho mine >> "$(git rev-parse --git-dir)/mine.log"\n')
+    mine.chmod(0o755)
+    out = cli(repo, "hooks", "install", "git", cwd=repo)
+    assert "kept as post-commit.before-editjournal and runs first" in out.stdout, out.stderr
+    (repo / ".editjournal").mkdir()
+    (repo / ".editjournal" / "journal.db").write_text("not a journal")
+    (repo / "g").write_text("g\n")
+    git(repo, "add", "g")
+    done = subprocess.run(["git", "commit", "-q", "-m", "g"], cwd=repo, capture_output=True,
+                          text=True, env=cli_env())  # fmt: skip
+    assert done.returncode == 0  # the hook never fails the commit: one line says why
+    assert [line for line in done.stderr.splitlines() if line] == [
+        line for line in done.stderr.splitlines() if line.startswith("editjournal git-notes: ")
+    ] and done.stderr.count("\n") == 1, done.stderr
+    assert (repo / ".git" / "mine.log").read_text() == "mine\n"
+    out = cli(repo, "hooks", "uninstall", "git", cwd=repo)
+    assert "the hook it kept is back" in out.stdout
+    assert mine.read_text().startswith("#!/bin/sh\necho mine")
+    assert sorted(p.name for p in hooks.iterdir()) == ["post-commit"]
