@@ -52,9 +52,9 @@ from editjournal.daemon.writing.guards import (
     overwrite_refusal,
     overwrite_warning,
     overwritten_unseen,
-    unseen_hits,
 )
 from editjournal.daemon.writing.history import Base, changes_since
+from editjournal.daemon.writing.located import located
 from editjournal.daemon.writing.path import Planned, Stale, Writer, Written, write_all
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -365,35 +365,29 @@ class _Update(_Planner):
 
 
 def _located(target: Target, op: UpdateFile) -> Planned:
-    """Every hunk found in the current content, when the lines it changes are ones the
-    agent was shown; else in a version it knows (its view: its read with its own writes,
-    then its snapshot), which the writing path carries over what changed since; else in
-    the current content still, as the hunks' text proves the agent knows those lines (a
-    window, grep or sed showed them); else the stale refusal an older version it was
-    given explains, or the first hunk not found. A hunk whose context another agent
-    copied above the agent's lines is placed where the agent's view has it."""
-    here: Planned | None = None
-    try:
-        here = _hunks(plan_update(target.doc.lines, op), target.doc.lines, None)
-    except ChunkNotFound as e:
-        missing = e
-    if here is not None and not _unseen(target, here):
-        return here
-    for known in target.known:
+    """Every hunk found where the text writers' search finds them
+    (`daemon.writing.located`: the current content, the agent's view, the text alone);
+    else the stale refusal an older version it was given explains, or the first hunk
+    not found in the current content. A hunk whose context another agent copied
+    elsewhere (or that a looser match finds elsewhere) goes where the agent's view
+    has it."""
+
+    missing: list[ChunkNotFound] = []  # why the current content does not hold them
+
+    def plan_in(base: Base | None) -> Planned | None:
+        lines = target.doc.lines if base is None else base.doc.lines
         try:
-            return _hunks(plan_update(known.doc.lines, op), known.doc.lines, known)
-        except ChunkNotFound:
-            continue
-    if here is not None:
-        return here
+            return _hunks(plan_update(lines, op), lines, base)
+        except ChunkNotFound as e:
+            if base is None:
+                missing.append(e)
+            return None
+
+    planned = located(target, plan_in)
+    if planned is not None:
+        return planned
     stale = target.stale_from_given(lambda given: _found_in(given, op), STALE.part, STALE.code)
-    raise stale or _no_match(missing, target.path)
-
-
-def _unseen(target: Target, planned: Planned) -> bool:
-    """A hunk changes lines of the current content the agent was not shown."""
-    count = target.doc.line_count
-    return any(unseen_hits(target, _spans(s, count)) for s in planned.plan.splices)
+    raise stale or _no_match(missing[0], target.path)
 
 
 def _found_in(base: Base, op: UpdateFile) -> tuple[EditPlan, tuple[int, ...]] | None:

@@ -32,11 +32,13 @@ from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.replace import (
     Joined,
     added_lines,
+    all_starts,
     find_all,
     matched_lines,
     narrowed_splice,
     newline_added,
     normalized,
+    overlapped,
     plan_replace,
     similar_lines,
 )
@@ -46,10 +48,9 @@ from editjournal.daemon.writing.guards import (
     overwrite_warning,
     overwritten_unseen,
     refuse_unseen,
-    relied_spans,
-    unseen_hits,
 )
 from editjournal.daemon.writing.history import Base
+from editjournal.daemon.writing.located import located
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written, write
 from editjournal.daemon.writing.stale import (
     shown_lines,
@@ -142,34 +143,33 @@ class _EditFile(_Atomic):
     name: str = "edit_file"
 
     def plan(self, target: Target) -> Planned:
-        """Exactly the expected number of matches: where the agent's text is, in the
-        current content, when the lines it changes are ones the agent was shown; else
-        in a version it knows (its view: its read with its own writes, then its
-        snapshot), which the writing path carries over what changed since, a stale edit
-        like any other; else in the current content still, as the text itself proves
-        the agent knows those lines (a window, grep or sed showed them). Only the lines
-        the replacement changes are relied on; the rest of old_string is context."""
+        """Exactly the expected number of matches, where the text writers' search finds
+        them (`daemon.writing.located`: the current content, the agent's view, the text
+        alone); the writing path carries a plan made in the agent's view over what
+        changed since, a stale edit like any other. Only the lines the replacement
+        changes are relied on; the rest of old_string is context."""
         old, new = normalized(self.params.old_string), normalized(self.params.new_string)
         expected = self.params.expected_replacements or 1
-        joined = Joined.of(target.doc)
-        offsets = find_all(joined, old)
-        here = None
-        if len(offsets) == expected:
-            here = _replaced(joined, offsets, old, new, None, target.doc)
-            if not unseen_hits(target, relied_spans(here.plan, target.doc)):
-                return here
-        for known in target.known:
-            seen = Joined.of(known.doc)
-            found = find_all(seen, old)
-            if len(found) == expected:
-                return _replaced(seen, found, old, new, known, target.doc)
-        if here is not None:
-            return here
+
+        def plan_in(base: Base | None) -> Planned | None:
+            joined = Joined.of(target.doc if base is None else base.doc)
+            offsets = find_all(joined, old)
+            if len(offsets) != expected or overlapped(joined, old, offsets):
+                return None
+            return _replaced(joined, offsets, old, new, base, target.doc)
+
+        planned = located(target, plan_in)
+        if planned is not None:
+            return planned
         stale = target.stale_from_given(lambda given: _found_in(given, old, new, expected))
         if stale is not None:
             raise stale
+        joined = Joined.of(target.doc)
+        offsets = find_all(joined, old)
         if not offsets:
             raise _no_match(target, old)
+        if overlapped(joined, old, offsets):
+            offsets = all_starts(joined, old)
         spans = matched_lines(joined, offsets, len(old))
         raise _multiple(target, spans, expected, self.params.expected_replacements)
 
@@ -185,7 +185,7 @@ def _found_in(
     there as often as expected."""
     joined = Joined.of(base.doc)
     offsets = find_all(joined, old)
-    if len(offsets) != expected:
+    if len(offsets) != expected or overlapped(joined, old, offsets):
         return None
     planned = _replaced(joined, offsets, old, new, base, base.doc)
     return planned.plan, planned.context

@@ -40,6 +40,7 @@ from editjournal.daemon.text.patch import (
 )
 from editjournal.daemon.text.rebase import map_plan
 from editjournal.daemon.writing.history import Base, base_at
+from editjournal.daemon.writing.located import located
 from editjournal.daemon.writing.path import Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import delta, stale_error
 from editjournal.daemon.writing.target import Target, open_target
@@ -100,11 +101,32 @@ class _Patch:
                 raise _mismatch(target, _parsed_or_none(self.params), self.base_sha)
             return self._rebased(target)
         patch = parse_patch(self.params.unified_diff)
-        try:
-            placed = locate(target.doc.lines, patch)
-        except ToolError as e:
-            return self._in_view(target, patch, e)
-        return _planned(target, patch, placed, None)
+        if not self.params.rebase or patch.deletes:
+            return _planned(target, patch, locate(target.doc.lines, patch), None)
+        return self._located(target, patch)
+
+    def _located(self, target: Target, patch: FilePatch) -> Planned:
+        """With rebase, where the text writers' search finds the hunks
+        (`daemon.writing.located`): the current content, the agent's view (a diff made
+        from its memory), the text alone; else the stale refusal an older version it was
+        given explains, or why the current content does not hold them."""
+        missing: list[ToolError] = []
+
+        def plan_in(base: Base | None) -> Planned | None:
+            lines = target.doc.lines if base is None else base.doc.lines
+            try:
+                placed = locate(lines, patch)
+            except ToolError as e:
+                if base is None:
+                    missing.append(e)
+                return None
+            return _planned(target, patch, placed, base)
+
+        planned = located(target, plan_in)
+        if planned is not None:
+            return planned
+        stale = target.stale_from_given(partial(_found_in, patch), STALE.part, STALE.code)
+        raise stale or missing[0]
 
     def _rebased(self, target: Target) -> Planned:
         """Located in the base version, or refused when the journal never stored it."""

@@ -75,6 +75,21 @@ def find_all(joined: Joined, old: str) -> list[int]:
     return found
 
 
+def all_starts(joined: Joined, old: str) -> list[int]:
+    """Offsets of every occurrence, overlapping ones included."""
+    found, at = [], joined.text.find(old)
+    while at >= 0:
+        found.append(at)
+        at = joined.text.find(old, at + 1)
+    return found
+
+
+def overlapped(joined: Joined, old: str, offsets: list[int]) -> bool:
+    """Another occurrence starts inside one of these (in "aXaXa", "aXa" at 0 and at 2):
+    counted without overlaps the text looks unique, yet which one is meant is a guess."""
+    return any(0 <= joined.text.find(old, at + 1) < at + len(old) for at in offsets)
+
+
 def matched_lines(joined: Joined, offsets: list[int], length: int) -> list[tuple[int, int]]:
     """The 1-based, inclusive line span each match touches."""
     return [(joined.line_of(s) + 1, joined.line_of(s + length - 1) + 1) for s in offsets]

@@ -30,7 +30,7 @@ from editjournal.daemon.text.view import agent_view
 from editjournal.daemon.writing.history import Base, ContentChange, base_at
 from editjournal.daemon.writing.stale import given_bases, stale_error
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import AnyEvent, FileRead
+from editjournal.schemas.events import AnyEvent, FileRead, Record
 
 OWN_WRITE = "edit_applied"
 
@@ -62,16 +62,34 @@ class AgentView(Base):
         return found
 
 
+def _latest_read(ctx: Context, path: str) -> Record | None:
+    reads = ctx.journal.records(
+        path=path, agent=ctx.agent, kind="file_read", newest_first=True, limit=1
+    )
+    read = next(iter(reads), None)
+    return read if read is not None and isinstance(read.event, FileRead) else None
+
+
+def others_changed(ctx: Context, path: str, noticed: list[AnyEvent]) -> bool:
+    """Whether anyone but the agent changed the file since its latest read (an outside
+    change about to be recorded included): only then can its view and the file disagree
+    on where a text is. An agent that never read the file has no view."""
+    read = _latest_read(ctx, path)
+    if read is None:
+        return False
+    if any(event.changes_content for event in noticed):
+        return True
+    since = ctx.journal.records(path=path, after_seq=read.seq)
+    return any(r.event.changes_content and r.agent != ctx.agent for r in since)
+
+
 def view_of(
     ctx: Context, snap: FileSnapshot, noticed: list[AnyEvent], current: Document
 ) -> Base | None:
     """What the agent believes the file to be: its latest read, with its own writes since
     applied (the read itself when it wrote nothing since); None when it never read the
     file, or the journal did not store what it read."""
-    reads = ctx.journal.records(
-        path=snap.path, agent=ctx.agent, kind="file_read", newest_first=True, limit=1
-    )
-    read = next(iter(reads), None)
+    read = _latest_read(ctx, snap.path)
     if read is None or not isinstance(read.event, FileRead):
         return None
     base = base_at(ctx, snap, noticed, read.seq, read.event.content_sha256)
@@ -120,6 +138,15 @@ def known_versions(
         yield view
     if snapshot is not None and (view is None or snapshot.sha256 != view.sha256):
         yield snapshot
+
+
+def same_place(here: EditPlan, known: Base, plan: EditPlan, current: Document) -> bool:
+    """Whether a plan made in a version the agent knows lands where the plan found in the
+    current content does: then the text is where the agent believes it is."""
+    carried, broken = map_plan(plan, known.line_map(current))
+    if broken:
+        return False
+    return [(s.start, s.end) for s in carried.splices] == [(s.start, s.end) for s in here.splices]
 
 
 def stale_from_given(

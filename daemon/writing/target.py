@@ -21,7 +21,7 @@ from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.ranges import LineRanges
 from editjournal.daemon.watch.onaccess import outside_change
 from editjournal.daemon.writing.history import Base
-from editjournal.daemon.writing.known import known_versions, stale_from_given
+from editjournal.daemon.writing.known import known_versions, others_changed, stale_from_given
 from editjournal.daemon.writing.seen import unseen_now
 from editjournal.daemon.writing.stale import agent_base
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -88,6 +88,11 @@ class Target:
         view (its read with its own writes), then its snapshot (`daemon.writing.known`).
         Built on first use only: most writes find their text in the current content."""
         return tuple(known_versions(self.ctx, self.snap, self.noticed, self.doc, self.agent_base))
+
+    @cached_property
+    def others_changed(self) -> bool:
+        """Someone but the agent changed the file since its latest read."""
+        return others_changed(self.ctx, self.path, self.noticed)
 
     def stale_from_given(
         self,

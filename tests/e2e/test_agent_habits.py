@@ -307,3 +307,15 @@ def test_apply_patch_adding_a_block_ending_in_end_above_the_quoted_end_lands(
     )
     a.apply_patch(patch)
     assert "    opts[key] = 1\n  end\n  end\n" in target.read_text()
+
+
+def test_an_old_string_whose_occurrences_overlap_is_not_unique(daemon: RunningDaemon):
+    """Counted without overlaps, "x = 1\nx = 1\n" occurs once in three such lines; it
+    starts on line 1 and on line 2, and which was meant would be a guess."""
+    target = daemon.root / "o.py"
+    target.write_text("x = 1\nx = 1\nx = 1\n")
+    a = daemon.client("agent-a")
+    a.read_file("o.py")
+    e = refused(lambda: a.edit_file("o.py", "x = 1\nx = 1\n", "x = 2\n"))
+    assert e.code == "multiple_matches" and e.details["lines"] == [1, 2]
+    assert target.read_text() == "x = 1\nx = 1\nx = 1\n"
