@@ -319,3 +319,71 @@ def test_an_old_string_whose_occurrences_overlap_is_not_unique(daemon: RunningDa
     e = refused(lambda: a.edit_file("o.py", "x = 1\nx = 1\n", "x = 2\n"))
     assert e.code == "multiple_matches" and e.details["lines"] == [1, 2]
     assert target.read_text() == "x = 1\nx = 1\nx = 1\n"
+
+
+# --- the agent's view decides when a copy of the text sits elsewhere ---------------------------
+
+TWINS = (
+    "import os\n\n\n"
+    "def pager(cmd):\n    path = which(cmd)\n    if not path:\n        out = default()\n"
+    '        yield out, "utf-8", False\n        return\n    run(path)\n\n\n'
+    + "".join(f"def helper_{n}():\n    return {n}\n\n\n" for n in range(20))
+    + "def tempfile_pager(cmd):\n    path = which(cmd)\n    if not path:\n"
+    '        out = default()\n        yield out, "utf-8", False\n        return\n    run(path)\n'
+)
+
+
+def _after_b_and_a_first_edit(daemon: RunningDaemon) -> tuple[Client, str]:
+    """A read; B commented the first block between two of its lines; A's own first edit
+    then landed (its reply's sha includes B's change, which A never saw)."""
+    (daemon.root / "pager.py").write_text(TWINS)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file("pager.py")
+    b.read_file("pager.py")
+    b.edit_file(
+        "pager.py",
+        '    if not path:\n        out = default()\n        yield out, "utf-8", False\n        return\n    run(path)\n\n\ndef helper_0',
+        '    if not path:\n        # no pager: stdout\n        out = default()\n        yield out, "utf-8", False\n        return\n    run(path)\n\n\ndef helper_0',
+    )
+    done = a.edit_file("pager.py", "import os\n", "import os\nimport sys\n")
+    return a, done.sha256
+
+
+def _expected_first_block_changed() -> str:
+    first = TWINS.index('        yield out, "utf-8", False\n')
+    fixed = (
+        TWINS[:first]
+        + "        with pager(out) as rv:\n            yield rv\n"
+        + TWINS[first + 34 :]
+    )
+    return fixed.replace("import os\n", "import os\nimport sys\n", 1).replace(
+        "    if not path:\n        out",
+        "    if not path:\n        # no pager: stdout\n        out",
+        1,
+    )
+
+
+def test_a_diff_from_memory_goes_to_the_block_the_agent_meant_not_its_twin(
+    daemon: RunningDaemon,
+):
+    a, sha = _after_b_and_a_first_edit(daemon)
+    diff = (
+        "--- a/pager.py\n+++ b/pager.py\n@@ -6,5 +7,6 @@\n     if not path:\n"
+        '         out = default()\n-        yield out, "utf-8", False\n'
+        "+        with pager(out) as rv:\n+            yield rv\n         return\n     run(path)\n"
+    )
+    a.safe_patch("pager.py", diff, sha, rebase=True)
+    assert (daemon.root / "pager.py").read_text() == _expected_first_block_changed()
+
+
+def test_an_envelope_from_memory_goes_to_the_block_the_agent_meant_not_its_twin(
+    daemon: RunningDaemon,
+):
+    a, _ = _after_b_and_a_first_edit(daemon)
+    patch = (
+        "*** Begin Patch\n*** Update File: pager.py\n@@\n     if not path:\n"
+        '         out = default()\n-        yield out, "utf-8", False\n'
+        "+        with pager(out) as rv:\n+            yield rv\n         return\n*** End Patch\n"
+    )
+    a.apply_patch(patch)
+    assert (daemon.root / "pager.py").read_text() == _expected_first_block_changed()
