@@ -42,6 +42,14 @@ def edit(ctx: Context, params: EditParams) -> Outcome:
     return write(open_target(ctx, path), _Edit(params), warnings)
 
 
+# an anchor the snapshot does not hold, or holds twice: the version it came from may
+_ANCHOR_PROBLEMS = {
+    ErrorCode.ANCHOR_STALE,
+    ErrorCode.ANCHOR_AMBIGUOUS,
+    ErrorCode.ANCHOR_CONTEXT_AMBIGUOUS,
+}
+
+
 @dataclass(frozen=True)
 class _Edit:
     """The anchored operations of one `edit` request, as a planner."""
@@ -64,13 +72,38 @@ class _Edit:
         relying on a line the agent was never shown is refused."""
         base, ops = target.agent_base, self.params.operations
         planned_in = base.parsed if base is not None else target.parsed
-        plan = plan_edit(planned_in.doc.lines, ops, planned_in.index, planned_in.anchors)
+        try:
+            plan = plan_edit(planned_in.doc.lines, ops, planned_in.index, planned_in.anchors)
+        except ToolError as e:
+            given = self._in_given(target, e)
+            if given is None:
+                raise
+            return given
         unseen = unseen_conflict(
             target.ctx, target.snap, target.noticed, target.parsed, base, ops, plan, target.version
         )
         if unseen is not None:
             raise unseen
         return Planned(plan, against=base)
+
+    def _in_given(self, target: Target, error: ToolError) -> Planned | None:
+        """Anchors the snapshot does not hold, planned in the version they came from (a
+        read, its own write's reply, a delta: agents edit on from what they were given,
+        and a context anchor changes when a neighbour does), which the writing path
+        carries over what changed since like any stale edit: landing when nobody changed
+        the lines they rely on. None: no version it was given holds them all."""
+        if error.code not in _ANCHOR_PROBLEMS:
+            return None
+        base, ops = target.agent_base, self.params.operations
+        skip = {target.snap.sha256} | ({base.sha256} if base is not None else set())
+        for given in given_bases(target.ctx, target.snap, target.noticed, skip):
+            parsed = given.parsed
+            try:
+                plan = plan_edit(parsed.doc.lines, ops, parsed.index, parsed.anchors)
+            except ToolError:
+                continue
+            return Planned(plan, against=given)
+        return None
 
     def explain(self, target: Target, error: ToolError) -> ToolError:
         """Make an `anchor_stale` as useful as the journal allows: name who changed the

@@ -387,3 +387,41 @@ def test_an_envelope_from_memory_goes_to_the_block_the_agent_meant_not_its_twin(
     )
     a.apply_patch(patch)
     assert (daemon.root / "pager.py").read_text() == _expected_first_block_changed()
+
+
+# --- anchors from the read, after the agent's own edit changed a neighbour ---------------------
+
+
+def test_a_context_anchor_from_the_read_lands_after_the_agents_own_edit_beside_it(
+    daemon: RunningDaemon,
+):
+    """`    pass` repeats, so the read anchors it by its context; A's own edit of the line
+    above changed that context. The anchor is planned in the read it came from and
+    carried over A's edit, which did not touch the line."""
+    target = daemon.root / "p.py"
+    target.write_text("def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n")
+    a = daemon.client("agent-a")
+    rows = {r.line: r for r in a.read_file("p.py", hashes=True).lines or []}
+    assert rows[6].kind == "context"
+    a.edit("p.py", [{"op": "replace_line", "hash": f"5#{rows[5].hash}", "content": "def bee():"}])
+    a.edit("p.py", [{"op": "replace_line", "hash": f"6#{rows[6].hash}", "content": "    return 2"}])
+    assert target.read_text() == (
+        "def a():\n    pass\n\n\ndef bee():\n    return 2\n\n\ndef c():\n    pass\n"
+    )
+
+
+def test_a_read_anchor_of_a_line_the_agent_itself_changed_since_is_still_stale(
+    daemon: RunningDaemon,
+):
+    target = daemon.root / "p.py"
+    target.write_text("def a():\n    pass\n\n\ndef b():\n    pass\n")
+    a = daemon.client("agent-a")
+    rows = {r.line: r for r in a.read_file("p.py", hashes=True).lines or []}
+    a.edit("p.py", [{"op": "replace_line", "hash": f"6#{rows[6].hash}", "content": "    return 1"}])
+    e = refused(
+        lambda: a.edit(
+            "p.py", [{"op": "replace_line", "hash": f"6#{rows[6].hash}", "content": "    return 2"}]
+        )
+    )
+    assert e.code == "anchor_stale"
+    assert target.read_text() == "def a():\n    pass\n\n\ndef b():\n    return 1\n"
