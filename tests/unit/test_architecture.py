@@ -19,7 +19,9 @@ DAEMON = REPO / "daemon"
 DOC = (REPO / "docs" / "architecture.md").read_text()
 # the journal's offline readers: run by the CLI over a journal file, never loaded by the
 # daemon's process (docs/architecture.md, "Offline readers")
-OFFLINE = {"fleet"} | {f"audit.{m}" for m in ("replay", "verify", "export", "report")}
+OFFLINE = {"fleet"} | {
+    f"audit.{m}" for m in ("replay", "verify", "export", "report", "authorship", "authorlog")
+}
 
 
 def daemon_section(title: str) -> str:
