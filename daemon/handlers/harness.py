@@ -213,6 +213,12 @@ def _known_now(now: _Now, version: int, mine: Announced | None) -> Outcome:
     outcome = Outcome(result, events=[now.read], blobs={now.snap.sha256: now.snap.data})
     if mine is None:
         outcome.warnings.append(_UNANNOUNCED.format(path=now.snap.path))
+    elif now.snap.sha256 != mine.checked_sha:  # another request's look journaled it first
+        outcome.warnings.append(
+            f"{now.snap.path} changed since check_write and was journaled before this claim"
+            " (as an outside change, by another request that read it): nothing is credited"
+            " to you"
+        )
     return outcome
 
 
@@ -307,7 +313,7 @@ def _split(
         recorded=True, lines_before=base.line_count, lines_after=count,
     )  # fmt: skip
     outcome = Outcome(result, events=events, blobs=blobs)
-    if len(events) > 1:
+    if len(events) > 1 and sha != mine.checked_sha:  # not merely a file the journal lacked
         outcome.warnings.append(
             f"{path} holds changes besides the edits check_write allowed: they are journaled"
             f" as an outside change (version {ctx.next_seq}), and only your edits as yours"

@@ -71,17 +71,18 @@ def _replaced(doc: Document, old: str, new: str, replace_all: bool) -> Document 
     if not offsets or (len(offsets) > 1 and not replace_all):
         return None
     plan, final = plan_replace(joined, offsets, old, new)
-    return _ending(apply_plan(doc, plan), final)
+    habit = doc.dominant_ending if any(doc.endings) else "\n"  # the file's, before the edit
+    return _ending(apply_plan(doc, plan), final, habit)
 
 
-def _ending(doc: Document, final: bool | None) -> Document:
+def _ending(doc: Document, final: bool | None, habit: str) -> Document:
     """The final newline as the replacement left it (None: the last line was not touched):
     `text.replace(old, new)` exactly, where the writing path would end the file anyway."""
     if final is None or not doc.lines or doc.final_newline == final:
         return doc
     if not final and doc.lines[-1] == "":
         return doc  # an empty last line is a line only with its ending
-    last = (doc.dominant_ending if any(doc.endings) else "\n") if final else ""
+    last = (doc.dominant_ending if any(doc.endings) else habit) if final else ""
     return replace(doc, endings=(*doc.endings[:-1], last))
 
 
