@@ -934,8 +934,11 @@ class HarnessEdit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 class CheckWriteParams(Params, kw_only=True):
     """Before the harness's own tool writes `path`: would the write land on lines
     someone changed since this agent's snapshot? `edits` (replacements, in order) or
-    `content` (the whole new file). Allowed: the watcher leaves the path to the
-    write's `claim_write`. Refused: the error (`anchor_stale`, with who and the delta)."""
+    `content` (the whole new file). Allowed: the daemon remembers the content the
+    write should produce (at most 64 announcements per agent, for 60 s), and the
+    watcher holds back a change of the path only while it holds that announced change
+    (an empty `edits` announces nothing). Refused: the error (`anchor_stale`, with who
+    and the delta)."""
 
     path: str
     tool: str  # the harness's tool, journaled as the writer: "claude-code:Edit"
@@ -952,8 +955,11 @@ class CheckWriteResult(Result):
 
 
 class ClaimWriteParams(Params, kw_only=True):
-    """After the harness's own tool wrote `path`: journal the content on disk as this
-    agent's edit (not an anonymous outside change)."""
+    """After the harness's own tool wrote `path`: journal as this agent's edit only the
+    change its `check_write` announced; anything else on disk (a person's save in
+    between) is journaled as an outside change first. Only the announcing agent may
+    claim (`wrong_owner`); a claim without an announcement journals the content as an
+    outside change, with a warning."""
 
     path: str
     tool: str
