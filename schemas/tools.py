@@ -898,16 +898,65 @@ class CheckpointRestoreResult(Result):
     left_alone: list[dict[str, Any]] = []
 
 
-class UndoParams(Params, kw_only=True):
-    """Revert `agent`'s (default: your) latest applied write to `path`, or the one at `seq`."""
+MAX_UNDO_BY_FILES = 1000  # files one `undo` by an agent may revert; past it: invalid_params
 
-    path: str
+
+class UndoParams(Params, kw_only=True):
+    """Revert `agent`'s (default: your) latest applied write to `path`, or the one at `seq`;
+    or (`by`) every write of agent `by` to every file, after `since` (a checkpoint's name
+    or id, or a seq), all or nothing (`dry_run`: only say what it would write)."""
+
+    path: str | None = None  # required without `by`
     agent: str | None = None
     seq: PositiveInt | None = None
+    by: Annotated[str, Meta(min_length=1)] | None = None
+    since: int | str | None = None  # with `by`: a checkpoint's name or id, or a seq
+    dry_run: bool = False  # with `by`: the per-file diffs, nothing written
 
 
-class UndoResult(WrittenResult):
-    """An applied undo: an `edit_applied` with writer `undo`, itself undoable."""
+class UndoneFile(Result):
+    """One file an `undo` by an agent reverted (or, in a dry run, would revert)."""
+
+    path: str
+    action: str  # "reverted" | "removed" (the agent created it) | "recreated" (it deleted it)
+    version: int | None  # seq of its edit_applied (writer "undo"); None in a dry run
+    sha256: str | None  # the content left; None: removed
+    undone_seqs: list[int]  # the agent's writes to it that were reverted, oldest first
+    rebased_over: list[dict[str, Any]] = []  # other writers' changes since, kept
+    lines_before: int = 0
+    lines_after: int = 0
+    diff: str = ""  # the changed region, new lines with their anchors
+
+
+class UndoResult(WrittenResult, kw_only=True):
+    """An applied undo: an `edit_applied` with writer `undo`, itself undoable. An undo by
+    an agent (`by`) writes many files: `files` says what became of each, and the fields
+    about one file keep their defaults (`version` is the last write's seq)."""
+
+    file_path: str = ""
+    version: int = 0
+    sha256: str = ""
+    lines_before: int = 0
+    lines_after: int = 0
+    net_change: int = 0
+    anchors_valid_through: int = 0
+    must_refresh_from_line: int = 1
+    diff: str = ""
+    changed_lines: list[AnchoredLine] = []
+    auto_corrections: list[AutoCorrection] = []
+    safety_check: str = "skipped"
+    details: EditDetails = msgspec.field(
+        default_factory=lambda: EditDetails(
+            writer_type="undo",
+            baseline_continuity="clean",
+            anchors_valid_through=0,
+            must_refresh_from_line=1,
+        )
+    )
+    by: str | None = None  # the agent whose writes were reverted (`undo` by an agent)
+    since: int | None = None  # the seq after which they were (a checkpoint's is its id)
+    dry_run: bool = False
+    files: list[UndoneFile] = []
 
     undone: dict[str, Any] = {}  # seq, agent, writer, ts of the write reverted
     rebased_over: list[dict[str, Any]] = []  # later changes elsewhere in the file

@@ -221,9 +221,9 @@ class ToolCalls:
         seq, agent, kind; agent null for an outside change)."""
         return self._tool("checkpoint_diff", _params(CheckpointDiffParams, id_or_name=id_or_name, paths=paths, patch=patch), CheckpointDiffResult)
 
-    def undo(self, path: str, *, agent: str | None = None, seq: int | None = None) -> UndoResult:
+    def undo(self, path: str | None = None, *, agent: str | None = None, seq: int | None = None, by: str | None = None, since: int | str | None = None, dry_run: bool = False) -> UndoResult:
         """Revert your latest write to a file (or another agent's with agent, or the write at seq)."""
-        return self._tool("undo", _params(UndoParams, path=path, agent=agent, seq=seq), UndoResult)
+        return self._tool("undo", _params(UndoParams, path=path, agent=agent, seq=seq, by=by, since=since, dry_run=dry_run), UndoResult)
 
     def check_write(self, path: str, tool: str, *, edits: Sequence[HarnessEdit | dict[str, Any]] | None = None, content: str | None = None) -> CheckWriteResult:
         """Before the harness's own tool writes `path`: would the write land on lines someone changed
@@ -392,9 +392,9 @@ class AsyncToolCalls:
         seq, agent, kind; agent null for an outside change)."""
         return await self._tool("checkpoint_diff", _params(CheckpointDiffParams, id_or_name=id_or_name, paths=paths, patch=patch), CheckpointDiffResult)
 
-    async def undo(self, path: str, *, agent: str | None = None, seq: int | None = None) -> UndoResult:
+    async def undo(self, path: str | None = None, *, agent: str | None = None, seq: int | None = None, by: str | None = None, since: int | str | None = None, dry_run: bool = False) -> UndoResult:
         """Revert your latest write to a file (or another agent's with agent, or the write at seq)."""
-        return await self._tool("undo", _params(UndoParams, path=path, agent=agent, seq=seq), UndoResult)
+        return await self._tool("undo", _params(UndoParams, path=path, agent=agent, seq=seq, by=by, since=since, dry_run=dry_run), UndoResult)
 
     async def check_write(self, path: str, tool: str, *, edits: Sequence[HarnessEdit | dict[str, Any]] | None = None, content: str | None = None) -> CheckWriteResult:
         """Before the harness's own tool writes `path`: would the write land on lines someone changed

@@ -50,12 +50,39 @@ WRITER = "undo"
 
 @handles("undo")
 def undo(ctx: Context, params: UndoParams) -> Outcome:
+    if params.by is not None:
+        # every write of one agent: daemon/handlers/undoby.py, built on this module's
+        # pieces (so imported here, when asked for, not at the top: no import cycle)
+        from editjournal.daemon.handlers.undoby import undo_by
+
+        _refuse_mixed(params)
+        return undo_by(ctx, params)
+    if params.path is None or params.since is not None or params.dry_run:
+        raise _invalid(
+            "path is required (or by, to undo every write of an agent); since and dry_run"
+            " go with by",
+            "path",
+        )
     path = ctx.workspace.relative(params.path)
     record = _undone(ctx, path, params)
     other = _other_half(ctx, record, path)
     if other is not None:
         return _undo_move(ctx, record, other)
     return write(open_target(ctx, path, missing_ok=True), _Undo(record), [])
+
+
+def _refuse_mixed(params: UndoParams) -> None:
+    """`by` undoes every write of an agent: a path, an agent or a seq would narrow it in
+    ways it does not take (yet), so they are refused rather than ignored."""
+    for name in ("path", "agent", "seq"):
+        if getattr(params, name) is not None:
+            raise _invalid(f"{name} does not go with by (every write of that agent)", name)
+
+
+def _invalid(message: str, field: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_PARAMS, f"{message} - at `$.params.{field}`", {"field": field}
+    )
 
 
 def _other_half(ctx: Context, record: Record, path: str) -> Record | None:
@@ -181,7 +208,7 @@ class _Undo:
 
     def _reverted(self, target: Target) -> Planned:
         ctx, w = target.ctx, self.write
-        before, after = _stored(ctx, w.before_sha256), _stored(ctx, w.after_sha256)
+        before, after = stored(ctx, w.before_sha256), stored(ctx, w.after_sha256)
         base = base_at(ctx, target.snap, target.noticed, self.record.seq, w.after_sha256)
         assert base is not None  # `after` is stored: _stored said so
         changes = refined(before.doc.lines, after.doc.lines, w.line_changes)
@@ -190,7 +217,7 @@ class _Undo:
             before.doc.lines, after.doc.line_count, changes, mapping, target.doc.line_count
         )
         if revert.broken:
-            raise _conflict(target, base, revert.broken)
+            raise conflict_error(target, base, revert.broken)
         rebased_over = [c.describe() for c in base.changes]
         return self._planned(target, before, revert, rebased_over)
 
@@ -200,7 +227,7 @@ class _Undo:
         """Byte for byte the content before the write when that is what comes back; no
         file at all when the write created it."""
         lines = apply_plan(target.doc, revert.plan).lines
-        if not lines and not _existed_before(target.ctx, target.path, self.record.seq):
+        if not lines and not existed_before(target.ctx, target.path, self.record.seq):
             reply = {"rebased_over": rebased_over, "deleted": target.exists}
             return Planned(revert.plan, delete=target.exists, reply=reply)
         exact = before.doc if lines == before.doc.lines else None
@@ -239,7 +266,7 @@ class _Undo:
         )
 
 
-def _conflict(target: Target, base: Base, spans: list[tuple[int, ...]]) -> ToolError:
+def conflict_error(target: Target, base: Base, spans: list[tuple[int, ...]]) -> ToolError:
     """The refusal: the one stale refusal's delta, naming as conflicts the writes whose
     changes are still in those lines now, not every event that touched them (a write
     since undone, or cancelled by another, is not in the way)."""
@@ -264,7 +291,7 @@ def _blamed(base: Base, blamed: dict[int, set[int]]) -> list[dict[str, Any]]:
     return [named_by[seq] for seq in sorted(named_by)]
 
 
-def _stored(ctx: Context, sha256: str) -> Parsed:
+def stored(ctx: Context, sha256: str) -> Parsed:
     parsed = document(ctx, sha256)
     if parsed is None:
         raise ToolError(
@@ -275,7 +302,7 @@ def _stored(ctx: Context, sha256: str) -> Parsed:
     return parsed
 
 
-def _existed_before(ctx: Context, path: str, seq: int) -> bool:
+def existed_before(ctx: Context, path: str, seq: int) -> bool:
     """Whether `path` existed just before event `seq`, as the journal saw it."""
     for record in ctx.journal.records(path=path, until_seq=seq - 1, newest_first=True):
         event = record.event

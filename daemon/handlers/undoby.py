@@ -1,0 +1,273 @@
+"""`undo {"by": AGENT}`: take back everything one agent wrote, across files, all or nothing.
+
+Every `edit_applied` of the agent after `since` (a checkpoint's name or id, or a seq)
+is reverted, whatever wrote it: `edit`, `edit_file`, `apply_patch`, a harness hook's
+claim. Per file, the agent's writes are reverted newest first, each as a single
+`undo` reverts one (`daemon.text.revert`): its lines carried from its result to the
+content as it stands by the journal's changes since, and found again by content, so
+the revert of a later write of the agent puts back the lines an earlier one left,
+and other writers' changes elsewhere in the file stay. A line the agent wrote that
+someone else changed since refuses that file `undo_conflict`, naming who and where
+with the delta; every file is one planner of one `write_all`, so one refusal means
+nothing is written. A file the agent created (and nobody else wrote in) is removed;
+one it deleted comes back.
+
+Each file's write is an `edit_applied` with writer `undo`, journaled as the caller
+(who asked), its operation naming `by`, `since` and the seqs it reverted; so `undo
+--by CALLER` puts it all back. `dry_run` plans the same and keeps only the facts the
+reads noticed (an outside change): no write, no applied event.
+
+What it must never do: write anything but through the writing path, or credit the
+undo to the agent whose work it takes back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.handlers.checkpoints import find
+from editjournal.daemon.handlers.undo import conflict_error, existed_before, stored
+from editjournal.daemon.text.edit import EditPlan, Splice, apply_plan
+from editjournal.daemon.text.lines import Document
+from editjournal.daemon.text.revert import content_map, diff_plan, refined, revert_plan
+from editjournal.daemon.writing.history import Base, base_at
+from editjournal.daemon.writing.path import Planned, Stale, Written, write_all
+from editjournal.daemon.writing.stale import named, shown_lines
+from editjournal.daemon.writing.target import Target, open_target
+from editjournal.schemas.errors import ErrorCode, ToolError
+from editjournal.schemas.events import EditApplied, Record
+from editjournal.schemas.tools import MAX_UNDO_BY_FILES, UndoneFile, UndoParams, UndoResult
+
+WRITER = "undo"
+STALE = Stale(ErrorCode.UNDO_CONFLICT, "change")
+SHOWN_FILES = 20  # files the message lists one per line (`files` has them all)
+
+
+@dataclass(frozen=True)
+class Since:
+    """Where the undo starts: the agent's writes after `seq` are taken back."""
+
+    seq: int
+    label: str  # for a message: "checkpoint 'before' (seq 12)", "seq 40", "the start"
+
+
+def undo_by(ctx: Context, params: UndoParams) -> Outcome:
+    """Every write of `params.by` after `params.since`, reverted in one `write_all`."""
+    assert params.by is not None
+    since = since_ref(ctx, params.since)
+    writes = writes_by_file(ctx, params.by, since)
+    jobs = [
+        (open_target(ctx, path, missing_ok=True), _UndoAll(tuple(records), params.by, since))
+        for path, records in sorted(writes.items())
+    ]
+    outcome = write_all(jobs, [])
+    if params.dry_run:
+        outcome = _dry(outcome, [t for t, _ in jobs])
+    if outcome.error is not None:
+        return outcome
+    return _finish(ctx, params, since, outcome)
+
+
+def since_ref(ctx: Context, ref: int | str | None) -> Since:
+    """`since` as a seq: a checkpoint (by name, or id: its seq) or a seq of the journal.
+    (A session's turn will be a checkpoint once prompts take them: its name is a REF.)"""
+    if ref is None:
+        return Since(0, "the start")
+    if isinstance(ref, str):
+        checkpoint = ctx.state.checkpoints.find(ref.strip())
+        if checkpoint is not None:
+            return Since(checkpoint.id, f"checkpoint {checkpoint.name!r} (seq {checkpoint.id})")
+        digits = ref.strip().removeprefix("#")
+        if not digits.isdigit():
+            find(ctx, ref)  # raises checkpoint_not_found, listing the latest names
+        ref = int(digits)
+    last = ctx.journal.last_seq
+    if ref < 0 or ref > last:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"since {ref} is no seq of the journal (its latest is {last}) and no checkpoint's"
+            " id - at `$.params.since`",
+            {"since": ref, "last_seq": last},
+        )
+    return Since(ref, f"seq {ref}")
+
+
+def writes_by_file(ctx: Context, agent: str, since: Since) -> dict[str, list[Record]]:
+    """The agent's applied writes after `since`, per path, oldest first; refused when
+    there are none, or more files than one request may write."""
+    found: dict[str, list[Record]] = {}
+    for record in ctx.journal.records(agent=agent, kind="edit_applied", after_seq=since.seq):
+        path = record.event.path
+        if path is None:
+            continue
+        if path not in found and len(found) == MAX_UNDO_BY_FILES:
+            raise ToolError(
+                ErrorCode.INVALID_PARAMS,
+                f"{agent} wrote more than {MAX_UNDO_BY_FILES} files after {since.label}: one"
+                " undo takes back at most that many; give a later since - at `$.params.since`",
+                {"by": agent, "max_files": MAX_UNDO_BY_FILES, "since": since.seq},
+            )
+        found.setdefault(path, []).append(record)
+    if not found:
+        raise ToolError(
+            ErrorCode.NOTHING_TO_UNDO,
+            f"{agent} has no applied write after {since.label}: nothing to undo",
+            {"by": agent, "since": since.seq},
+            "see who wrote what: log, or agent_status",
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class _UndoAll:
+    """One file's planner: the agent's writes to it reverted, newest first, over the
+    content as it stands."""
+
+    records: tuple[Record, ...]  # the agent's writes to the file, oldest first
+    by: str
+    since: Since
+    name: str = WRITER
+    skip_safety_check: bool = True  # content the file held before: nothing to second-guess
+    stale: Stale = STALE
+
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        seqs = [r.seq for r in self.records]
+        return [{"op": WRITER, "by": self.by, "since": self.since.seq, "seqs": seqs}]
+
+    def plan(self, target: Target) -> Planned:
+        doc, base = target.doc, None
+        for record in reversed(self.records):
+            doc, base = self._reverted(target, record, doc)
+        assert base is not None  # there is at least one write
+        first, seqs = self.records[0], [r.seq for r in self.records]
+        rebased = [c.describe() for c in base.changes if c.seq not in seqs]
+        reply = {"rebased_over": rebased, "seqs": seqs}
+        if not doc.lines and not existed_before(target.ctx, target.path, first.seq):
+            everything = Splice(0, WRITER, 0, target.doc.line_count, (), ())
+            return Planned(EditPlan((everything,)), delete=target.exists, reply=reply)
+        before = stored(target.ctx, _write(first).before_sha256)
+        exact = before.doc if doc.lines == before.doc.lines else doc
+        plan = diff_plan(target.doc.lines, exact.lines, WRITER)
+        return Planned(plan, document=exact, reply=reply)
+
+    def _reverted(self, target: Target, record: Record, doc: Document) -> tuple[Document, Base]:
+        """`doc` with one write's changes put back where its lines are now in `doc`."""
+        ctx, w = target.ctx, _write(record)
+        before, after = stored(ctx, w.before_sha256), stored(ctx, w.after_sha256)
+        base = base_at(ctx, target.snap, target.noticed, record.seq, w.after_sha256)
+        assert base is not None  # `after` is stored: _stored said so
+        changes = refined(before.doc.lines, after.doc.lines, w.line_changes)
+        mapping = content_map(base.doc.lines, base.sha256, base.steps, doc.lines)
+        revert = revert_plan(
+            before.doc.lines, after.doc.line_count, changes, mapping, len(doc.lines)
+        )
+        if revert.broken:
+            raise _conflict(target, base, revert.broken, record)
+        return apply_plan(doc, revert.plan), base
+
+    def explain(self, target: Target, error: ToolError) -> ToolError:
+        """Name who changed which of the agent's lines, and where, for a conflict."""
+        if error.code is not ErrorCode.UNDO_CONFLICT or "undone_seq" not in error.details:
+            return error
+        seq, lines = error.details["undone_seq"], error.details["lines"]
+        conflicts = error.details.get("conflicts", [])
+        others = [c for c in conflicts if c.get("agent") != self.by] or conflicts
+        now = sorted({row["line"] for row in error.details["delta"]["changed_lines"]})
+        where = f" (now line(s) {shown_lines(now)})" if now else ""
+        error.message = (
+            f"cannot undo {self.by}'s writes: in {target.path}, line(s) {shown_lines(lines)}"
+            f" its write at seq {seq} left{where} changed since"
+            + (f", by {named(others)}" if others else "")
+            + "; details.delta has the changes with fresh anchors"
+        )
+        error.details.update({"path": target.path, "by": self.by})
+        return error
+
+    def result(self, written: Written) -> Written:
+        return written
+
+
+def _conflict(
+    target: Target, base: Base, spans: list[tuple[int, ...]], record: Record
+) -> ToolError:
+    """The single undo's refusal (delta, conflicts named by content), for this write."""
+    error = conflict_error(target, base, spans)
+    lines = sorted({n for span in spans for n in span})
+    error.details.update({"undone_seq": record.seq, "lines": lines})
+    return error
+
+
+def _dry(outcome: Outcome, targets: list[Target]) -> Outcome:
+    """The outcome with nothing written: only the outside changes the reads noticed are
+    journaled (facts, whatever the undo does), with the contents they name."""
+    noticed = [e for t in targets for e in t.noticed]
+    kept = {t.snap.sha256 for t in targets if t.noticed and t.exists}
+    blobs = {sha: data for sha, data in outcome.blobs.items() if sha in kept}
+    outcome.events, outcome.blobs, outcome.writes = noticed, blobs, []
+    return outcome
+
+
+def _finish(ctx: Context, params: UndoParams, since: Since, outcome: Outcome) -> Outcome:
+    """The reply: each file's write at the seq it will get (one thread stages in order)."""
+    at = {e.path: i for i, e in enumerate(outcome.events) if isinstance(e, EditApplied)}
+    written: list[Written] = outcome.result
+    files = [
+        _file(w, None if params.dry_run else ctx.next_seq + at[w.target.path]) for w in written
+    ]
+    last = max((f.version for f in files if f.version is not None), default=0)
+    assert params.by is not None
+    outcome.result = UndoResult(
+        message=_message(params.by, since, files, params.dry_run),
+        version=last,
+        by=params.by,
+        since=since.seq,
+        dry_run=params.dry_run,
+        files=files,
+    )
+    return outcome
+
+
+def _file(written: Written, version: int | None) -> UndoneFile:
+    target, planned = written.target, written.planned
+    removed = planned.delete
+    action = "removed" if removed else ("recreated" if not target.exists else "reverted")
+    undone = list(planned.reply["seqs"])
+    return UndoneFile(
+        path=target.path,
+        action=action,
+        version=version,
+        sha256=None if removed else written.sha256,
+        undone_seqs=undone,
+        rebased_over=list(planned.reply.get("rebased_over", [])),
+        lines_before=target.doc.line_count,
+        lines_after=0 if removed else written.doc.line_count,
+        diff=written.diff,
+    )
+
+
+def _message(by: str, since: Since, files: list[UndoneFile], dry_run: bool) -> str:
+    counts = {a: sum(f.action == a for f in files) for a in ("reverted", "removed", "recreated")}
+    parts = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
+    writes = sum(len(f.undone_seqs) for f in files)
+    verb = "Would undo" if dry_run else "Undid"
+    head = f"{verb} {writes} write(s) by {by} after {since.label} in {len(files)} file(s): {parts}"
+    shown = [_file_line(f) for f in files[:SHOWN_FILES]]
+    more = [f"  (and {len(files) - SHOWN_FILES} more)"] if len(files) > SHOWN_FILES else []
+    return "\n".join([head, *shown, *more])
+
+
+def _file_line(f: UndoneFile) -> str:
+    """`  reverted app.py (seq 31): seqs 4, 9, kept 2 other changes`"""
+    at = f" (seq {f.version})" if f.version is not None else ""
+    seqs = ", ".join(map(str, f.undone_seqs))
+    kept = f", kept {len(f.rebased_over)} other change(s)" if f.rebased_over else ""
+    return f"  {f.action} {f.path}{at}: seq(s) {seqs}{kept}"
+
+
+def _write(record: Record) -> EditApplied:
+    assert isinstance(record.event, EditApplied)
+    return record.event
