@@ -673,13 +673,25 @@ version; the version of a checkpoint_restore names its write to path). Returns w
 returns (message, version, sha256, diff with new anchors, ...) and undone (seq, agent, \
 writer, ts).
 
-Errors; the file is unchanged after any error:
+Or take back everything one agent wrote: call with by (the agent; no path) and \
+optionally since (a checkpoint's name or id, or a seq: only its writes after that) and \
+dry_run: true (the per-file diffs, nothing written). Every applied write of that agent, \
+through any tool, in every file, is reverted over everyone else's later changes, which \
+stay; files it created are removed, files it deleted come back; all files or none (at \
+most 1000 files: give a later since past that). Each file's write is journaled as yours, \
+naming by; undo with by set to you puts it all back. Returns message, version, and files: \
+per file its action (reverted, removed or recreated), version, undone_seqs, rebased_over \
+and diff. To rewind a session: by the session's agent, since the checkpoint of that turn.
+
+Errors; no file is changed after any error:
 - undo_conflict: lines the write changed differ now; details.conflicts names the writes \
 whose changes are still there (seq, agent, kind, lines). Undo the latest by its seq, then \
 this write again by its seq (the suggested action names both calls), or edit the file \
-yourself; an outside change has no undo.
+yourself; an outside change has no undo. With by: a line the agent wrote that someone \
+else changed since refuses the whole undo; details.path, lines and delta say where.
 - nothing_to_undo: no applied write of that agent to the file, or seq is not a write to \
-it."""
+it; with by, no write of that agent after since.
+- checkpoint_not_found: since names no checkpoint (and is not a seq)."""
 
 DESCRIPTIONS: dict[str, str] = {
     "read_file": READ_FILE_DESCRIPTION,

@@ -169,8 +169,9 @@ checkpoint_diff shows first what would change."""
 UNDO_SUMMARY = """\
 Revert your latest write to a file (or agent's, or the write at seq) when the lines it \
 changed still read as it left them (by content); other changes in the file are kept. \
-An undo is a write too: undo again to redo. Refused undo_conflict (details.conflicts \
-names the writes still in the way) or nothing_to_undo."""
+by: every write of that agent in every file (since a checkpoint or seq; dry_run to \
+preview), all or nothing. An undo is a write too: undo again to redo. Refused \
+undo_conflict (details.conflicts names the writes still in the way) or nothing_to_undo."""
 
 SHOW_SUMMARY = """\
 Show one journal event by its seq (a version from a reply): its fields and, for a write \
