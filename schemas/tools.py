@@ -918,8 +918,10 @@ class UndoneFile(Result):
     """One file an `undo` by an agent reverted (or, in a dry run, would revert)."""
 
     path: str
-    action: str  # "reverted" | "removed" (the agent created it) | "recreated" (it deleted it)
-    version: int | None  # seq of its edit_applied (writer "undo"); None in a dry run
+    # "reverted" | "removed" (the agent created it) | "recreated" (it deleted it) |
+    # "unchanged" (its writes there cancel out, or were undone already: nothing written)
+    action: str
+    version: int | None  # seq of its edit_applied (writer "undo"); None: none (a dry run)
     sha256: str | None  # the content left; None: removed
     undone_seqs: list[int]  # the agent's writes to it that were reverted, oldest first
     rebased_over: list[dict[str, Any]] = []  # other writers' changes since, kept

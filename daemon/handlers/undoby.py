@@ -23,7 +23,7 @@ undo to the agent whose work it takes back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from editjournal.daemon.contract.context import Context
@@ -59,16 +59,21 @@ def undo_by(ctx: Context, params: UndoParams) -> Outcome:
     assert params.by is not None
     since = since_ref(ctx, params.since)
     writes = writes_by_file(ctx, params.by, since)
-    jobs = [
-        (open_target(ctx, path, missing_ok=True), _UndoAll(tuple(records), params.by, since))
-        for path, records in sorted(writes.items())
-    ]
+    jobs: list[tuple[Target, _UndoAll]] = []
+    unchanged: list[tuple[Target, _UndoAll]] = []
+    for path, records in sorted(writes.items()):
+        target = open_target(ctx, path, missing_ok=True)
+        writer = _UndoAll(tuple(records), params.by, since)
+        (unchanged if writer.changes_nothing(target) else jobs).append((target, writer))
     outcome = write_all(jobs, [])
+    # a file the undo leaves as it is (the agent's writes there cancel out, or were undone
+    # already) gets no write: only the outside change its read noticed, a fact
+    outcome.events[:0] = [e for target, _ in unchanged for e in target.noticed]
     if params.dry_run:
-        outcome = _dry(outcome, [t for t, _ in jobs])
+        outcome = _dry(outcome, [t for t, _ in jobs + unchanged])
     if outcome.error is not None:
         return outcome
-    return _finish(ctx, params, since, outcome)
+    return _finish(ctx, params, since, outcome, unchanged)
 
 
 def since_ref(ctx: Context, ref: int | str | None) -> Since:
@@ -121,7 +126,7 @@ def writes_by_file(ctx: Context, agent: str, since: Since) -> dict[str, list[Rec
     return found
 
 
-@dataclass(frozen=True)
+@dataclass
 class _UndoAll:
     """One file's planner: the agent's writes to it reverted, newest first, over the
     content as it stands."""
@@ -132,6 +137,19 @@ class _UndoAll:
     name: str = WRITER
     skip_safety_check: bool = True  # content the file held before: nothing to second-guess
     stale: Stale = STALE
+    _planned: Planned | None = field(default=None, repr=False)  # planned once, by `plan`
+
+    def changes_nothing(self, target: Target) -> bool:
+        """The revert leaves the file as it is (a refusal changes something: it is the
+        writing path's to report)."""
+        try:
+            planned = self.plan(target)
+        except ToolError:
+            return False
+        splices = planned.plan.splices
+        if not target.exists:  # no file: the revert changes nothing while it adds no line
+            return not any(s.new_lines for s in splices)
+        return not planned.delete and not any(s.new_lines or s.end > s.start for s in splices)
 
     @property
     def operations(self) -> list[dict[str, Any]]:
@@ -139,6 +157,11 @@ class _UndoAll:
         return [{"op": WRITER, "by": self.by, "since": self.since.seq, "seqs": seqs}]
 
     def plan(self, target: Target) -> Planned:
+        if self._planned is None:
+            self._planned = self._plan(target)
+        return self._planned
+
+    def _plan(self, target: Target) -> Planned:
         doc, base = target.doc, None
         for record in reversed(self.records):
             doc, base = self._reverted(target, record, doc)
@@ -211,13 +234,21 @@ def _dry(outcome: Outcome, targets: list[Target]) -> Outcome:
     return outcome
 
 
-def _finish(ctx: Context, params: UndoParams, since: Since, outcome: Outcome) -> Outcome:
+def _finish(
+    ctx: Context,
+    params: UndoParams,
+    since: Since,
+    outcome: Outcome,
+    unchanged: list[tuple[Target, _UndoAll]],
+) -> Outcome:
     """The reply: each file's write at the seq it will get (one thread stages in order)."""
     at = {e.path: i for i, e in enumerate(outcome.events) if isinstance(e, EditApplied)}
     written: list[Written] = outcome.result
     files = [
         _file(w, None if params.dry_run else ctx.next_seq + at[w.target.path]) for w in written
     ]
+    files += [_unchanged(target, writer) for target, writer in unchanged]
+    files.sort(key=lambda f: f.path)
     last = max((f.version for f in files if f.version is not None), default=0)
     assert params.by is not None
     outcome.result = UndoResult(
@@ -249,8 +280,22 @@ def _file(written: Written, version: int | None) -> UndoneFile:
     )
 
 
+def _unchanged(target: Target, writer: _UndoAll) -> UndoneFile:
+    lines = target.doc.line_count
+    return UndoneFile(
+        path=target.path,
+        action="unchanged",
+        version=None,
+        sha256=target.snap.sha256 if target.exists else None,
+        undone_seqs=[r.seq for r in writer.records],
+        lines_before=lines,
+        lines_after=lines,
+    )
+
+
 def _message(by: str, since: Since, files: list[UndoneFile], dry_run: bool) -> str:
-    counts = {a: sum(f.action == a for f in files) for a in ("reverted", "removed", "recreated")}
+    actions = ("reverted", "removed", "recreated", "unchanged")
+    counts = {a: sum(f.action == a for f in files) for a in actions}
     parts = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
     writes = sum(len(f.undone_seqs) for f in files)
     verb = "Would undo" if dry_run else "Undid"

@@ -12,6 +12,7 @@ import pytest
 
 from editjournal.client import Client, RequestError
 from editjournal.schemas.events import EditApplied
+from editjournal.schemas.tools import MAX_UNDO_BY_FILES
 from tests.conftest import RunningDaemon
 from tests.e2e.cli_support import cli
 
@@ -197,3 +198,58 @@ def test_cli_undo_by_refusal_exits_nonzero_naming_the_other_agent(ws: RunningDae
     ws.client("agent-b").edit_file("lib.py", "lib_8 = 'A'", "lib_8 = 'B'")
     out = cli(ws.root, "undo", "--by", "agent-a", "--since", "0", agent="boss")
     assert out.returncode != 0 and "agent-b" in out.stderr and "lib.py" in out.stderr
+
+
+def test_an_agents_later_write_over_its_own_line_is_no_conflict(ws: RunningDaemon):
+    a, b = ws.client("agent-a"), ws.client("agent-b")
+    a.edit_file("app.py", "app_2 = 2", "app_2 = 'first'")
+    b.edit_file("app.py", "app_7 = 7", "app_7 = 'B'")
+    a.edit_file("app.py", "app_2 = 'first'", "app_2 = 'second'")
+    a.edit_file("app.py", "app_4 = 4", "app_4 = 4\nextra_1 = 1\nextra_2 = 2")
+    a.edit_file("app.py", "extra_1 = 1\n", "")
+    ws.client("boss").undo(by="agent-a")
+    assert files(ws)["app.py"] == APP.replace("app_7 = 7", "app_7 = 'B'")
+
+
+def test_writes_that_cancel_out_leave_the_file_unwritten(ws: RunningDaemon):
+    a = ws.client("agent-a")
+    a.edit_file("app.py", "app_3 = 3", "app_3 = 'A'")
+    a.undo("app.py")  # A's own undo: an applied write of A's too
+    a.edit_file("lib.py", "lib_3 = 3", "lib_3 = 'A'")
+    done = ws.client("boss").undo(by="agent-a")
+    assert {f.path: f.action for f in done.files} == {"app.py": "unchanged", "lib.py": "reverted"}
+    assert files(ws) == {"app.py": APP, "lib.py": LIB, "old.py": OLD}
+    undos = [r for r in ws.journal().records(kind="edit_applied") if r.agent == "boss"]
+    assert [r.event.path for r in undos] == ["lib.py"]
+
+
+def test_a_sessions_hook_claims_are_rewound_since_its_turns_checkpoint(ws: RunningDaemon):
+    """A harness session's writes are claims (`check_write`, the harness's tool writes,
+    `claim_write`): `undo --by SESSION --since CHECKPOINT` rewinds them, and only them."""
+    session, b = ws.client("claude-code:s1"), ws.client("agent-b")
+    session.read_file("app.py")
+    session.checkpoint_create("s1-turn-2")
+    edit = {"old_string": "app_6 = 6\n", "new_string": "app_6 = 'session'\n"}
+    session.check_write("app.py", "claude-code:Edit", edits=[edit])
+    (ws.root / "app.py").write_text(APP.replace("app_6 = 6", "app_6 = 'session'"))
+    assert session.claim_write("app.py", "claude-code:Edit").recorded
+    b.edit_file("app.py", "app_1 = 1", "app_1 = 'B'")
+    out = cli(ws.root, "undo", "--by", "claude-code:s1", "--since", "s1-turn-2", agent="boss")
+    assert out.returncode == 0, out.stderr
+    assert files(ws)["app.py"] == APP.replace("app_1 = 1", "app_1 = 'B'")
+    [undo] = [r for r in ws.journal().records(kind="edit_applied") if r.agent == "boss"]
+    assert undo.event.operations[0]["by"] == "claude-code:s1"
+
+
+def test_more_files_than_one_undo_may_write_is_invalid_params(daemon: RunningDaemon):
+    """One patch makes 1,001 files: past MAX_UNDO_BY_FILES the undo is refused at once,
+    before anything is read or planned, and asks for a later since."""
+    body = "".join(
+        f"*** Add File: many/f{i:04d}.txt\n+x{i}\n" for i in range(MAX_UNDO_BY_FILES + 1)
+    )
+    daemon.client("agent-a").apply_patch(f"*** Begin Patch\n{body}*** End Patch\n")
+    with pytest.raises(RequestError) as e:
+        daemon.client("boss").undo(by="agent-a")
+    assert e.value.code == "invalid_params" and "more than 1000 files" in e.value.message
+    assert e.value.details["max_files"] == MAX_UNDO_BY_FILES
+    assert len(list((daemon.root / "many").iterdir())) == MAX_UNDO_BY_FILES + 1
