@@ -680,8 +680,9 @@ through any tool, in every file, is reverted over everyone else's later changes,
 stay; files it created are removed, files it deleted come back; all files or none (at \
 most 1000 files: give a later since past that). Each file's write is journaled as yours, \
 naming by; undo with by set to you puts it all back. Returns message, version, and files: \
-per file its action (reverted, removed or recreated), version, undone_seqs, rebased_over \
-and diff. To rewind a session: by the session's agent, since the checkpoint of that turn.
+per file its action (reverted, removed, recreated, or unchanged: not written), version, \
+undone_seqs, rebased_over and diff. To rewind a session: by the session's agent, since \
+the checkpoint of that turn.
 
 Errors; no file is changed after any error:
 - undo_conflict: lines the write changed differ now; details.conflicts names the writes \
