@@ -6,7 +6,9 @@ Judged per call: `landed` (the file became what it was plus exactly that hunk),
 `refused` (an error reply and the file untouched; its cost is the reply's size
 against a full anchored read of the file at that moment), `wrong` (anything
 else; the play stops there). A refused hunk stays out of A's memory and A goes
-on with the next. Judged per play: `landed` (the file is the parent with every
+on with the next; a refusal that showed it the file's changes (a stale anchor's
+delta) makes the anchored writer read the window around the hunk again before
+its next call, as an agent takes in what it was shown instead of writing over it. Judged per play: `landed` (the file is the parent with every
 hunk of the commit), `wrong` (a call was wrong), else `refused`. A real daemon in
 a temporary workspace serves the agents.
 """
@@ -124,6 +126,8 @@ def _call(agents: Agents, tool: str, path: str, case: MultiCase, memory: Memory,
     except RequestError as e:
         cost = len(msgspec.json.encode(agents.a.last_response)) / _full_read(agents, path)
         outcome = "refused" if file.read_text() == before else "wrong"
+        if tool == "edit" and "delta" in e.details:
+            memory.read_window(agents.a, path, memory.placed(h))
         return Call(k, case.gap(h), outcome, e.code, cost, e.message[:300])
     if file.read_text() != expected:
         return Call(k, case.gap(h), "wrong", message="landed elsewhere or changed other lines")

@@ -11,6 +11,7 @@ delta.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +19,11 @@ import msgspec
 
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.read import chosen_path
-from editjournal.daemon.text.edit import plan_edit
+from editjournal.daemon.text.edit import EditPlan, plan_edit, relied_lines
+from editjournal.daemon.text.ranges import covered
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import (
     explain_from,
@@ -31,7 +34,7 @@ from editjournal.daemon.writing.stale import (
 )
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.tools import EditParams, EditResult
+from editjournal.schemas.tools import EditParams, EditResult, Operation
 
 WRITER = "edit"
 
@@ -102,6 +105,8 @@ class _Edit:
                 plan = plan_edit(parsed.doc.lines, ops, parsed.index, parsed.anchors)
             except ToolError:
                 continue
+            if _relies_on_unseen(plan, ops, parsed, given.unseen):
+                continue  # lines of that version it was never shown: not its to name
             return Planned(plan, against=given)
         return None
 
@@ -145,6 +150,17 @@ class _Edit:
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )
+
+
+def _relies_on_unseen(
+    plan: EditPlan, ops: Sequence[Operation], parsed: Parsed, unseen: Sequence[tuple[int, int]]
+) -> bool:
+    """Whether a splice relies on a line of the planned-in version the agent was not
+    shown when it was given that version (a range over lines a delta left out, say)."""
+    if not unseen:
+        return False
+    lines, anchors = parsed.doc.lines, parsed.anchors
+    return any(covered(relied_lines(s, ops[s.index], lines, anchors), unseen) for s in plan.splices)
 
 
 def _explain_stale(target: Target, error: ToolError) -> ToolError:

@@ -92,6 +92,10 @@ class Base:
     changes: list[ContentChange]  # the ones whose content is stored, each with its step
     steps: list[Step]
     current: dict[str, bytes]  # the content on disk now, which may not be stored yet
+    # the lines of this version the agent had not been shown, when it was given it (a
+    # ranged read, a delta, its own write carried over others' lines); set by the search
+    # of versions it was given, where a plan must not rely on them
+    unseen: tuple[tuple[int, int], ...] = ()
     # line maps already computed, by target content: an edit needs the same one to
     # plan and to carry the agent's unseen lines
     _maps: dict[tuple[str, ...], LineMap] = field(default_factory=dict, compare=False, repr=False)

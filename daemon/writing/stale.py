@@ -13,6 +13,7 @@ had not seen stays unseen, see `daemon.writing.seen`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import msgspec
 
@@ -66,7 +67,8 @@ def given_bases(
         tried.add(sha)
         base = base_at(ctx, snap, noticed, record.seq, sha)
         if base is not None:
-            yield base
+            unseen = tuple(getattr(record.event, "unseen", ()) or ())
+            yield replace(base, unseen=unseen) if unseen else base
 
 
 def _given_sha(event: AnyEvent) -> str | None:
