@@ -238,6 +238,7 @@ def test_a_sessions_hook_claims_are_rewound_since_its_turns_checkpoint(ws: Runni
     assert out.returncode == 0, out.stderr
     assert files(ws)["app.py"] == APP.replace("app_1 = 1", "app_1 = 'B'")
     [undo] = [r for r in ws.journal().records(kind="edit_applied") if r.agent == "boss"]
+    assert isinstance(undo.event, EditApplied)
     assert undo.event.operations[0]["by"] == "claude-code:s1"
 
 
