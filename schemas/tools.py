@@ -1025,6 +1025,44 @@ class ClaimWriteResult(Result):
     lines_after: int = 0
 
 
+MAX_SHELL_COMMAND = 64 * 1024  # characters of a command kept on its window (and journaled)
+MAX_SHELL_WINDOW_S = 24 * 3600.0
+
+
+class ShellWindowParams(Params, kw_only=True):
+    """A harness's shell command, bracketed: `phase` "open" before it runs (the daemon
+    first takes in every change made so far, then opens the window `window` for this
+    agent), "close" after it ran (the daemon takes in every change the command made,
+    then journals each one observed while only this agent's windows were open as this
+    agent's `edit_applied`, writer `tool`, with the command). A change observed while
+    another agent's window was open too, or outside every window, stays an outside
+    change. A window never closed closes by itself after `expires_s`, crediting nothing."""
+
+    window: Annotated[str, Meta(min_length=1, max_length=512)]  # pairs open and close
+    phase: Literal["open", "close"]
+    tool: Annotated[str, Meta(min_length=1, max_length=200)]  # "claude-code:Bash"
+    command: Annotated[str, Meta(max_length=MAX_SHELL_COMMAND)] = ""
+    expires_s: Annotated[float, Meta(gt=0, le=MAX_SHELL_WINDOW_S)] = 600.0
+
+
+class ShellChange(Result):
+    """One file a closed window's command changed, and whose it was made."""
+
+    path: str
+    change: str  # "created" | "modified" | "deleted"
+    credited: bool  # journaled as the agent's edit; False: an outside change
+    seq: int | None = None  # the event that journaled it (None: journaled before)
+    why: str | None = None  # when not credited: why not
+
+
+class ShellWindowResult(Result):
+    window: str
+    phase: str
+    opened: bool = False  # open: a window is open now; close: one was open and closed
+    settled: bool = True  # every change made before the request was taken in first
+    changes: list[ShellChange] = []  # close: the files the window saw change
+
+
 # --- audit: the journal read back (these record no events) --------------------------------
 
 
@@ -1175,6 +1213,7 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "undo": UndoParams,
     "check_write": CheckWriteParams,
     "claim_write": ClaimWriteParams,
+    "shell_window": ShellWindowParams,
     "show": ShowParams,
     "history": HistoryParams,
     "blame": BlameParams,
@@ -1212,6 +1251,7 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "undo": UndoResult,
     "check_write": CheckWriteResult,
     "claim_write": ClaimWriteResult,
+    "shell_window": ShellWindowResult,
     "show": ShowResult,
     "history": HistoryResult,
     "blame": BlameResult,

@@ -9,7 +9,11 @@ change would land on lines someone changed since that snapshot, and denies the
 call with a reason the model acts on (who changed which lines, and the changes)
 when it would; after one, it claims the write (`claim_write`): the daemon journals as
 the session's edit the change its checked edits made, and whatever else the file
-holds as an outside change (a line on stderr says so). The same decisions serve the
+holds as an outside change (a line on stderr says so). Around a shell command
+(Claude Code's Bash, Gemini CLI's run_shell_command) it opens and closes a shell
+window (`shell_window`): what the command changed is journaled as the session's,
+line by line, unless another session's command ran at the same time (the changes
+it could not credit, and why, are a line each on stderr). The same decisions serve the
 Claude Agent SDK's hook callbacks (`client/harness/claude_sdk_hooks.py`):
 `decide(payload)` is the whole of it.
 
@@ -22,6 +26,7 @@ the budget, an error of ours — allows the call and says why on stderr (exit 0)
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -36,7 +41,7 @@ import zmq
 from editjournal.client.library.connection import choose_workspace, discover, live_endpoint
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
-READ, EDIT, WRITE = "read", "edit", "write"
+READ, EDIT, WRITE, SHELL = "read", "edit", "write", "shell"
 # the refusals a hook turns into a denial (the daemon's check_write sends no other)
 DENIED = frozenset({"anchor_stale", "write_access_denied"})
 REQUEST_TIMEOUT_S = 10.0  # one request to a serving daemon
@@ -47,6 +52,8 @@ PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by the harness
 # the interpreter's recursion limit (json's decoder recurses), input beyond memory
 PAYLOAD_ERRORS = (ValueError, RecursionError, MemoryError)
 WARNING_LIMIT = 500  # characters of the one line a warning takes on stderr
+# how long a shell command's window stays open without its Post (the session died)
+WINDOW_ENV, WINDOW_DEFAULT_S = "EDITJOURNAL_SHELL_WINDOW_S", 600.0
 
 
 class HookProblem(Exception):
@@ -59,13 +66,15 @@ class Call(NamedTuple):
     harness: str
     event: str  # "before" | "after"
     tool: str  # the harness's own tool name (Edit, replace, ...): the journaled writer
-    kind: str  # READ | EDIT | WRITE
+    kind: str  # READ | EDIT | WRITE | SHELL
     session: str
     cwd: str
-    path: str  # as the harness gives it (absolute, or relative to cwd)
+    path: str  # as the harness gives it (absolute, or relative to cwd); SHELL: the cwd
     edits: tuple[dict[str, Any], ...] = ()  # EDIT: old_string, new_string, replace_all
     content: str | None = None  # WRITE: the whole new file
     lines: tuple[int, int | None] | None = None  # READ: first and last line shown (None: all)
+    command: str = ""  # SHELL: the command line
+    window: str = ""  # SHELL: what pairs the before and the after (Claude Code: tool_use_id)
 
     @property
     def agent(self) -> str:
@@ -129,8 +138,16 @@ def decide(
         call = call._replace(harness=agent_prefix)
     with Daemon(workspace or workspace_of(call), call.agent) as daemon:
         path = daemon.relative(call.path, call.cwd)
+        if path is None and call.kind == SHELL:
+            raise HookProblem(
+                f"the command runs in {call.cwd}, outside the workspace {daemon.root}: no"
+                " shell window is opened, nothing it changes is credited to the session"
+            )
         if path is None:
             raise HookProblem(f"{call.path} is outside the workspace {daemon.root}")
+        if call.kind == SHELL:
+            daemon.shell_window(call, note or _warn)
+            return None
         if call.event == "after" and call.kind == READ:
             daemon.request("read_file", _read_params(path, call.lines))
             return None
@@ -198,7 +215,9 @@ class Adapter:
         kind = cls.kinds.get(tool)
         if event is None or kind is None or (event == "before" and kind == READ):
             return None
-        if event == "after" and cls.failed(payload.get("tool_response")):
+        if kind == SHELL:  # a failed command may have changed files all the same
+            return cls.shell(payload, event, tool)
+        if event == "after" and cls.failed(payload):
             return None
         tool_input, session, cwd = _payload_fields(payload)
         call = Call(cls.name, event, tool, kind, session, cwd, _path_of(tool, tool_input))
@@ -211,7 +230,19 @@ class Adapter:
         return call
 
     @classmethod
-    def failed(cls, response: Any) -> bool:
+    def shell(cls, payload: dict[str, Any], event: str, tool: str) -> Call:
+        """A shell command's call: its command line and the key pairing its two hooks."""
+        tool_input, session, cwd = _payload_fields(payload)
+        command = _text(tool, tool_input, "command")
+        call = Call(cls.name, event, tool, SHELL, session, cwd, cwd, command=command)
+        return call._replace(window=cls.window(payload, command))
+
+    @classmethod
+    def window(cls, payload: dict[str, Any], command: str) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def failed(cls, payload: dict[str, Any]) -> bool:
         return False
 
     @classmethod
@@ -233,13 +264,30 @@ class ClaudeCode(Adapter):
     PostToolUse comes only after a tool that succeeded."""
 
     name = "claude-code"
-    events: ClassVar[dict[str, str]] = {"PreToolUse": "before", "PostToolUse": "after"}
+    events: ClassVar[dict[str, str]] = {
+        "PreToolUse": "before",
+        "PostToolUse": "after",
+        "PostToolUseFailure": "after",  # a Bash command that failed still closes its window
+    }
     kinds: ClassVar[dict[str, str]] = {
         "Read": READ,
         "Edit": EDIT,
         "MultiEdit": EDIT,
         "Write": WRITE,
+        "Bash": SHELL,
     }
+
+    @classmethod
+    def failed(cls, payload: dict[str, Any]) -> bool:
+        return payload.get("hook_event_name") == "PostToolUseFailure"
+
+    @classmethod
+    def window(cls, payload: dict[str, Any], command: str) -> str:
+        """`tool_use_id`: the same on a call's PreToolUse and PostToolUse."""
+        found = payload.get("tool_use_id")
+        if not isinstance(found, str) or not found:
+            raise HookProblem("the Bash payload has no tool_use_id to pair its hooks by")
+        return found
 
     @classmethod
     def edits(cls, tool: str, tool_input: dict[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -279,11 +327,24 @@ class GeminiCli(Adapter):
 
     name = "gemini-cli"
     events: ClassVar[dict[str, str]] = {"BeforeTool": "before", "AfterTool": "after"}
-    kinds: ClassVar[dict[str, str]] = {"read_file": READ, "replace": EDIT, "write_file": WRITE}
+    kinds: ClassVar[dict[str, str]] = {
+        "read_file": READ,
+        "replace": EDIT,
+        "write_file": WRITE,
+        "run_shell_command": SHELL,
+    }
 
     @classmethod
-    def failed(cls, response: Any) -> bool:
+    def failed(cls, payload: dict[str, Any]) -> bool:
+        response = payload.get("tool_response")
         return isinstance(response, dict) and bool(response.get("error"))
+
+    @classmethod
+    def window(cls, payload: dict[str, Any], command: str) -> str:
+        """Gemini CLI's tool hooks carry no call id: its BeforeTool and AfterTool of one
+        command are paired by the command line (within the session: the agent)."""
+        digest = hashlib.sha256(command.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"run_shell_command:{digest[:32]}"
 
     @classmethod
     def edits(cls, tool: str, tool_input: dict[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -325,6 +386,18 @@ def _read_params(path: str, lines: tuple[int, int | None] | None) -> dict[str, A
     return {"path": path, "range": f"{first}-{'' if last is None else last}"}
 
 
+MAX_COMMAND = 64 * 1024  # characters of a command sent (the daemon keeps no more)
+
+
+def _window_s() -> float:
+    """EDITJOURNAL_SHELL_WINDOW_S, when it is a number of seconds in range, else 600."""
+    try:
+        found = float(os.environ.get(WINDOW_ENV, WINDOW_DEFAULT_S))
+    except ValueError:
+        return WINDOW_DEFAULT_S
+    return found if 0 < found <= 86_400 else WINDOW_DEFAULT_S
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -337,6 +410,7 @@ class Daemon:
         self.root = root
         self.agent = agent
         self._ids = itertools.count(1)
+        self._last_warnings: list[str] = []
         endpoint = live_endpoint(root) or self._started()
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
@@ -377,7 +451,25 @@ class Daemon:
         response = self.call(method, params)
         if response.error is not None:
             raise HookProblem(f"{method}: {response.error.code}: {response.error.message}")
+        self._last_warnings = list(response.warnings or ())
         return response.result
+
+    def shell_window(self, call: Call, note: Callable[[str], None]) -> None:
+        """Open (before) or close (after) the command's window; what the daemon could not
+        credit to the session, and why, goes to `note`."""
+        params = {
+            "window": call.window,
+            "phase": "open" if call.event == "before" else "close",
+            "tool": call.writer,
+            "command": call.command[:MAX_COMMAND],
+            "expires_s": _window_s(),
+        }
+        result = self.request("shell_window", params)
+        for warning in self._last_warnings:
+            note(warning)
+        for change in (result or {}).get("changes") or ():
+            if isinstance(change, dict) and not change.get("credited"):
+                note(f"{change.get('path')}: not credited to you: {change.get('why')}")
 
     def check_write(self, path: str, call: Call) -> str | None:
         """The denial's reason, or None: allowed (or not the journal's to judge)."""

@@ -94,6 +94,11 @@ CLAUDE_CODE = Harness(
     entries=(
         HookEntry("PreToolUse", "Edit|MultiEdit|Write"),
         HookEntry("PostToolUse", "Read|Edit|MultiEdit|Write"),
+        # a Bash command's shell window (entries of their own: an install made before
+        # them keeps its entries as they are, and gains these)
+        HookEntry("PreToolUse", "Bash"),
+        HookEntry("PostToolUse", "Bash"),
+        HookEntry("PostToolUseFailure", "Bash"),  # a failed command may have changed files
     ),
     timeout=30,
     after_change="Claude Code reads its hooks when a session starts: start a new one"
@@ -107,6 +112,8 @@ GEMINI_CLI = Harness(
     entries=(  # Gemini CLI's matchers are regular expressions, tried unanchored
         HookEntry("BeforeTool", "^(replace|write_file)$"),
         HookEntry("AfterTool", "^(read_file|replace|write_file)$"),
+        HookEntry("BeforeTool", "^run_shell_command$"),  # its shell window
+        HookEntry("AfterTool", "^run_shell_command$"),
     ),
     timeout=30_000,  # Gemini CLI counts milliseconds
     after_change="Gemini CLI reads its hooks when a session starts (project hooks only in a"

@@ -68,6 +68,8 @@ from editjournal.schemas.tools import (
     Result,
     SafePatchParams,
     SafePatchResult,
+    ShellWindowParams,
+    ShellWindowResult,
     ShowParams,
     ShowResult,
     StatsParams,
@@ -232,9 +234,18 @@ class ToolCalls:
         return self._tool("check_write", _params(CheckWriteParams, path=path, tool=tool, edits=edits, content=content), CheckWriteResult)
 
     def claim_write(self, path: str, tool: str) -> ClaimWriteResult:
-        """After the harness's own tool wrote `path`: journal the content on disk as this agent's edit
-        (not an anonymous outside change)."""
+        """After the harness's own tool wrote `path`: journal as this agent's edit only the change its
+        `check_write` announced; anything else on disk (a person's save in between) is journaled as
+        an outside change first."""
         return self._tool("claim_write", _params(ClaimWriteParams, path=path, tool=tool), ClaimWriteResult)
+
+    def shell_window(self, window: str, phase: Literal['open', 'close'], tool: str, *, command: str = '', expires_s: float = 600.0) -> ShellWindowResult:
+        """A harness's shell command, bracketed: `phase` 'open' before it runs (the daemon first takes
+        in every change made so far, then opens the window `window` for this agent), 'close' after
+        it ran (the daemon takes in every change the command made, then journals each one observed
+        while only this agent's windows were open as this agent's `edit_applied`, writer `tool`,
+        with the command)."""
+        return self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s), ShellWindowResult)
 
     def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write
@@ -403,9 +414,18 @@ class AsyncToolCalls:
         return await self._tool("check_write", _params(CheckWriteParams, path=path, tool=tool, edits=edits, content=content), CheckWriteResult)
 
     async def claim_write(self, path: str, tool: str) -> ClaimWriteResult:
-        """After the harness's own tool wrote `path`: journal the content on disk as this agent's edit
-        (not an anonymous outside change)."""
+        """After the harness's own tool wrote `path`: journal as this agent's edit only the change its
+        `check_write` announced; anything else on disk (a person's save in between) is journaled as
+        an outside change first."""
         return await self._tool("claim_write", _params(ClaimWriteParams, path=path, tool=tool), ClaimWriteResult)
+
+    async def shell_window(self, window: str, phase: Literal['open', 'close'], tool: str, *, command: str = '', expires_s: float = 600.0) -> ShellWindowResult:
+        """A harness's shell command, bracketed: `phase` 'open' before it runs (the daemon first takes
+        in every change made so far, then opens the window `window` for this agent), 'close' after
+        it ran (the daemon takes in every change the command made, then journals each one observed
+        while only this agent's windows were open as this agent's `edit_applied`, writer `tool`,
+        with the command)."""
+        return await self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s), ShellWindowResult)
 
     async def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write

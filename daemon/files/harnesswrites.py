@@ -20,7 +20,9 @@ PER_AGENT of one agent's are outstanding (the next is refused `invalid_params`),
 the contents held for all of them are bounded (HELD_CHARS, then the oldest are
 forgotten). A forgotten or expired announcement costs the session its credit (its
 write is an outside change), never a wrong event. Nothing here is state: the daemon
-thread's memory only.
+thread's memory only. The shell commands a harness brackets with its hooks are
+announced too, as windows of time rather than contents (`windows`,
+daemon/files/shellwindows.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from editjournal.daemon.files.shellwindows import ShellWindows
 from editjournal.daemon.text.lines import Document, parse
 from editjournal.daemon.text.toolwrite import Split, change_of, without_change
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -91,6 +94,8 @@ class HarnessWrites:
         self._per_agent: Counter[str] = Counter()
         self._held = 0
         self._deferred: set[str] = set()  # paths the watcher left alone meanwhile
+        # the harness's shell commands, bracketed by its hooks (daemon/files/shellwindows.py)
+        self.windows = ShellWindows()
 
     def room_for(self, path: str, agent: str) -> ToolError | None:
         """`invalid_params` when `agent` has PER_AGENT writes announced and not claimed

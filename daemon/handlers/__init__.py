@@ -56,6 +56,7 @@ def registry() -> dict[str, Handler]:
         prepare,
         read,
         restore,
+        shellwindow,
         undo,
     )
 

@@ -175,9 +175,12 @@ class Watching:
         """Called on every turn of the loop: restart a dead observer; while degraded,
         rescan on a timer and retry watching (the limit may have been raised); look
         again at paths left alone for a hook's claim that never came."""
-        expired = self.observer.workspace.harness_writes.expired()
+        writes = self.observer.workspace.harness_writes
+        expired = writes.expired()
         if expired:
             self._work.look_all(expired)
+        for path in writes.windows.expired_paths():  # a window whose Post never came
+            self._work.outside(path)
         if self.health.state == "running" and not self.watcher.alive():
             log.error("the file watcher stopped; restarting it and rescanning")
             self.health.observer_restarts += 1
@@ -231,6 +234,11 @@ class Watching:
             self.health.overflows += 1
             self._rescan_due = message.rescan
             return
+        self._take_changes(message)
+        if message.synced is not None:  # after the changes it follows
+            self._work.sync(message.synced)
+
+    def _take_changes(self, message: WatcherMessage) -> None:
         for change in message.changes:
             self.health.paths_checked += 1
             for path in filter(None, (change.path, change.moved_to)):
@@ -263,6 +271,13 @@ class Watching:
                 self._work.resume(observer.walk(state, item.below))
             elif isinstance(item, Move):
                 self._record(record, observer.observe_move(state, item.src, item.dest))
+            elif isinstance(item, Synced):
+                if self._work.only_syncs():
+                    observer.workspace.harness_writes.windows.mark_synced(item.token)
+                else:  # paths a walk queued after it come first
+                    self._work.requeue(item)
+            elif isinstance(item, Outside):
+                self._record(record, observer.observe(state, item.path, defer=False))
             elif not observer.ignorer.ignored(item):
                 self._record(record, observer.observe(state, item))
 
@@ -333,13 +348,28 @@ class Move:
     dest: str
 
 
+@dataclass(frozen=True)
+class Synced:
+    """A sync cookie's token: done once everything queued before it has been looked at."""
+
+    token: int
+
+
+@dataclass(frozen=True)
+class Outside:
+    """A path to journal as an outside change whatever shell windows are open (it waited
+    in a window that expired)."""
+
+    path: str
+
+
 class WorkQueue:
     """Outside-change work in arrival order, coalesced: a path queued twice is looked at
     once, a subtree queued twice is walked once, and a path under a queued subtree is
     left to that walk."""
 
     def __init__(self) -> None:
-        self._items: dict[str | Subtree | Move, None] = {}
+        self._items: dict[str | Subtree | Move | Synced | Outside, None] = {}
         self._subtrees: set[str] = set()  # queued or being walked
         self._walking: Walk | None = None
 
@@ -362,7 +392,21 @@ class WorkQueue:
             self._subtrees.add(below)
             self._items.setdefault(Subtree(below), None)
 
-    def pop(self) -> str | Subtree | Move | Walk:
+    def sync(self, token: int) -> None:
+        self._items.setdefault(Synced(token), None)
+
+    def outside(self, path: str) -> None:
+        self._items.pop(path, None)  # looked at once, as an outside change
+        self._items.setdefault(Outside(path), None)
+
+    def requeue(self, item: Synced) -> None:
+        self._items[item] = None
+
+    def only_syncs(self) -> bool:
+        """Nothing but sync tokens is queued or being walked."""
+        return self._walking is None and all(isinstance(i, Synced) for i in self._items)
+
+    def pop(self) -> str | Subtree | Move | Synced | Outside | Walk:
         if self._walking is not None:
             walk, self._walking = self._walking, None
             return walk

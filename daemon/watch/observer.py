@@ -43,6 +43,7 @@ from watchdog.events import (
 )
 
 from editjournal.daemon.files.encoding import is_utf8_name
+from editjournal.daemon.files.shellwindows import cookie_token, is_cookie
 from editjournal.daemon.watch.ignore import Ignorer, is_ignore_file
 from editjournal.daemon.watch.pruned import PrunedObserver
 
@@ -83,6 +84,9 @@ class Change(msgspec.Struct, array_like=True):
 class WatcherMessage(msgspec.Struct):
     changes: list[Change] = []
     rescan: str | None = None  # why everything must be looked at again
+    # a sync cookie arrived (daemon/files/shellwindows.py): every event before it is in
+    # `changes` or an earlier message, nothing held back
+    synced: int | None = None
 
 
 ENCODER = msgspec.msgpack.Encoder()
@@ -209,6 +213,8 @@ class Watcher:
             try:
                 if item is not None and item[0] == "rescan":
                     out.send(ENCODER.encode(WatcherMessage(rescan=item[1])))
+                elif item is not None and item[0] != "stop" and self._cookie(item) is not None:
+                    self._flush(item, pending, out)
                 elif item is not None and item[0] != "stop":
                     self._note(item, pending, ignorer)
                 due = _take_due(pending)
@@ -219,6 +225,28 @@ class Watcher:
                 pending.clear()
                 out.send(ENCODER.encode(WatcherMessage(rescan=f"watcher error on {item!r}")))
         out.close()
+
+    def _cookie(self, item: tuple[str, ...]) -> int | None:
+        """A sync cookie's token (0: a cookie, not this daemon's), or None: not a cookie."""
+        if item[0] == "rescan" or len(item) < 2:
+            return None
+        rel = self._relative(item[1])
+        if rel is None or not is_cookie(rel):
+            return None
+        return cookie_token(rel) or 0
+
+    def _flush(
+        self, item: tuple[str, ...], pending: dict[str, _Pending], out: zmq.Socket[bytes]
+    ) -> None:
+        """A cookie's event came: the kernel reported every event before it, so all held
+        here goes now, held for quiet or not (the command that made them has ended), and
+        the message says the token is reached. The cookie itself is never a change."""
+        token = self._cookie(item)
+        if not token:
+            return
+        flushed = [p.change for p in pending.values()]
+        pending.clear()
+        out.send(ENCODER.encode(WatcherMessage(changes=flushed, synced=token)))
 
     def _note(self, item: tuple[str, ...], pending: dict[str, _Pending], ignorer: Ignorer) -> None:
         now = time.monotonic()

@@ -57,8 +57,19 @@ class OutsideObserver:
             if rel not in state.files
         }
 
-    def observe(self, state: State, rel: str, tracked_hint: bool = False) -> Observation:
-        """One path: created, modified or deleted, if its content differs from the state's."""
+    def observe(
+        self, state: State, rel: str, tracked_hint: bool = False, defer: bool = True
+    ) -> Observation:
+        """One path: created, modified or deleted, if its content differs from the state's.
+        A change observed while an agent's shell windows are open waits in them (their
+        close journals it as the agent's: daemon/files/shellwindows.py); `defer` False:
+        journaled as an outside change now whatever is open."""
+        found = self._observe(state, rel, tracked_hint)
+        windows = self.workspace.harness_writes.windows
+        held = defer and len(found.events) == 1 and windows.any_open
+        return Observation() if held and windows.take(rel, found.events[0]) else found
+
+    def _observe(self, state: State, rel: str, tracked_hint: bool) -> Observation:
         known = state.files.get(rel)
         if known is not None and (own := self.workspace.own_writes.unchanged(rel, known.sha256)):
             self.stat_cache[rel] = (own[2], own[3])  # the daemon's own write: nothing to see
@@ -101,7 +112,10 @@ class OutsideObserver:
             elif known is None and self.unseen.pop(src, None) is not None:
                 result.events.append(_gone(src, None, False, moved_to=dest))
         if not self.ignorer.ignored(dest):
-            result.extend(self.observe(state, dest, tracked_hint=bool(known and known.tracked)))
+            # a temp file renamed over `dest` (sed -i, an atomic save) is a change of dest a
+            # shell window may credit; a known file moved there is a move: outside
+            hint = bool(known and known.tracked)
+            result.extend(self.observe(state, dest, tracked_hint=hint, defer=unknown))
         return result
 
     def _still_our_write(self, rel: str, known: FileInfo | None) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,21 @@ COMMAND = f"{SCRIPT} hook claude-code"  # the venv's console script, by its abso
 OURS = {"type": "command", "command": COMMAND, "timeout": 30}
 WRITES = "Edit|MultiEdit|Write"
 READS = "Read|Edit|MultiEdit|Write"
+SHELL = "Bash"  # a Bash command's shell window: entries of their own
 INSTALLED = {
     "hooks": {
-        "PreToolUse": [{"matcher": WRITES, "hooks": [OURS]}],
-        "PostToolUse": [{"matcher": READS, "hooks": [OURS]}],
+        "PreToolUse": [
+            {"matcher": WRITES, "hooks": [OURS]},
+            {"matcher": SHELL, "hooks": [OURS]},
+        ],
+        "PostToolUse": [
+            {"matcher": READS, "hooks": [OURS]},
+            {"matcher": SHELL, "hooks": [OURS]},
+        ],
+        "PostToolUseFailure": [{"matcher": SHELL, "hooks": [OURS]}],
     }
 }
+ENTRIES = 5  # (event, matcher) entries an install makes
 PRETTIER = {"type": "command", "command": "prettier --check", "timeout": 5}
 # A user's settings: keys Claude Code knows and one it does not, hooks in other events,
 # another matcher, a foreign command under our very matcher, an entry left empty.
@@ -99,7 +109,8 @@ def status_of(ws: Path, home: Path) -> dict[str, Any]:
 def test_install_into_an_empty_project_writes_our_two_entries(ws: Path, home: Path):
     done = hooks(ws, home, "install", "claude-code")
     assert read_json(project_file(ws)) == INSTALLED
-    assert "PreToolUse   Edit|MultiEdit|Write       added" in done.stdout
+    assert re.search(r"\n +PreToolUse +Edit\|MultiEdit\|Write +added\n", done.stdout)
+    assert re.search(r"\n +PostToolUseFailure +Bash +added\n", done.stdout)
     assert f"hook command: {COMMAND}" in done.stdout
     assert project_file(ws).read_text().endswith("}\n")
     assert not (ws / ".editjournal").exists()  # no daemon was started for it
@@ -111,11 +122,19 @@ def test_install_keeps_every_foreign_setting_and_hook_in_its_place(ws: Path, hom
     hooks(ws, home, "install", "claude-code")
     expected = copy.deepcopy(FOREIGN)
     expected["hooks"]["PreToolUse"][1]["hooks"].append(OURS)  # beside prettier, after it
+    expected["hooks"]["PreToolUse"][0]["hooks"].append(OURS)  # beside the user's Bash check
     expected["hooks"]["PostToolUse"].append({"matcher": READS, "hooks": [OURS]})
+    expected["hooks"]["PostToolUse"].append({"matcher": SHELL, "hooks": [OURS]})
+    expected["hooks"]["PostToolUseFailure"] = [{"matcher": SHELL, "hooks": [OURS]}]
     after = read_json(project_file(ws))
     assert after == expected
     assert list(after) == list(FOREIGN)  # key order too
-    assert list(after["hooks"]) == ["Notification", "PreToolUse", "PostToolUse"]
+    assert list(after["hooks"]) == [
+        "Notification",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+    ]
     assert '\n    "permissions"' in project_file(ws).read_text()  # the file's own indent
     assert '"é"' in project_file(ws).read_text()
 
@@ -130,7 +149,7 @@ def test_installing_twice_changes_nothing_the_second_time(ws: Path, home: Path):
     assert project_file(ws).read_bytes() == before
     again = json.loads(hooks(ws, home, "install", "claude-code", "--json").stdout)
     assert (again["changed"], again["written"]) == (False, False)
-    assert [e["outcome"] for e in again["entries"]] == ["already installed"] * 2
+    assert [e["outcome"] for e in again["entries"]] == ["already installed"] * ENTRIES
 
 
 def test_an_older_editjournal_is_pointed_at_this_one_where_it_stands(ws: Path, home: Path):
@@ -144,15 +163,17 @@ def test_an_older_editjournal_is_pointed_at_this_one_where_it_stands(ws: Path, h
         }
     }
     write_json(project_file(ws), settings)
-    assert status_of(ws, home)["project"]["state"] == "outdated"
+    assert status_of(ws, home)["project"]["state"] == "partly installed"  # no Bash entries
     done = json.loads(hooks(ws, home, "install", "claude-code", "--json").stdout)
-    assert [e["outcome"] for e in done["entries"]] == ["updated", "updated"]
+    assert [e["outcome"] for e in done["entries"]] == ["updated", "updated", *["added"] * 3]
     after = read_json(project_file(ws))
     assert after["hooks"]["PreToolUse"] == [
-        {"matcher": WRITES, "hooks": [{**old, "command": COMMAND}, PRETTIER]}
+        {"matcher": WRITES, "hooks": [{**old, "command": COMMAND}, PRETTIER]},
+        {"matcher": SHELL, "hooks": [OURS]},
     ]
     assert after["hooks"]["PostToolUse"] == [
-        {"matcher": READS, "hooks": [PRETTIER, {**old_module, "command": COMMAND}]}
+        {"matcher": READS, "hooks": [PRETTIER, {**old_module, "command": COMMAND}]},
+        {"matcher": SHELL, "hooks": [OURS]},
     ]
 
 
@@ -161,9 +182,10 @@ def test_a_second_copy_of_ours_under_our_matcher_is_dropped(ws: Path, home: Path
     settings = {"hooks": {"PreToolUse": [{"matcher": WRITES, "hooks": [old, PRETTIER, OURS]}]}}
     write_json(project_file(ws), settings)
     done = json.loads(hooks(ws, home, "install", "claude-code", "--json").stdout)
-    assert [e["outcome"] for e in done["entries"]] == ["updated", "added"]
+    assert [e["outcome"] for e in done["entries"]] == ["updated", *["added"] * 4]
     assert read_json(project_file(ws))["hooks"]["PreToolUse"] == [
-        {"matcher": WRITES, "hooks": [PRETTIER, OURS]}
+        {"matcher": WRITES, "hooks": [PRETTIER, OURS]},
+        {"matcher": SHELL, "hooks": [OURS]},
     ]
 
 
@@ -195,7 +217,7 @@ def test_uninstall_removes_exactly_what_install_added(ws: Path, home: Path):
     write_json(project_file(ws), FOREIGN)
     hooks(ws, home, "install", "claude-code")
     done = hooks(ws, home, "uninstall", "claude-code")
-    assert done.stdout.count(f"removed: {COMMAND}") == 2
+    assert done.stdout.count(f"removed: {COMMAND}") == ENTRIES
     after = read_json(project_file(ws))
     assert after == FOREIGN  # the entry the user left empty is still there
     assert json.dumps(after) == json.dumps(FOREIGN)  # in the same order
@@ -221,7 +243,8 @@ def test_uninstall_with_no_file_creates_none(ws: Path, home: Path):
 def test_dry_run_prints_the_diff_and_writes_nothing(ws: Path, home: Path):
     done = hooks(ws, home, "install", "claude-code", "--dry-run")
     path = project_file(ws)
-    assert done.stdout.startswith(f"--- {path}\n+++ {path}\n@@ -0,0 +1,28 @@\n")
+    lines = len(json.dumps(INSTALLED, indent=2).splitlines())
+    assert done.stdout.startswith(f"--- {path}\n+++ {path}\n@@ -0,0 +1,{lines} @@\n")
     assert f'+            "command": "{COMMAND}",\n' in done.stdout
     assert "dry run, nothing written" in done.stdout
     assert not (ws / ".claude").exists()
@@ -259,6 +282,9 @@ def test_status_before_and_after_each_scope(ws: Path, home: Path):
     assert [(e["event"], e["matcher"], e["state"]) for e in after["project"]["entries"]] == [
         ("PreToolUse", WRITES, "installed"),
         ("PostToolUse", READS, "installed"),
+        ("PreToolUse", SHELL, "installed"),
+        ("PostToolUse", SHELL, "installed"),
+        ("PostToolUseFailure", SHELL, "installed"),
     ]
     assert after["user"]["state"] == "not installed"
 
