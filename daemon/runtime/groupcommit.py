@@ -9,7 +9,9 @@ journal; the files' own fsyncs follow off the owner thread
 (`daemon.landing.flusher`). What a write met
 as it landed is journaled before any reply (`daemon.landing.displacement`). When
 the journal refuses, the staged events are dropped and the state is folded again
-from what the journal really holds: nothing is half-recorded.
+from what the journal really holds: nothing is half-recorded. Before a commit and
+before its replies the journal's own files are checked (daemon.store.journalfiles):
+nothing is acknowledged into a database file replaced, removed or cut short.
 
 It owns the state, the journal's staging and the write round; the server's loop
 decides what to stage and when a batch ends.
@@ -47,8 +49,8 @@ from editjournal.daemon.runtime.faults import Faults
 from editjournal.daemon.runtime.logs import EVENTS
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.settings.limits import Limits
-from editjournal.daemon.store.dbfaults import is_malformed
-from editjournal.daemon.store.journal import Journal, JournalError
+from editjournal.daemon.store.dbfaults import advice, journal_code
+from editjournal.daemon.store.journal import Journal, JournalError, JournalFilesChanged
 from editjournal.daemon.store.statesnap import Snapshotter
 from editjournal.daemon.watch.outside import Observation
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -203,11 +205,24 @@ class GroupCommit:
         folded again from what the journal really holds, and JournalError is raised
         for the caller to answer with `journal_unavailable`: nothing is half-recorded,
         and the daemon keeps serving.
+
+        Before the commit and again before any reply, the journal's own files are
+        checked (daemon.store.journalfiles): a WAL unlinked is taken back with nothing
+        lost; a database file replaced, removed or cut short seals the journal like a
+        damaged one (`sealed`), and the batch it was found in is refused.
         """
         if self.sealed is not None:  # no event was staged (`stage` refuses): nothing to say
             return
         try:
+            self.journal.check_files()  # nothing is committed into a file no longer the journal
             records = self.journal.commit(durable, also=self.round.statements())
+            self.journal.check_files()  # nor acknowledged: the files may have gone meanwhile
+        except JournalFilesChanged as e:  # sealed, as a damaged journal is: refused from now on
+            log.error("%s; the state is rebuilt from the journal", e)
+            self.journal.discard_staged()  # found before the commit: these were never journaled
+            self._rebuild_if_readable()
+            self.sealed = e
+            raise
         except JournalError as e:
             log.error("%s; the state is rebuilt from the journal", e)
             self._rebuild_if_readable()
@@ -414,9 +429,9 @@ def _unrecorded(response: Response, cause: JournalError) -> Response:
     details = {"seq": response.seq} if response.seq is not None else {}
     if disk_full(cause):
         code, message = ErrorCode.DISK_FULL, f"the disk holding the journal is full: {cause}"
-    elif is_malformed(cause):
+    elif journal_code(cause) is ErrorCode.JOURNAL_CORRUPT:
         code, message = ErrorCode.JOURNAL_CORRUPT, f"the journal file is damaged: {cause}"
     else:
         code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)
     message = f"the journal could not record this request, so nothing was changed: {message}"
-    return error_response(response.id, ToolError(code, message, details).to_wire())
+    return error_response(response.id, ToolError(code, message, details, advice(cause)).to_wire())

@@ -114,6 +114,11 @@ class BlobStore:
 
     # --- writing --------------------------------------------------------------------
 
+    def reconnect(self, conn: sqlite3.Connection) -> None:
+        """Read and pack through `conn` from now on: the same file, reopened (its WAL
+        taken back, daemon.store.journal); what is cached and known stays true."""
+        self._conn = conn
+
     def pack(self, blobs: Mapping[str, bytes], paths: Mapping[str, str]) -> Packed:
         """Rows for the blobs not stored yet; `paths` says which file each one is of."""
         packed = Packed()

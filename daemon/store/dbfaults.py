@@ -45,7 +45,12 @@ def is_malformed(error: BaseException | None) -> bool:
 
 
 def journal_code(error: BaseException) -> ErrorCode:
-    """`journal_corrupt` for a malformed database, `journal_unavailable` otherwise."""
+    """The code an error names itself (`error_code`: the journal's files changed under
+    it, daemon.store.journalfiles), else `journal_corrupt` for a malformed database and
+    `journal_unavailable` otherwise."""
+    named = getattr(error, "error_code", None)
+    if isinstance(named, ErrorCode):
+        return named
     return ErrorCode.JOURNAL_CORRUPT if is_malformed(error) else ErrorCode.JOURNAL_UNAVAILABLE
 
 
@@ -58,7 +63,15 @@ def journal_failure(error: BaseException, doing: str) -> ToolError:
         code,
         f"the journal {what} while {doing}, so nothing was changed: {cause}",
         {"stage": doing},
+        advice(error),
     )
+
+
+def advice(error: BaseException) -> str | None:
+    """What to do, when the error knows better than its code's catalogued hint (a
+    journal sealed because its files changed: daemon.store.journal), else None."""
+    found = getattr(error, "advice", None)
+    return found if isinstance(found, str) else None
 
 
 def startup_refusal(error: BaseException, path: Path) -> str:

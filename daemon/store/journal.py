@@ -56,6 +56,7 @@ from editjournal.daemon.store.hashchain import (
     stored_rows,
 )
 from editjournal.daemon.store.integrity import VerifyReport, verify_journal
+from editjournal.daemon.store.journalfiles import Change, JournalFiles
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EVENT_DECODER, EVENT_ENCODER, AnyEvent, Record
 
@@ -97,6 +98,34 @@ class JournalCorrupt(JournalError):
         )
 
 
+class JournalFilesChanged(JournalError):
+    """The journal's files are no longer the ones its connection writes (replaced,
+    removed, cut short; a WAL that could not be taken back): the journal is sealed,
+    nothing more is committed. `error_code` is the catalogued code its requests get,
+    `advice` what to do (the catalogue's "retry" would not help)."""
+
+    def __init__(self, change: Change, why_not: str = "") -> None:
+        self.change, self.error_code, self.advice = change, change.code, change.advice
+        taken = f"; it could not be taken back ({why_not})" if why_not else ""
+        super().__init__(
+            f"{change.message}{taken}. So that nothing is acknowledged into a file nobody"
+            f" will read, the daemon records nothing more: {change.advice}"
+        )
+
+
+def _writable(path: Path) -> sqlite_utils.Database:
+    """The daemon's connection: WAL, synchronous=FULL (at an open, and again when the
+    connection is reopened over a fresh WAL; the schema is prepared once, at the open)."""
+    # No sqlite-utils plugins: whatever else is installed beside editjournal must
+    # not run code on the journal's connection, and looking for plugins reads every
+    # installed package's entry points (~50 ms of each daemon's and command's start)
+    db = sqlite_utils.Database(path, execute_plugins=False)
+    db.enable_wal()
+    # FULL: an acknowledged edit survives power loss; group commit keeps it cheap.
+    db.execute("PRAGMA synchronous=FULL")
+    return db
+
+
 def _readonly_connection(path: Path) -> sqlite3.Connection:
     """`mode=ro`: a missing file is an error, not a new empty journal. Without a WAL file
     beside it no connection is open (SQLite removes the WAL at the last close), so it is
@@ -131,19 +160,19 @@ class Journal:
         self.path = path
         self._clock = clock
         self.opened_without_triggers = False  # set when the schema is prepared
-        # No sqlite-utils plugins: whatever else is installed beside editjournal must
-        # not run code on the journal's connection, and looking for plugins reads every
-        # installed package's entry points (~50 ms of each daemon's and command's start)
+        # the files watched before each acknowledgement (daemon.store.journalfiles); set
+        # once they are found replaced, removed or cut short: nothing more is committed
+        self._files: JournalFiles | None = None
+        self._gone: JournalFilesChanged | None = None
         try:
             if readonly:  # audit (daemon.audit): never create, migrate or write the file
                 self.db = sqlite_utils.Database(_readonly_connection(path), execute_plugins=False)
             else:
-                self.db = sqlite_utils.Database(path, execute_plugins=False)
-                self.db.enable_wal()
-                # FULL: an acknowledged edit survives power loss; group commit keeps it cheap.
-                self.db.execute("PRAGMA synchronous=FULL")
+                self.db = _writable(path)
                 self.opened_without_triggers = journal_schema.prepare(self.db.conn)
             self._reload_tip()  # the first read of a row: a damaged file often fails here
+            if not readonly:  # after a first read: SQLite has opened the WAL by now
+                self._files = JournalFiles(path)
         except Exception as e:  # sqlite3.DatabaseError and friends
             if is_malformed(e) and readonly:  # `editjournal verify` and the other readers
                 raise JournalError(
@@ -199,6 +228,8 @@ class Journal:
         WAL is one sequence). `also`: (sql, rows) run in the same transaction (the
         daemon's pending-writes rows, see daemon/landing/pendingwrites.py).
         """
+        if self._gone is not None:  # staged events stay staged: the caller discards them
+            raise self._gone
         pending, self._pending = self._pending, _Pending()
         if not pending.rows and not pending.blobs and not also:
             return []
@@ -217,6 +248,82 @@ class Journal:
         if pending.records and durable:
             self._anchor_tip(pending.records[-1])
         return pending.records
+
+    # --- its own files, watched --------------------------------------------------------
+
+    def check_files(self) -> None:
+        """Before a commit, and after it before its replies go: are the files at the
+        journal's paths still the ones this connection writes (daemon.store.journalfiles)?
+
+        A WAL unlinked or replaced (the database file intact) is taken back: every
+        committed frame is checkpointed into the database file through the WAL SQLite
+        still holds, and the connection is reopened over a fresh WAL, so nothing
+        acknowledged is lost. A database file replaced, removed or cut short (or a WAL
+        that cannot be taken back) seals the journal: JournalFilesChanged, now and at
+        every later commit. Never journals anything about it (only the log says so)."""
+        if self._gone is not None:
+            raise self._gone
+        change = self._files.look() if self._files is not None else None
+        if change is None:
+            return
+        why_not = self._take_back_wal(change) if change.wal_only else ""
+        if why_not is None:
+            _log.warning(
+                "%s; every committed event was moved into %s and a new WAL opened",
+                change.message,
+                self.path,
+            )
+            return
+        self._seal(change, why_not)
+
+    def _take_back_wal(self, change: Change) -> str | None:
+        """Checkpoint the WAL SQLite still holds into the database file, reopen the
+        connection and check that the tip on disk is the committed one: None when done,
+        else why not. A file still at the WAL's path after the close would be taken as
+        the new connection's WAL: then nothing is reopened."""
+        tip = self._committed_tip()
+        try:
+            busy = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if busy:
+                return "another connection to the journal kept the checkpoint from finishing"
+            self.db.conn.close()  # the last connection removes whatever is at the WAL's path
+            if self._files is not None and self._files.wal_path.exists():
+                return "a file is still at the WAL's path, held by another connection"
+            self.db = _writable(self.path)
+            self._durable = True
+            self._blobs.reconnect(self.db.conn)
+            row = self.db.execute(
+                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.Error as e:
+            return f"SQLite: {e}"
+        on_disk = (row[0], hash_text(row[1])) if row else (0, GENESIS_HASH)
+        if on_disk != tip:
+            return f"the journal reopened ends at seq {on_disk[0]}, not at seq {tip[0]}"
+        if self._files is not None:
+            self._files.wal_opened()
+        return None
+
+    def _committed_tip(self) -> tuple[int, str]:
+        """(seq, chain hash) of the last committed event: the tip before anything staged."""
+        staged = self._pending.records
+        if staged:
+            return staged[0].seq - 1, staged[0].prev_hash
+        return self._last_seq, self._last_hash
+
+    def _seal(self, change: Change, why_not: str) -> None:
+        """Refuse every later commit. A database file replaced or removed first gets
+        every frame of the WAL this connection holds (a checkpoint into the inode it
+        still has open): the file moved aside is whole by itself, and no frame of its
+        stays at the WAL's path to be laid over the file now at the database's path."""
+        if change.kind in ("db_gone", "db_replaced"):
+            try:
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as e:
+                _log.error("the WAL could not be moved into the journal's file: %s", e)
+        self._gone = JournalFilesChanged(change, why_not)
+        _log.error("the journal is sealed: %s", self._gone)
+        raise self._gone
 
     def keep_blobs(self, blobs: Mapping[str, bytes], paths: Mapping[str, str]) -> None:
         """Stage contents without an event (a long job's slices, daemon/runtime/jobs.py):
@@ -470,6 +577,8 @@ class Journal:
             raise JournalCorrupt(self.path, *problem)
 
     def save_snapshot(self, seq: int, chain: str, digest: str, shape: str, body: bytes) -> None:
+        if self._gone is not None:  # never a write into a file that is no longer the journal
+            raise self._gone
         with self.db.conn:
             self.db.conn.execute(
                 "INSERT OR REPLACE INTO state_snapshot (id, seq, chain_hash, digest, shape, body)"
@@ -503,6 +612,8 @@ class Journal:
         if self.anchor is not None:
             self.anchor.close()
         self.db.conn.close()
+        if self._files is not None:  # after the connection: see daemon.store.journalfiles
+            self._files.close()
 
 
 def _columns(
