@@ -86,7 +86,8 @@ def test_install_writes_gemini_clis_hooks(workspace: Path):
     settings = json.loads((workspace / ".gemini" / "settings.json").read_text())
     before = settings["hooks"]["BeforeTool"]
     after = settings["hooks"]["AfterTool"]
-    assert [e["matcher"] for e in before] == ["^(replace|write_file)$"]
-    assert [e["matcher"] for e in after] == ["^(read_file|replace|write_file)$"]
+    shell = "^run_shell_command$"  # the command's shell window
+    assert [e["matcher"] for e in before] == ["^(replace|write_file)$", shell]
+    assert [e["matcher"] for e in after] == ["^(read_file|replace|write_file)$", shell]
     [ours] = before[0]["hooks"]
     assert ours["command"].endswith("hook gemini-cli") and ours["timeout"] == 30_000

@@ -228,3 +228,82 @@ def test_a_bash_payload_without_tool_use_id_is_allowed_and_says_why(served: Runn
     payload = bash(served.root, "s1", "PreToolUse", "true", "x")
     del payload["tool_use_id"]
     assert "no tool_use_id" in hook(payload).stderr
+
+
+# --- a scripted two-session run: how many changed lines are attributed right ------------------
+
+ROUNDS = 5
+PER_ROUND = 12  # lines of the file each round changes (one, the person's)
+
+
+def _set(n: int, who: str) -> str:
+    return f"sed -i 's/^L{n} = .*$/L{n} = {who}/' two.py"
+
+
+def _round(root: Path, r: int) -> dict[int, str]:
+    """One round of commands of two sessions, alone, overlapping and in turn, and a
+    person's save between windows; the true author of each line changed."""
+    base = r * PER_ROUND
+    truth: dict[int, str] = {}
+
+    def alone(session: str, lines: list[int]) -> None:
+        command = " && ".join(_set(n, session) for n in lines)
+        in_window(root, session, command, f"toolu_{session}_{r}_{lines[0]}")
+        truth.update(dict.fromkeys(lines, session))
+
+    alone("s1", [base + 1])
+    alone("s2", [base + 2])
+    # both open, each session's command runs: neither can be told by timing
+    hook(bash(root, "s1", "PreToolUse", _set(base + 3, "s1"), f"toolu_o1_{r}"))
+    hook(bash(root, "s2", "PreToolUse", _set(base + 4, "s2"), f"toolu_o2_{r}"))
+    run(root, _set(base + 3, "s1"))
+    run(root, _set(base + 4, "s2"))
+    hook(bash(root, "s1", "PostToolUse", _set(base + 3, "s1"), f"toolu_o1_{r}"))
+    hook(bash(root, "s2", "PostToolUse", _set(base + 4, "s2"), f"toolu_o2_{r}"))
+    truth.update({base + 3: "s1", base + 4: "s2"})
+    alone("s1", [base + 5, base + 6, base + 7])
+    alone("s2", [base + 8])
+    # s1's command ends before s2's window opens, though s1's Post comes after it: s1's
+    # change waits in its window, then s2's command changes the same file while both
+    # are open, and the file's change (both lines) is journaled as an outside change
+    hook(bash(root, "s1", "PreToolUse", _set(base + 9, "s1"), f"toolu_t1_{r}"))
+    run(root, _set(base + 9, "s1"))
+    hook(bash(root, "s2", "PreToolUse", _set(base + 10, "s2"), f"toolu_t2_{r}"))
+    run(root, _set(base + 10, "s2"))
+    hook(bash(root, "s1", "PostToolUse", _set(base + 9, "s1"), f"toolu_t1_{r}"))
+    hook(bash(root, "s2", "PostToolUse", _set(base + 10, "s2"), f"toolu_t2_{r}"))
+    truth.update({base + 9: "s1", base + 10: "s2"})
+    run(root, _set(base + 11, "person"))  # a person's save, between windows
+    truth[base + 11] = "person"
+    alone("s2", [base + 12])
+    return truth
+
+
+def test_a_scripted_two_session_run_credits_no_line_to_the_wrong_session(
+    served: RunningDaemon,
+):
+    root, a = served.root, served.client("agent-a")
+    journaled(a, "two.py", "".join(f"L{n} = 0\n" for n in range(1, ROUNDS * PER_ROUND + 1)))
+    truth: dict[int, str] = {}
+    for r in range(ROUNDS):
+        truth.update(_round(root, r))
+    wait_until(
+        lambda: [t for t, _ in owners(a, "two.py")][ROUNDS * PER_ROUND - 2].endswith("person"),
+        what="the last person's save to be journaled",
+    )
+    blamed = {n: who for n, (_, who) in enumerate(owners(a, "two.py"), start=1)}
+    sessions = {n: who for n, who in truth.items() if who != "person"}
+    right = sum(blamed[n] == f"claude-code:{who}" for n, who in sessions.items())
+    outside = sum(blamed[n] == "outside" for n in sessions)
+    wrong = len(sessions) - right - outside
+    people = sum(blamed[n] == "outside" for n, who in truth.items() if who == "person")
+    print(
+        f"session lines: {right} right, {wrong} wrong, {outside} left outside;"
+        f" a person's lines outside: {people} of {ROUNDS}"
+    )
+    assert wrong == 0 and people == ROUNDS
+    left = sorted(n % PER_ROUND for n in sessions if blamed[n] == "outside")
+    assert left == [3, 4, 9, 10] * ROUNDS or sorted(left) == sorted([3, 4, 9, 10] * ROUNDS)
+    assert (right, outside) == (7 * ROUNDS, 4 * ROUNDS)
+    untouched = [who for n, who in blamed.items() if n not in truth]
+    assert untouched == []  # every line of the file was changed by someone
