@@ -41,6 +41,8 @@ from editjournal.schemas.errors import ToolError
 from editjournal.schemas.events import EditApplied, OutsideChangeRecorded
 from editjournal.schemas.tools import ShellChange, ShellWindowParams, ShellWindowResult
 
+SPIN_S = 0.001  # a parked Settle's pause per turn of the loop
+
 
 @dataclass
 class Settle:
@@ -60,7 +62,12 @@ class Settle:
         return self.token is None or self.reached or time.monotonic() >= self.until
 
     def step(self, ctx: Context, deadline: float) -> Progress:
-        return Progress()  # the watch tick does the work; this only waits for it
+        """The watch tick does the work; this only waits for it. While parked, the loop
+        turns without sleeping: a millisecond's sleep here hands the interpreter to the
+        watcher's threads, which carry the cookie's event to it."""
+        if not self.done:
+            time.sleep(SPIN_S)
+        return Progress()
 
 
 @handles("shell_window")
