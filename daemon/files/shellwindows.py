@@ -47,10 +47,18 @@ SYNC_TIMEOUT_S = 3.0  # how long a Pre or Post waits for the watcher to catch up
 class Waiting:
     """One path's change, observed in a window: the watcher's event as it would have
     journaled it then (its `change` says whether the file existed before), and the
-    windows of the agent open at that moment (their commands go on the journaled edit)."""
+    windows of the agent open at that moment (their commands go on the journaled edit).
+    `content` (hash `sha`) is the last content observed while only this agent's windows
+    were open (None: not kept, the file is not one whose contents the journal keeps);
+    once another agent's window opened and the file changed again (`frozen`), the
+    agent's credit stops there: the close journals its edit up to `content`, and the
+    rest as an outside change."""
 
     first: OutsideChangeRecorded
     windows: tuple[str, ...]
+    content: bytes | None = None
+    sha: str | None = None
+    frozen: bool = False
 
 
 @dataclass
@@ -110,28 +118,42 @@ class ShellWindows:
     def any_open(self) -> bool:
         return bool(self._open)
 
-    def take(self, path: str, event: OutsideChangeRecorded) -> bool:
-        """The watcher observed `event` at `path`: True when it waits in the open windows
-        of the one agent that has any (journaled at their close), False when it is to be
-        journaled as an outside change now (no window open, or several agents' open: the
-        path is then remembered as contested by each of them)."""
+    def take(self, path: str, event: OutsideChangeRecorded, data: bytes | None = None) -> bool:
+        """The watcher observed `event` at `path` (`data`: its content, when the journal
+        keeps this file's contents): True when it waits in the open windows (journaled at
+        a close), False when it is to be journaled as an outside change now. With one
+        agent's windows open it waits in them. With several agents' open the path is
+        contested by each; it still waits when one agent's window holds an earlier change
+        of it whose content is kept (that agent is credited up to it at its close, the
+        rest is outside), else it is an outside change now, that earlier change with it."""
         self.expired()
         if not self._open:
             return False
         agents = {agent for agent, _ in self._open}
         if len(agents) > 1:
-            for window in self._open.values():
-                others = ", ".join(sorted(agents - {window.agent}))
-                window.contested[path] = others
-                window.waiting.pop(path, None)  # its earlier change: journaled with this one
-            return False
+            return self._contested(path, agents)
         windows = list(self._open.values())
         if not all(w.settled for w in windows):
             return False  # opened without the watcher up to date: it credits nothing
         keys = tuple(w.key for w in windows)
         for window in windows:
-            window.waiting.setdefault(path, Waiting(event, keys))
+            found = window.waiting.get(path)
+            if found is None:
+                window.waiting[path] = Waiting(event, keys, data, event.new_sha256)
+            elif not found.frozen:
+                found.content, found.sha = data, event.new_sha256
         return True
+
+    def _contested(self, path: str, agents: set[str]) -> bool:
+        held = False
+        for window in self._open.values():
+            window.contested[path] = ", ".join(sorted(agents - {window.agent}))
+            found = window.waiting.get(path)
+            if found is not None and found.content is not None and found.sha is not None:
+                found.frozen = held = True
+            elif found is not None:
+                del window.waiting[path]  # journaled now, as an outside change, with this one
+        return held
 
     def expired(self) -> list[Window]:
         """Close the windows whose Post never came; each is said in the daemon log.

@@ -131,6 +131,8 @@ def _closed(ctx: Context, params: ShellWindowParams, window: Window, settled: bo
         if change is not None:
             result.changes.append(change)
     for path, others in sorted(window.contested.items()):
+        if path in window.waiting:
+            continue  # credited up to the change before theirs: listed above
         why = f"changed while a shell command of {others} ran too: not credited by timing"
         result.changes.append(ShellChange(path=path, change="modified", credited=False, why=why))
     if not settled:
@@ -147,6 +149,8 @@ def _journal_one(
     known = ctx.state.files.get(path)
     before = known.sha256 if known is not None else None
     found = ctx.workspace.fingerprint(path)
+    if waiting.frozen:
+        return _journal_frozen(ctx, window, path, waiting, outcome, found)
     now = found.sha256 if found is not None else None
     existed = waiting.first.change != "created"
     if now == before:
@@ -163,6 +167,53 @@ def _journal_one(
         return ShellChange(path=path, change=_kind(existed, now), credited=False, seq=seq, why=why)
     outcome.events.append(_edit(ctx, window, path, waiting, before, found, outcome))
     return ShellChange(path=path, change=_kind(existed, now), credited=True, seq=seq)
+
+
+def _journal_frozen(
+    ctx: Context,
+    window: Window,
+    path: str,
+    waiting: Waiting,
+    outcome: Outcome,
+    found: Fingerprint | None,
+) -> ShellChange:
+    """A file this agent's command changed, then changed again while another agent's
+    window was open too: the agent's edit up to the content observed before that, and
+    the rest (whoever made it) as an outside change on top."""
+    assert waiting.content is not None and waiting.sha is not None  # frozen: kept
+    known = ctx.state.files.get(path)
+    before = known.sha256 if known is not None else None
+    existed = waiting.first.change != "created"
+    theirs = waiting.sha
+    kept = _fingerprint(path, waiting.content, theirs)
+    why = _uncreditable(ctx, before, existed, kept) if before != theirs else "journaled already"
+    now = found.sha256 if found is not None else None
+    if why is not None:  # the whole change is outside, another session's with it
+        seq = ctx.next_seq + len(outcome.events)
+        if now != before:
+            outcome.events.append(_outside(path, before, existed, found, known is not None))
+            if found is not None and found.text is not None:
+                outcome.blobs[found.sha256] = found.data
+        return ShellChange(path=path, change=_kind(existed, now), credited=False, seq=seq, why=why)
+    seq = ctx.next_seq + len(outcome.events)
+    outcome.events.append(_edit(ctx, window, path, waiting, before, kept, outcome))
+    if now != theirs:
+        outcome.events.append(_outside(path, theirs, True, found, True))
+        if found is not None and found.text is not None:
+            outcome.blobs[found.sha256] = found.data
+    others = window.contested.get(path, "another session")
+    return ShellChange(
+        path=path, change="modified" if existed else "created", credited=True, seq=seq,
+        why=f"credited up to where a shell command of {others} began; the rest is outside",
+    )  # fmt: skip
+
+
+def _fingerprint(path: str, data: bytes, sha: str) -> Fingerprint:
+    try:
+        text: str | None = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    return Fingerprint(path, len(data), 0, sha, data, text)
 
 
 def _kind(existed: bool, now: str | None) -> str:

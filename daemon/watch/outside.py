@@ -66,8 +66,11 @@ class OutsideObserver:
         journaled as an outside change now whatever is open."""
         found = self._observe(state, rel, tracked_hint)
         windows = self.workspace.harness_writes.windows
-        held = defer and len(found.events) == 1 and windows.any_open
-        return Observation() if held and windows.take(rel, found.events[0]) else found
+        if not (defer and len(found.events) == 1 and windows.any_open):
+            return found
+        event = found.events[0]
+        data = found.blobs.get(event.new_sha256) if event.new_sha256 else None
+        return Observation() if windows.take(rel, event, data) else found
 
     def _observe(self, state: State, rel: str, tracked_hint: bool) -> Observation:
         known = state.files.get(rel)
