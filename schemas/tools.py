@@ -1027,6 +1027,7 @@ class ClaimWriteResult(Result):
 
 MAX_SHELL_COMMAND = 64 * 1024  # characters of a command kept on its window (and journaled)
 MAX_SHELL_WINDOW_S = 24 * 3600.0
+MAX_SHELL_PATHS = 64  # files a command line names that a window keeps as they were
 
 
 class ShellWindowParams(Params, kw_only=True):
@@ -1043,6 +1044,9 @@ class ShellWindowParams(Params, kw_only=True):
     tool: Annotated[str, Meta(min_length=1, max_length=200)]  # "claude-code:Bash"
     command: Annotated[str, Meta(max_length=MAX_SHELL_COMMAND)] = ""
     expires_s: Annotated[float, Meta(gt=0, le=MAX_SHELL_WINDOW_S)] = 600.0
+    # open: the workspace files the command line names (the hook finds them); their
+    # content now is what a change of one no agent had read is told from at the close
+    paths: Annotated[list[str], Meta(max_length=MAX_SHELL_PATHS)] | None = None
 
 
 class ShellChange(Result):

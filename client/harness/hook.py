@@ -30,6 +30,7 @@ import hashlib
 import itertools
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -387,6 +388,31 @@ def _read_params(path: str, lines: tuple[int, int | None] | None) -> dict[str, A
 
 
 MAX_COMMAND = 64 * 1024  # characters of a command sent (the daemon keeps no more)
+MAX_NAMED = 64  # files of a command line whose content the daemon keeps as it opens
+MAX_WORDS = 1000  # words of a command line looked at for them
+
+
+def named_files(command: str, cwd: str, root: Path) -> list[str]:
+    """The workspace files a command line names (`sed -i ... app.py`, `ruff format
+    src/a.py`), workspace-relative: the daemon keeps their content as the window opens,
+    so a change of one no agent had read can still be told line by line. A word is a
+    name only when such a file exists; options and anything outside are passed over."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unclosed quote: the words as they stand
+        words = command.split()
+    found: list[str] = []
+    for word in words[:MAX_WORDS]:
+        if not word or word.startswith("-") or len(found) >= MAX_NAMED:
+            continue
+        full = Path(os.path.normpath(os.path.join(cwd, word)))
+        try:
+            rel = full.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel not in found and rel != "." and full.is_file():
+            found.append(rel)
+    return found
 
 
 def _window_s() -> float:
@@ -457,13 +483,15 @@ class Daemon:
     def shell_window(self, call: Call, note: Callable[[str], None]) -> None:
         """Open (before) or close (after) the command's window; what the daemon could not
         credit to the session, and why, goes to `note`."""
-        params = {
+        params: dict[str, Any] = {
             "window": call.window,
             "phase": "open" if call.event == "before" else "close",
             "tool": call.writer,
             "command": call.command[:MAX_COMMAND],
             "expires_s": _window_s(),
         }
+        if call.event == "before":
+            params["paths"] = named_files(call.command, call.cwd, self.root)
         result = self.request("shell_window", params)
         for warning in self._last_warnings:
             note(warning)

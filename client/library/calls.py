@@ -239,13 +239,13 @@ class ToolCalls:
         an outside change first."""
         return self._tool("claim_write", _params(ClaimWriteParams, path=path, tool=tool), ClaimWriteResult)
 
-    def shell_window(self, window: str, phase: Literal['open', 'close'], tool: str, *, command: str = '', expires_s: float = 600.0) -> ShellWindowResult:
+    def shell_window(self, window: str, phase: Literal['open', 'close'], tool: str, *, command: str = '', expires_s: float = 600.0, paths: Sequence[str] | None = None) -> ShellWindowResult:
         """A harness's shell command, bracketed: `phase` 'open' before it runs (the daemon first takes
         in every change made so far, then opens the window `window` for this agent), 'close' after
         it ran (the daemon takes in every change the command made, then journals each one observed
         while only this agent's windows were open as this agent's `edit_applied`, writer `tool`,
         with the command)."""
-        return self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s), ShellWindowResult)
+        return self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s, paths=paths), ShellWindowResult)
 
     def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write
@@ -419,13 +419,13 @@ class AsyncToolCalls:
         an outside change first."""
         return await self._tool("claim_write", _params(ClaimWriteParams, path=path, tool=tool), ClaimWriteResult)
 
-    async def shell_window(self, window: str, phase: Literal['open', 'close'], tool: str, *, command: str = '', expires_s: float = 600.0) -> ShellWindowResult:
+    async def shell_window(self, window: str, phase: Literal['open', 'close'], tool: str, *, command: str = '', expires_s: float = 600.0, paths: Sequence[str] | None = None) -> ShellWindowResult:
         """A harness's shell command, bracketed: `phase` 'open' before it runs (the daemon first takes
         in every change made so far, then opens the window `window` for this agent), 'close' after
         it ran (the daemon takes in every change the command made, then journals each one observed
         while only this agent's windows were open as this agent's `edit_applied`, writer `tool`,
         with the command)."""
-        return await self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s), ShellWindowResult)
+        return await self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s, paths=paths), ShellWindowResult)
 
     async def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write

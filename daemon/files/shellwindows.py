@@ -70,6 +70,8 @@ class Window:
     opened: float  # time.monotonic()
     deadline: float
     settled: bool  # the watcher was up to date when it opened
+    # the files the command line names, as they were when it opened: path -> (sha, bytes)
+    before: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     waiting: dict[str, Waiting] = field(default_factory=dict)
     contested: dict[str, str] = field(default_factory=dict)  # path -> the other agents
 

@@ -95,7 +95,7 @@ def _opened(
     now = time.monotonic()
     window = Window(
         params.window, ctx.agent, params.tool, params.command, now, now + params.expires_s,
-        settled,
+        settled, before=_kept(ctx, params.paths or []),
     )  # fmt: skip
     windows.open(window)
     outcome = Outcome(ShellWindowResult(window=params.window, phase="open", opened=True))
@@ -107,6 +107,30 @@ def _opened(
             " be credited to you"
         )
     return outcome
+
+
+KEPT_BYTES = 1024 * 1024  # a named file's content kept when a window opens, at most
+KEPT_TOTAL = 16 * 1024 * 1024  # of all of one window's
+
+
+def _kept(ctx: Context, paths: list[str]) -> dict[str, tuple[str, bytes]]:
+    """The text files the command line names, as they are when the window opens (the
+    watcher is up to date): the content a change of one the journal holds no content
+    of is from. Memory only, never journaled unless the command changes the file."""
+    kept: dict[str, tuple[str, bytes]] = {}
+    total = 0
+    for path in paths:
+        try:
+            found = ctx.workspace.fingerprint(ctx.workspace.file_relative(path))
+        except ToolError:
+            continue
+        if found is None or found.text is None or found.size > KEPT_BYTES:
+            continue
+        total += found.size
+        if total > KEPT_TOTAL:
+            break
+        kept[found.path] = (found.sha256, found.data)
+    return kept
 
 
 def _no_window(ctx: Context, params: ShellWindowParams) -> Outcome:
@@ -158,14 +182,15 @@ def _journal_one(
             return None  # created and removed by the command: nothing to journal
         already = "journaled already (another request found it changed first)"
         return ShellChange(path=path, change=_kind(existed, now), credited=False, why=already)
-    why = _uncreditable(ctx, before, existed, found)
+    base = _base(ctx, window, path, before, existed)
+    why = _uncreditable(ctx, base, found)
     seq = ctx.next_seq + len(outcome.events)
-    if why is not None:
+    if why is not None or base is None:
         outcome.events.append(_outside(path, before, existed, found, known is not None))
         if found is not None and found.text is not None:
             outcome.blobs[found.sha256] = found.data
         return ShellChange(path=path, change=_kind(existed, now), credited=False, seq=seq, why=why)
-    outcome.events.append(_edit(ctx, window, path, waiting, before, found, outcome))
+    outcome.events.append(_edit(ctx, window, path, waiting, base, found, outcome))
     return ShellChange(path=path, change=_kind(existed, now), credited=True, seq=seq)
 
 
@@ -186,9 +211,10 @@ def _journal_frozen(
     existed = waiting.first.change != "created"
     theirs = waiting.sha
     kept = _fingerprint(path, waiting.content, theirs)
-    why = _uncreditable(ctx, before, existed, kept) if before != theirs else "journaled already"
+    base = _base(ctx, window, path, before, existed)
+    why = _uncreditable(ctx, base, kept) if before != theirs else "journaled already"
     now = found.sha256 if found is not None else None
-    if why is not None:  # the whole change is outside, another session's with it
+    if why is not None or base is None:  # the whole change is outside, another's with it
         seq = ctx.next_seq + len(outcome.events)
         if now != before:
             outcome.events.append(_outside(path, before, existed, found, known is not None))
@@ -196,7 +222,7 @@ def _journal_frozen(
                 outcome.blobs[found.sha256] = found.data
         return ShellChange(path=path, change=_kind(existed, now), credited=False, seq=seq, why=why)
     seq = ctx.next_seq + len(outcome.events)
-    outcome.events.append(_edit(ctx, window, path, waiting, before, kept, outcome))
+    outcome.events.append(_edit(ctx, window, path, waiting, base, kept, outcome))
     if now != theirs:
         outcome.events.append(_outside(path, theirs, True, found, True))
         if found is not None and found.text is not None:
@@ -220,18 +246,33 @@ def _kind(existed: bool, now: str | None) -> str:
     return "deleted" if now is None else "modified" if existed else "created"
 
 
-def _uncreditable(
-    ctx: Context, before: str | None, existed: bool, found: Fingerprint | None
-) -> str | None:
+Base = tuple[str | None, bytes | None]  # the content a shell edit is from: (sha, bytes)
+
+
+def _base(
+    ctx: Context, window: Window, path: str, before: str | None, existed: bool
+) -> Base | None:
+    """The content the command changed: (None, None) for a file it created; the
+    journal's when it stored it; else the content the window kept when it opened (a
+    file the command named), when that is what the journal knew there; else None."""
+    if before is None and not existed:
+        return (None, None)
+    if before is not None and ctx.journal.has_blob(before):
+        return (before, None)
+    kept = window.before.get(path)
+    if kept is not None and (kept[0] == before or before is None):
+        return kept
+    return None
+
+
+def _uncreditable(ctx: Context, base: Base | None, found: Fingerprint | None) -> str | None:
     """Why the change cannot be credited line by line, or None: it can."""
     if found is not None and found.text is None:
         return "not text the daemon serves (binary, or over the size limit)"
-    if before is None and existed:
-        return "what it held before was never journaled: which lines changed cannot be told"
-    if before is not None and not ctx.journal.has_blob(before):
+    if base is None:
         return (
-            "its content before the command was never stored (no agent had read it):"
-            " which lines changed cannot be told"
+            "its content before the command was never stored (no agent had read it, and"
+            " the command line did not name it): which lines changed cannot be told"
         )
     if found is not None and _document(ctx, found) is None:
         return "over the line limit the daemon serves"
@@ -266,15 +307,16 @@ def _edit(
     window: Window,
     path: str,
     waiting: Waiting,
-    before: str | None,
+    source: Base,
     found: Fingerprint | None,
     outcome: Outcome,
 ) -> EditApplied:
-    """The agent's edit: the journal's content -> the file now (removed: `deleted`)."""
-    old = _old_document(ctx, before, path)
+    """The agent's edit: the content it changed -> the file now (removed: `deleted`)."""
+    before, data = source
+    old = _old_document(ctx, before, data, path)
     base = before or EMPTY_SHA256
-    if before is None and not ctx.journal.has_blob(EMPTY_SHA256):
-        outcome.blobs[EMPTY_SHA256] = b""  # every edit_applied's before content is held
+    if not ctx.journal.has_blob(base):  # every edit_applied's before content is held
+        outcome.blobs[base] = data or b""
     operations = _operations(ctx, window, waiting)
     if found is None:
         return EditApplied(
@@ -294,11 +336,11 @@ def _edit(
     )  # fmt: skip
 
 
-def _old_document(ctx: Context, before: str | None, path: str) -> Document:
+def _old_document(ctx: Context, before: str | None, data: bytes | None, path: str) -> Document:
     if before is None:
         return ctx.cache.parsed(EMPTY_SHA256, "").doc
-    data = ctx.journal.blob(before) or b""
-    return ctx.cache.parsed(before, lambda: data.decode("utf-8", "surrogatepass"), path).doc
+    held = data if data is not None else ctx.journal.blob(before) or b""
+    return ctx.cache.parsed(before, lambda: held.decode("utf-8", "surrogatepass"), path).doc
 
 
 def _operations(ctx: Context, window: Window, waiting: Waiting) -> list[dict[str, Any]]:

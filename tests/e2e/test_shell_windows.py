@@ -307,3 +307,20 @@ def test_a_scripted_two_session_run_credits_no_line_to_the_wrong_session(
     assert (right, outside) == (8 * ROUNDS, 3 * ROUNDS)
     untouched = [who for n, who in blamed.items() if n not in truth]
     assert untouched == []  # every line of the file was changed by someone
+
+
+@pytest.mark.skipif(not RUFF.exists(), reason="ruff is not in the venv")
+def test_a_file_no_agent_read_is_credited_line_by_line_when_the_command_names_it(
+    served: RunningDaemon,
+):
+    root, a = served.root, served.client("agent-a")
+    source = "import os\n\n\ndef f( x ):\n    return x\n\n\nname = os.sep\n"
+    (root / "raw.py").write_text(source)  # an outside file: the journal keeps no content
+    (root / "other.py").write_text("x = 1\n")
+    command = f"{RUFF} format --quiet raw.py && find . -name 'oth*.py' -exec sed -i s/1/2/ {{}} +"
+    said = in_window(root, "s1", command, "toolu_raw")
+    blamed = owners(a, "raw.py")
+    assert [text for text, who in blamed if who == "claude-code:s1"] == ["def f(x):"]
+    assert [who for text, who in blamed if text != "def f(x):"] == ["outside"] * 7
+    assert "other.py: not credited to you" in said and "did not name it" in said
+    assert owners(a, "other.py") == [("x = 2", "outside")]
