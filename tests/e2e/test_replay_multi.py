@@ -15,7 +15,7 @@ from bench.replay import codex_replay, multi_cases, multi_summary, multi_tools
 from bench.replay.__main__ import CODEX_CASES, MULTI_CASES, main
 from bench.replay.multi_run import run
 
-CASES = 6  # per project: every writer plays each (a few seconds on 2 cores)
+CASES = 4  # per project: every writer plays each (a few seconds on 2 cores)
 COMMITS = 8
 
 
