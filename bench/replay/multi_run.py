@@ -8,8 +8,9 @@ against a full anchored read of the file at that moment), `wrong` (anything
 else; the play stops there). A refused hunk stays out of A's memory and A goes
 on with the next; a refusal that showed it the file's changes (a stale anchor's
 delta) makes the anchored writer read the window around the hunk again before
-its next call, as an agent takes in what it was shown instead of writing over it. Judged per play: `landed` (the file is the parent with every
-hunk of the commit), `wrong` (a call was wrong), else `refused`. A real daemon in
+its next call, as an agent takes in what it was shown instead of writing over it.
+Judged per play: `landed` (the file is the parent with every hunk of the commit),
+`wrong` (a call was wrong), else `refused`. A real daemon in
 a temporary workspace serves the agents.
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,16 @@ FUNCS = "".join(
 MANY = "".join(
     f"def step_{n}(state):\n    total = state + {n}\n    return total\n\n\n" for n in range(1, 201)
 )
+
+
+def both_read(daemon: RunningDaemon, name: str, text: str) -> tuple[Path, Client, Client]:
+    """The file written, and agents A and B, who both read it whole."""
+    target = daemon.root / name
+    target.write_text(text)
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    a.read_file(name)
+    b.read_file(name)
+    return target, a, b
 
 
 def refused(call) -> RequestError:  # type: ignore[no-untyped-def]
@@ -84,11 +95,7 @@ def test_text_another_agent_moved_away_from_where_the_agent_read_it_is_refused(
 ):
     """The agent's view places the text where it read it; the only copy now is one another
     agent wrote elsewhere after changing the original: not guessed onto the copy."""
-    target = daemon.root / "f.py"
-    target.write_text(FUNCS)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("f.py")
-    b.read_file("f.py")
+    target, a, b = both_read(daemon, "f.py", FUNCS)
     b.edit_file("f.py", "    total = state + 3\n", "    total = state * 3\n")
     b.append_to_file("f.py", "# state + 3\n")
     e = refused(lambda: a.edit_file("f.py", "state + 3", "state + 30"))
@@ -104,11 +111,7 @@ def test_several_edit_files_from_one_read_land_over_another_agents_change_betwee
 ):
     """A's second old_string quotes line 6 as A read it; B rewrote that line before A's
     first edit, which was carried over it: the text is in A's view, not in the file."""
-    target = daemon.root / "f.py"
-    target.write_text(FUNCS)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("f.py")
-    b.read_file("f.py")
+    target, a, b = both_read(daemon, "f.py", FUNCS)
     b.edit_file("f.py", "def step_2(state):\n", "def step_two(state):\n")
     a.edit_file("f.py", "    total = state + 1\n", "    total = state + 100\n")
     done = a.edit_file(
@@ -129,11 +132,7 @@ def test_several_edit_files_from_one_read_land_over_another_agents_change_betwee
 def test_an_edit_from_the_view_over_a_line_another_agent_changed_is_refused_with_the_delta(
     daemon: RunningDaemon,
 ):
-    target = daemon.root / "f.py"
-    target.write_text(MANY)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("f.py")
-    b.read_file("f.py")
+    target, a, b = both_read(daemon, "f.py", MANY)
     b_done = b.edit_file("f.py", "    total = state + 50\n", "    total = state - 50\n")
     a.edit_file("f.py", "    total = state + 1\n", "    total = state + 100\n")
     e = refused(
@@ -148,11 +147,7 @@ def test_an_edit_from_the_view_over_a_line_another_agent_changed_is_refused_with
 
 
 def test_apply_patch_hunks_from_the_view_land_over_another_agents_change(daemon: RunningDaemon):
-    target = daemon.root / "f.py"
-    target.write_text(FUNCS)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("f.py")
-    b.read_file("f.py")
+    target, a, b = both_read(daemon, "f.py", FUNCS)
     b.edit_file("f.py", "def step_4(state):\n", "def step_four(state):\n")
     a.apply_patch(envelope("f.py", "    total = state + 3", "    total = state + 300"))
     patch = (
@@ -169,11 +164,7 @@ def test_apply_patch_hunks_from_the_view_land_over_another_agents_change(daemon:
 
 
 def test_safe_patch_made_from_the_view_with_its_hash_lands(daemon: RunningDaemon):
-    target = daemon.root / "f.py"
-    target.write_text(FUNCS)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("f.py")
-    b.read_file("f.py")
+    target, a, b = both_read(daemon, "f.py", FUNCS)
     b.edit_file("f.py", "def step_6(state):\n", "def step_six(state):\n")
     a.edit_file("f.py", "    total = state + 1\n", "    total = state + 100\n")
     view = FUNCS.replace("state + 1\n", "state + 100\n")
@@ -239,11 +230,7 @@ def test_a_removed_blank_beside_a_blank_another_agent_rewrote_is_refused_not_gue
 ):
     """A removes the pragma and one of the blanks around it; which blank was the diff's
     choice. B rewrote the blank above since: either alignment would be a guess."""
-    target = daemon.root / "m.py"
-    target.write_text(PYRIGHT)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("m.py")
-    b.read_file("m.py")
+    target, a, b = both_read(daemon, "m.py", PYRIGHT)
     b.edit_file("m.py", "import os\n\n", "import os\nimport sys\n")
     after_b = target.read_text()
     e = refused(
@@ -257,11 +244,7 @@ def test_a_removed_blank_beside_a_blank_another_agent_rewrote_is_refused_not_gue
 
 
 def test_the_same_removal_lands_when_nobody_touched_the_blanks(daemon: RunningDaemon):
-    target = daemon.root / "m.py"
-    target.write_text(PYRIGHT)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("m.py")
-    b.read_file("m.py")
+    target, a, b = both_read(daemon, "m.py", PYRIGHT)
     b.edit_file("m.py", "    return os.sep\n", "    return os.linesep\n")
     a.edit_file(
         "m.py", "import os\n\n# pyright: strict\n\ndef main():\n", "import os\n\ndef main():\n"
@@ -336,14 +319,13 @@ TWINS = (
 def _after_b_and_a_first_edit(daemon: RunningDaemon) -> tuple[Client, str]:
     """A read; B commented the first block between two of its lines; A's own first edit
     then landed (its reply's sha includes B's change, which A never saw)."""
-    (daemon.root / "pager.py").write_text(TWINS)
-    a, b = daemon.client("agent-a"), daemon.client("agent-b")
-    a.read_file("pager.py")
-    b.read_file("pager.py")
+    _, a, b = both_read(daemon, "pager.py", TWINS)
+    block = '        out = default()\n        yield out, "utf-8", False\n        return\n'
+    after = "    run(path)\n\n\ndef helper_0"
     b.edit_file(
         "pager.py",
-        '    if not path:\n        out = default()\n        yield out, "utf-8", False\n        return\n    run(path)\n\n\ndef helper_0',
-        '    if not path:\n        # no pager: stdout\n        out = default()\n        yield out, "utf-8", False\n        return\n    run(path)\n\n\ndef helper_0',
+        "    if not path:\n" + block + after,
+        "    if not path:\n        # no pager: stdout\n" + block + after,
     )
     done = a.edit_file("pager.py", "import os\n", "import os\nimport sys\n")
     return a, done.sha256
