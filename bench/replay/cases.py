@@ -88,7 +88,9 @@ def extract(repo: Path, count: int, suffix: str = ".py") -> list[Case]:
     return cases
 
 
-def _case(repo: Path, commit: str, path: str, n: int) -> Case | None:
+def changed_file(repo: Path, commit: str, path: str) -> tuple[str, str, list[Hunk]] | None:
+    """The file before and after the commit, and its `git diff -U0` hunks; None for a
+    file a case cannot be cut from (not UTF-8, CRs, no final newline, too long)."""
     try:
         parent = git(repo, "show", f"{commit}^:{path}")
         child = git(repo, "show", f"{commit}:{path}")
@@ -99,7 +101,14 @@ def _case(repo: Path, commit: str, path: str, n: int) -> Case | None:
     if parent.count("\n") > MAX_LINES:
         return None
     diff = git(repo, "diff", "-U0", "--no-color", f"{commit}^", commit, "--", path)
-    hunks = diff_hunks(diff, child.split("\n")[:-1])
+    return parent, child, diff_hunks(diff, child.split("\n")[:-1])
+
+
+def _case(repo: Path, commit: str, path: str, n: int) -> Case | None:
+    found = changed_file(repo, commit, path)
+    if found is None:
+        return None
+    parent, _, hunks = found
     if len(hunks) < 2:
         return None
     i = n % (len(hunks) - 1)

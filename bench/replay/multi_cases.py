@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench.replay.cases import MAX_LINES, Hunk, diff_hunks, git
+from bench.replay.cases import Hunk, changed_file, git
 
 
 class MultiCase(msgspec.Struct, frozen=True):
@@ -94,17 +94,11 @@ def _modified(repo: Path, suffix: str) -> list[tuple[str, str]]:
 
 
 def _case(repo: Path, commit: str, path: str, n: int) -> MultiCase | None:
-    try:
-        parent = git(repo, "show", f"{commit}^:{path}")
-        child = git(repo, "show", f"{commit}:{path}")
-    except (subprocess.CalledProcessError, UnicodeDecodeError):
+    found = changed_file(repo, commit, path)
+    if found is None:
         return None
-    if "\r" in parent + child or not parent.endswith("\n") or not child.endswith("\n"):
-        return None
-    if parent.count("\n") > MAX_LINES:
-        return None
-    diff = git(repo, "diff", "-U0", "--no-color", f"{commit}^", commit, "--", path)
-    hunks = tuple(diff_hunks(diff, child.split("\n")[:-1]))
+    parent, child, found_hunks = found
+    hunks = tuple(found_hunks)
     if len(hunks) < 2 or applied(parent.split("\n")[:-1], hunks) != child:
         return None  # a diff we cannot replay exactly is not a case
     return MultiCase(commit, path, parent, hunks, n % len(hunks))

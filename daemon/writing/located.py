@@ -48,7 +48,12 @@ def located(target: Target, plan_in: PlanIn) -> Planned | None:
 
 def _in_doubt(target: Target, here: Planned) -> bool:
     """Whether the agent's view could place the text elsewhere: someone else changed the
-    file since its read, or the plan changes lines it was not shown."""
+    file since its read, or the plan changes lines it was not shown. An agent that never
+    read the file, or was shown the whole of it as it is, has nothing to doubt: decided
+    from the state alone, so the common write pays no journal query."""
+    seen = target.ctx.state.snapshots.get((target.ctx.agent, target.path))
+    if seen is None or (seen.sha256 == target.snap.sha256 and not seen.unseen):
+        return False
     if target.others_changed:
         return True
     return bool(unseen_hits(target, relied_spans(here.plan, target.doc)))
