@@ -104,6 +104,8 @@ class LogEntry(Result):
     hash: str
     body: dict[str, Any]
     diff: str | None = None  # with `patch` (and in `show`): the content change as a diff
+    # the shell command(s) that made this change (a shell window's edit), whole; empty: none
+    commands: list[str] = []
 
 
 class LogResult(Result):
@@ -1104,6 +1106,8 @@ class FileVersion(Result):
     removed: int | None = None
     path: str | None = None  # the file's path then, when not the one asked (before a move)
     moved_from: str | None = None  # this version moved the file here from that path
+    # the shell command(s) that made this change (a shell window's edit), whole; empty: none
+    commands: list[str] = []
 
 
 class HistoryResult(Result):
@@ -1126,6 +1130,8 @@ class BlameLine(Result):
     agent: str
     kind: str
     ts: int
+    # the shell command(s) that made this change (a shell window's edit), whole; empty: none
+    commands: list[str] = []
 
 
 class BlameResult(Result):
@@ -1154,6 +1160,9 @@ class AgentStats(Result):
     mean_recovery_events: float | None = None
     mean_recovery_ms: float | None = None
     mean_recovery_attempts: float | None = None  # rejections per recovery
+    shell_writes: int = 0  # applied writes made by its shell commands (shell windows)
+    # those commands, whole, each with the number of changes it made: the newest SHELL_LISTED
+    shell_commands: dict[str, int] = {}
 
 
 class StatsResult(Result):
