@@ -232,16 +232,18 @@ def replay(until_seq: int | None, target: str, journal_file: str | None) -> int:
   editjournal verify --journal copy.db --workspace ~/src/app"""
     )
 )
+@click.option("--strict", is_flag=True, help="Exit 1 also when the workspace changed.")
 @journal_option
 @global_options()
-def verify(journal_file: str | None) -> int:
-    """Check the journal and the workspace against it; exit 1 on any failure.
+def verify(journal_file: str | None, strict: bool) -> int:
+    """Check the journal and the workspace against it; exit 1 when the journal fails.
 
     The hash chain holds and every needed blob is intact (and the chain anchor,
     when there is one, agrees); folding every event succeeds and reproduces
-    the state snapshot's digest; every known file holds the content its last
-    event says (differences name that event). With --journal, the workspace is
-    compared only when --workspace is given."""
+    the state snapshot's digest. Every known file holds the content its last
+    event says: a difference (naming that event) is reported as a change made
+    while no daemon recorded it, not a failure (exit 0; --strict: exit 1). With
+    --journal, the workspace is compared only when --workspace is given."""
     from editjournal.daemon.audit.verify import verify as run
 
     workspace = None
@@ -250,16 +252,14 @@ def verify(journal_file: str | None) -> int:
     with opened(journal_file) as journal:
         outcome = run(journal, workspace)
     if settings().json:
-        print_json({"ok": outcome.ok, "events": outcome.events, "checks": outcome.checks,
-                    "state_digest": outcome.state_digest,
-                    "problems": [p.__dict__ for p in outcome.problems]})  # fmt: skip
-        return EXIT_OK if outcome.ok else EXIT_ERROR
-    emit(_verify_lines(outcome))
-    return EXIT_OK if outcome.ok else EXIT_ERROR
+        print_json(outcome.as_json(strict))
+    else:
+        emit(_verify_lines(outcome))
+    return EXIT_OK if outcome.passes(strict) else EXIT_ERROR
 
 
 def _verify_lines(outcome: Any) -> list[str]:
-    colour = {"ok": "green", "failed": "red", "skipped": "yellow"}
+    colour = {"ok": "green", "failed": "red", "skipped": "yellow", "changed": "yellow"}
     lines = [f"{plural(outcome.events, 'event')} checked"]
     for check, verdict in outcome.checks.items():
         lines.append(f"{check:<10} {click.style(verdict, fg=colour[verdict])}")
@@ -268,7 +268,9 @@ def _verify_lines(outcome: Any) -> list[str]:
     for p in outcome.problems:
         where = f"seq {p.seq}: " if p.seq is not None else ""
         lines.append(click.style(f"FAILED {p.check}: {where}{p.message}", fg="red"))
-    return lines
+    for p in outcome.changes:
+        lines.append(click.style(f"CHANGED {p.check}: seq {p.seq}: {p.message}", fg="yellow"))
+    return lines + ([outcome.summary()] if outcome.changes else [])
 
 
 @click.command(

@@ -2,7 +2,8 @@
 
 Four checks, each reported (ok, failed or skipped) with the first seq or the
 files that fail it, after SQLite's own `PRAGMA integrity_check` of the file
-(`integrity`: a malformed file fails it, and the rest are skipped):
+(`integrity`: a malformed file fails it, and the rest are skipped). The first
+three judge the journal; the fourth only compares, and says what it finds:
 - chain: the hash chain holds from genesis and every blob an event needs is
   there and intact (`Journal.verify()`), and the journal agrees with its chain
   anchor file, when there is one (`Journal.check_anchor()`: cut short or
@@ -11,14 +12,20 @@ files that fail it, after SQLite's own `PRAGMA integrity_check` of the file
   journal holds a state snapshot, the fold reproduces its digest;
 - workspace: every file the journal knows holds the content its last event
   says (or is absent when it says removed); each difference names that event.
+  A difference is a fact about the workspace, not a fault of the journal: a
+  person edited a file while no daemon ran (the next start records it as an
+  outside change). So it is reported apart (`changed`, `VerifyOutcome.changes`)
+  and leaves `ok` true; `--strict` is the caller's way to fail on it.
 Read-only throughout: the journal is opened `mode=ro`, files are only read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from editjournal.daemon.audit.timeline import Version, files_at
 from editjournal.daemon.files.workspace import Workspace
@@ -38,17 +45,52 @@ class Problem:
 @dataclass
 class VerifyOutcome:
     events: int = 0
-    checks: dict[str, str] = field(default_factory=dict)  # check -> ok | failed | skipped
-    problems: list[Problem] = field(default_factory=list)
+    # check -> ok | failed | skipped, and for the workspace: changed
+    checks: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)  # the journal's: each a failure
     state_digest: str | None = None
+    changes: list[Problem] = field(default_factory=list)  # the workspace's: facts
 
     @property
     def ok(self) -> bool:
+        """The journal is intact (whatever happened to the workspace since)."""
         return not self.problems
+
+    def passes(self, strict: bool = False) -> bool:
+        """`ok`, and with `strict` a workspace that matches the journal as well."""
+        return self.ok and not (strict and self.changes)
 
     def add(self, check: str, problems: list[Problem], skipped: bool = False) -> None:
         self.checks[check] = "skipped" if skipped else ("failed" if problems else "ok")
         self.problems.extend(problems)
+
+    def compared(self, changes: list[Problem]) -> None:
+        """The workspace comparison's findings: `changed`, never `failed`."""
+        self.checks["workspace"] = "changed" if changes else "ok"
+        self.changes.extend(changes)
+
+    def summary(self) -> str | None:
+        """What the changes mean, in a line, when there are any."""
+        if not self.changes:
+            return None
+        files = f"{len(self.changes)} file{'s' if len(self.changes) != 1 else ''}"
+        intact = "the journal is intact; " if self.ok else ""
+        return (
+            f"{intact}{files} changed while no daemon recorded it (a daemon records each as"
+            " an outside change when it next starts or looks); --strict fails on this"
+        )
+
+    def as_json(self, strict: bool = False) -> dict[str, Any]:
+        """`verify --json`: `ok` is the exit status's verdict, `intact` the journal's."""
+        return {
+            "ok": self.passes(strict),
+            "intact": self.ok,
+            "events": self.events,
+            "checks": self.checks,
+            "state_digest": self.state_digest,
+            "problems": [dataclasses.asdict(p) for p in self.problems],
+            "workspace_changes": [dataclasses.asdict(p) for p in self.changes],
+        }
 
 
 def verify(journal: Journal, workspace: Path | None) -> VerifyOutcome:
@@ -73,7 +115,7 @@ def verify(journal: Journal, workspace: Path | None) -> VerifyOutcome:
     if workspace is None:
         outcome.add("workspace", [], skipped=True)
     else:
-        outcome.add("workspace", workspace_problems(journal, workspace))
+        outcome.compared(workspace_problems(journal, workspace))
     return outcome
 
 
