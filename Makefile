@@ -1,19 +1,20 @@
 # Every target bootstraps .venv itself: a fresh machine needs only Python and make.
-# `run` installs what running needs (the package and its `mcp` extra); the other
-# targets the development set (`dev`: tests, hypothesis, ruff, mypy), a superset.
+# `run` installs what serving needs, the package alone (`editjournal mcp` says how to add
+# its extra when asked); the other targets the development set (`dev`: tests, hypothesis,
+# ruff, mypy), a superset.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
-WORKSPACE ?= .
+WORKSPACE ?=
 
 .PHONY: run test stress bench lint format clean
 
 $(RUN_STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) -e '.[mcp]'
+	$(PIP) -e .
 	@touch $(RUN_STAMP)
 
 # claude-agent-sdk from its source: the tests need its types, not the 180 MB wheel's bundled
@@ -25,9 +26,11 @@ $(STAMP): pyproject.toml setup.py
 
 # Ctrl-C reaches make, the shell and the daemon alike: the daemon stops cleanly and
 # the shell's trap ends the recipe with success, so make reports no error for it
-# (an exit of 130, an interrupt the shell did not see, is no error either).
-run: $(RUN_STAMP) ## serve WORKSPACE (default: this directory) in the foreground; Ctrl-C stops it
-	@trap 'exit 0' INT; $(BIN)/editjournal --workspace "$(WORKSPACE)" serve \
+# (an exit of 130, an interrupt the shell did not see, is no error either). Without
+# WORKSPACE the daemon finds its workspace from here, as the commands it prints do, and
+# says so: "(given by --workspace)" only when one was given.
+run: $(RUN_STAMP) ## serve WORKSPACE (default: found from this directory) in the foreground; Ctrl-C stops it
+	@trap 'exit 0' INT; $(BIN)/editjournal $(if $(WORKSPACE),--workspace "$(WORKSPACE)") serve \
 		|| { code=$$?; test $$code -eq 130 || exit $$code; }
 
 # The suite runs on TEST_JOBS workers (pytest-xdist): every test has its own workspace,

@@ -13,7 +13,9 @@ the daemon (`os.execv`), started from "/" like every daemon (see
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
 import time
 from collections.abc import Callable, Mapping
@@ -137,15 +139,22 @@ def serve(**options: Any) -> int:
 
 
 def _serve_banner(root: Path, why: str) -> list[str]:
-    """What to type in another terminal, with this workspace filled in, as printed."""
+    """What to type in another terminal, with this workspace filled in, as printed: the
+    README's Quick start list, command for command (tests/e2e/test_make_run.py holds
+    the two together), so what `make run` prints is what the README promised."""
     readme = next((n for n in ("README.md", "README") if (root / n).is_file()), None)
-    read = [f"    {command_line(root, 'read', readme, '--hashes')}"] if readme else []
+    reads = []
+    if readme:
+        params = shlex.quote(json.dumps({"path": readme, "hashes": True}))
+        reads = [
+            command_line(root, "read", readme, "--hashes", "--range", "1-5"),
+            f"echo {params} | {command_line(root, 'call', 'read_file')}",
+        ]
+    commands = [command_line(root, "status"), *reads, command_line(root, "log")]
     return [
         f"editjournal: serving {root} ({why}) in the foreground (Ctrl-C stops it)",
         "  talk to it from another terminal:",
-        f"    {command_line(root, 'status')}",
-        *read,
-        f"    {command_line(root, 'log')}",
+        *(f"    {command}" for command in commands),
         f"    {command_line(root, 'stop')}    # or Ctrl-C here",
     ]
 
