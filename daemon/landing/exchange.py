@@ -30,9 +30,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import os
 from dataclasses import dataclass, field
 
-from editjournal.daemon.files.preparedwrite import PreparedWrite
+from editjournal.daemon.files import renames
+from editjournal.daemon.files.fileio import translate
+from editjournal.daemon.files.preparedwrite import PreparedWrite, Swap
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.pendingwrites import ABSENT
 from editjournal.daemon.text.merge import carry_over
@@ -126,6 +129,7 @@ class _Where:
     key: str
     max_lines: int
     seq: int  # the event that journaled the write
+    aside: str | None = None  # a removal: the name its row recorded for the file moved aside
 
     def retire(
         self, write: PreparedWrite, name: str | None, held: bytes | None, changed: bool = False
@@ -148,16 +152,18 @@ def land(
     write: PreparedWrite,
     expected: tuple[str | None, bytes | None],
     limits: tuple[int, int],
+    aside: str | None = None,
 ) -> Landed:
     """Put `write` (journaled by event `limits[1]`) in place over a target expected to
     hold `expected` (its SHA-256 or ABSENT, and its bytes; None: unchecked), carrying it
-    over outside changes of at most `limits[0]` lines. ToolError when the first swap
-    fails (nothing was changed then)."""
+    over outside changes of at most `limits[0]` lines. `aside`: for a removal, the name
+    its `pending_writes` row recorded for the file it moves away. ToolError when the
+    first swap fails (nothing was changed then)."""
     landed = Landed()
+    where = _Where(workspace, key, *limits, aside)
     if expected[0] is None:
-        _drop(write, write.swap_in().displaced)
+        _drop(write, _swap_in(where, write).displaced)
         return landed
-    where = _Where(workspace, key, *limits)
     planned = Observed.absent() if expected[0] == ABSENT else Observed(expected[1], 0, expected[0])
     attempt = _Attempt(write, planned)
     for _ in range(MAX_LANDINGS):
@@ -197,7 +203,7 @@ def _land_once(where: _Where, attempt: _Attempt, landed: Landed) -> _Attempt | N
     now = _displaced(where, write, write.target.name, attempt.expected)
     if not attempt.as_planned(now) and not now.unreadable:
         return _met(where, attempt, now, landed, swapped=False)
-    swap = write.swap_in()
+    swap = _swap_in(where, write)
     if not swap.checked:
         landed.checked = False
         return None
@@ -207,6 +213,30 @@ def _land_once(where: _Where, attempt: _Attempt, landed: Landed) -> _Attempt | N
         return None
     _put_back(where, attempt, swap.displaced)
     return _met(where, attempt, found, landed, swapped=True)
+
+
+def _swap_in(where: _Where, write: PreparedWrite) -> Swap:
+    """`write.swap_in()`, except that a removal with a recorded name moves its file aside
+    under that name (pendingwrites.py finds it there after a kill -9), never a new one."""
+    if write.temp is not None or where.aside is None:
+        return write.swap_in()
+    try:
+        return _move_aside(write, where.aside)
+    except OSError as exc:
+        write.discard()
+        raise translate(exc, write.snapshot.path) from exc
+
+
+def _move_aside(write: PreparedWrite, aside: str) -> Swap:
+    held, name = write.directory.fd, write.target.name
+    try:
+        renames.rename_noreplace(held, name, aside)
+    except FileNotFoundError:
+        return Swap(None)
+    except renames.Unsupported:
+        os.unlink(name, dir_fd=held)
+        return Swap(None, checked=False)
+    return Swap(aside)
 
 
 def _met(

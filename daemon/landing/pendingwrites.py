@@ -14,7 +14,11 @@ clobbered; the start-up scan then records it). After a reboot (the row's boot id
 is not this one's), what the file holds may be what the power cut left of it, so
 the write is rolled forward whatever the file holds, and a content that is neither
 the old one nor empty is kept beside it as `NAME.editjournal-displaced-SEQ`:
-nothing is lost either way. Removals are finished the same way. All of it
+nothing is lost either way. Removals are finished the same way. A removal moves
+its file aside under a name chosen before the commit and kept in its row
+(`displaced`): a kill -9 between that move and the landing's look at the file leaves
+it there, and recovery removes it when it holds what the batch removed, or keeps it
+as `NAME.editjournal-displaced-SEQ` when it holds anyone else's change. All of it
 happens relative to the target's directory as the workspace's confined walk holds it
 (`Workspace.locate_real`), never through a full path: a directory swapped for a link
 while the daemon was down leaves the write unfinished, never redirected.
@@ -44,13 +48,15 @@ REMOVAL = "removal:"  # the temp column of a removal (it has no temp file)
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_writes ("
     " temp TEXT PRIMARY KEY, seq INTEGER NOT NULL, path TEXT NOT NULL,"
-    " sha256 TEXT NOT NULL, before_sha256 TEXT, boot TEXT)"
+    " sha256 TEXT NOT NULL, before_sha256 TEXT, boot TEXT, displaced TEXT)"
 )
 # rows of an older daemon have no boot: theirs were fsynced before the commit
 BOOT_COLUMN = "ALTER TABLE pending_writes ADD COLUMN boot TEXT"
+# rows of an older daemon have no displaced name: its removals' names were random
+DISPLACED_COLUMN = "ALTER TABLE pending_writes ADD COLUMN displaced TEXT"
 INSERT = (
-    "INSERT OR REPLACE INTO pending_writes (temp, seq, path, sha256, before_sha256, boot)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO pending_writes"
+    " (temp, seq, path, sha256, before_sha256, boot, displaced) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 DELETE = "DELETE FROM pending_writes WHERE temp = ?"
@@ -68,6 +74,7 @@ class _Row(NamedTuple):
     sha256: str
     before_sha256: str | None
     boot: str | None  # the boot it was written in (None: an older daemon's, fsynced)
+    displaced: str | None  # a removal: the name its file is moved aside to as it lands
 
 
 def boot_id() -> str:
@@ -90,20 +97,35 @@ class Recovered:
     # files: what a keyed write's remembered reply must say (daemon/model/idempotency.py)
     unfinished_writes: list[tuple[int, str]] = field(default_factory=list)
     finished_writes: list[int] = field(default_factory=list)
+    # files removals had moved aside when a kill -9 came (removed), and the files kept
+    # beside their targets as NAME.editjournal-displaced-SEQ, with the seq that displaced
+    # each: journaled at start-up as created (the start-up scan looks at known files only)
+    displaced_removed: int = 0
+    displaced_kept: list[str] = field(default_factory=list)
+    kept_writes: list[tuple[int, str]] = field(default_factory=list)
 
     def leave(self, row: _Row) -> None:
         """`row`'s write is not rolled forward: it is not in the file."""
         self.unfinished.append(row.path)
         self.unfinished_writes.append((row.seq, row.path))
 
+    def keep(self, row: _Row, name: str) -> None:
+        """A file `row`'s write displaced is kept beside its target as `name`."""
+        path = str(PurePosixPath(row.path).with_name(name))
+        self.displaced_kept.append(path)
+        self.kept_writes.append((row.seq, path))
+
 
 def prepare(journal: Journal) -> None:
-    """Create the table if this journal predates it, or its `boot` column."""
+    """Create the table if this journal predates it, or its `boot` and `displaced` columns."""
     conn = journal.db.conn
     with conn:
         conn.execute(SCHEMA)
-        if "boot" not in {row[1] for row in conn.execute("PRAGMA table_info(pending_writes)")}:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(pending_writes)")}
+        if "boot" not in columns:
             conn.execute(BOOT_COLUMN)
+        if "displaced" not in columns:
+            conn.execute(DISPLACED_COLUMN)
 
 
 def recover(workspace: Workspace, journal: Journal, unclean: bool, boot: str) -> Recovered:
@@ -111,7 +133,7 @@ def recover(workspace: Workspace, journal: Journal, unclean: bool, boot: str) ->
     after an unclean stop, remove leftover temp files. Then forget the rows: each has
     been finished or judged. `boot`: this boot's id (`boot_id()`)."""
     prepare(journal)
-    columns = "temp, seq, path, sha256, before_sha256, boot"
+    columns = "temp, seq, path, sha256, before_sha256, boot, displaced"
     found = journal.db.execute(f"SELECT {columns} FROM pending_writes ORDER BY seq")
     rows = [_Row(*r) for r in found]
     latest = {row.path: row for row in rows}  # the last write of each path is what counts
@@ -178,7 +200,8 @@ def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered
     if current == row.sha256:
         done.already_done += 1
         done.finished_writes.append(row.seq)
-        _keep_displaced(directory, name, row)
+        _keep_displaced(directory, name, row, done)
+        _clean_removed(directory, name, row, done)
         return
     if row.before_sha256 is not None and current != row.before_sha256:
         if not pending.rebooted or current == NOT_REGULAR:  # a link or a directory: someone's
@@ -189,7 +212,7 @@ def _finish_in(target: _Target, current: str, pending: _Pending, done: Recovered
                 row.seq,
             )
             return
-        _keep_aside(directory, name, current, row)
+        _keep_aside(directory, name, current, row, done)
     if row.sha256 == ABSENT:
         held.remove(directory, name)
         held.sync(directory)
@@ -224,7 +247,7 @@ def _put_in_place(target: _Target, row: _Row) -> bool:
     return True
 
 
-def _keep_aside(directory: int, name: str, current: str, row: _Row) -> None:
+def _keep_aside(directory: int, name: str, current: str, row: _Row, done: Recovered) -> None:
     """Before a write rolls forward over what a reboot left at its target: anything but
     the old content, nothing, or an empty file is kept as `NAME.editjournal-displaced-SEQ`
     (it may be what someone saved while the daemon was down)."""
@@ -232,6 +255,7 @@ def _keep_aside(directory: int, name: str, current: str, row: _Row) -> None:
         return
     kept = f"{name}.editjournal-displaced-{row.seq}"
     held.rename(directory, name, kept)
+    done.keep(row, kept)
     log.warning(
         "recovery: %s held other content after a reboot when seq %d was rolled forward: kept as %s",
         row.path,
@@ -240,29 +264,60 @@ def _keep_aside(directory: int, name: str, current: str, row: _Row) -> None:
     )
 
 
-def _keep_displaced(directory: int, name: str, row: _Row) -> None:
+def _keep_displaced(directory: int, name: str, row: _Row, done: Recovered) -> None:
     """A write swapped in but killed before it judged what it displaced: that file lies
     under the temp file's name (daemon/landing/exchange.py). When it is not the content the batch
     planned against, an outside writer's change is in it: kept beside the target as
-    `NAME.editjournal-displaced-SEQ` (the start-up scan records it), never removed."""
+    `NAME.editjournal-displaced-SEQ` (journaled at start-up), never removed."""
     if row.sha256 == ABSENT:
         return
     temp = PurePosixPath(row.temp).name
     found = held.content_sha(directory, temp)
     if found in (ABSENT, NOT_REGULAR, row.before_sha256, row.sha256):
         return  # nothing there, or nothing of anyone else's: the temp cleanup removes it
+    kept = _keep_beside(directory, temp, name, row)
+    if kept is not None:
+        done.keep(row, kept)
+
+
+def _clean_removed(directory: int, name: str, row: _Row, done: Recovered) -> None:
+    """A removal killed after it moved its file aside, before the landing judged it: the
+    file lies under the name its row recorded (not journaled, not ignored, and taken by
+    `git add -A` if left). Holding what the batch removed (or unchecked), it goes;
+    holding anything else (an outside writer's change, a link), it is kept beside the
+    target as `NAME.editjournal-displaced-SEQ` (journaled at start-up)."""
+    aside = row.displaced
+    if row.sha256 != ABSENT or not aside or PurePosixPath(aside).name != aside:
+        return  # not a removal, an older daemon's row, or a name that is not ours
+    found = held.content_sha(directory, aside)
+    if found == ABSENT:
+        return
+    if row.before_sha256 is None or found == row.before_sha256:
+        held.remove(directory, aside)
+        held.sync(directory)
+        done.displaced_removed += 1
+        log.info("recovery: removed the file seq %d moved aside from %s", row.seq, row.path)
+        return
+    kept = _keep_beside(directory, aside, name, row)
+    if kept is not None:
+        done.keep(row, kept)
+
+
+def _keep_beside(directory: int, source: str, name: str, row: _Row) -> str | None:
+    """`source` renamed to `NAME.editjournal-displaced-SEQ`; that name, or None."""
     kept = f"{name}.editjournal-displaced-{row.seq}"
     try:
-        held.rename(directory, temp, kept)
+        held.rename(directory, source, kept)
     except OSError as e:
         log.error("recovery: could not keep the file displaced by seq %d: %s", row.seq, e)
-        return
+        return None
     log.warning(
         "recovery: %s held an outside change when seq %d landed: kept as %s",
         row.path,
         row.seq,
         kept,
     )
+    return kept
 
 
 def _beside(row: _Row) -> bool:

@@ -24,7 +24,10 @@ append) is put back and the batch's change carried over it, never lost; the
 round hands such writes over as `Met`, for the server to journal.
 
 A removal is published alone: the overlay holds contents, not absences, so the
-server ends the batch at a removal (and before it, when the batch has writes).
+server ends the batch at a removal (and before it, when the batch has writes). The
+name its file is moved aside to is chosen here, before the commit, and kept in its
+row, so a kill -9 between that move and the landing's look leaves nothing unnamed
+(pendingwrites.py cleans it at the next start).
 It never decides what to write or journals anything itself.
 """
 
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.preparedwrite import PreparedWrite
+from editjournal.daemon.files.tempfiles import displaced_name
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.exchange import Landed, land
 from editjournal.daemon.landing.flusher import Flusher, Landing
@@ -70,6 +74,7 @@ class _Slot:
     seq: int  # the event that journals the latest content
     agent: str | None  # who wrote the latest content
     owners: list[int] = field(default_factory=list)  # the replies that wrote it
+    aside: str | None = None  # a removal: the name its file is moved aside to
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,8 @@ class WriteRound:
                 wrote = [*old.owners, *owners]
             else:
                 before, before_data, wrote = item.based_on, item.based_on_data, list(owners)
-            self._slots[key] = _Slot(write, before, before_data, seq, agent, wrote)
+            aside = displaced_name() if write.temp is None else None
+            self._slots[key] = _Slot(write, before, before_data, seq, agent, wrote, aside)
             if write.temp is None:
                 self.removes = True
             else:
@@ -136,11 +142,14 @@ class WriteRound:
         add a row for every write of this round (what recovery needs to finish it)."""
         for path, row in self._flusher.synced():
             self._flushed(path, row)
-        rows = [
-            (self._temp_name(s.write, key), s.seq, key, _content(s.write), s.before, self._boot)
-            for key, s in self._slots.items()
-        ]
+        rows = [self._row(key, slot) for key, slot in self._slots.items()]
         return [(sql, r) for sql, r in ((DELETE, list(self._done)), (INSERT, rows)) if r]
+
+    def _row(self, key: str, slot: _Slot) -> tuple[str | int | None, ...]:
+        """The `pending_writes` row of a slot (pendingwrites.INSERT's columns)."""
+        temp = self._temp_name(slot.write, key)
+        content = _content(slot.write)
+        return (temp, slot.seq, key, content, slot.before, self._boot, slot.aside)
 
     def _flushed(self, path: str, row: str) -> None:
         """`row`'s write is durable on disk, and so is every older write of `path`: a row
@@ -169,7 +178,7 @@ class WriteRound:
             expected = (slot.before, slot.before_data)
             try:
                 limits = (max_lines, slot.seq)
-                landed = land(self._workspace, key, slot.write, expected, limits)
+                landed = land(self._workspace, key, slot.write, expected, limits, slot.aside)
             except ToolError as error:
                 log.error("journaled write (seq %d) could not be renamed: %s", slot.seq, error)
                 failures.update((owner, error) for owner in slot.owners)

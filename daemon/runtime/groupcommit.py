@@ -326,8 +326,22 @@ class GroupCommit:
             self._amend_unfinished(answering.get(seq, []), seq, path)
         for seq in recovered.finished_writes:
             self._restore_finished(answering.get(seq, []))
+        for seq, path in recovered.kept_writes:
+            self._journal_kept(seq, path)
         if self.journal.last_seq > staged:
             self.commit(durable=True)
+
+    def _journal_kept(self, seq: int, path: str) -> None:
+        """A file recovery kept beside a write's target (someone's change the write
+        displaced): journaled as created with its content, `displaced_by` the write, as a
+        late change is. The start-up scan would not: it looks at known files only."""
+        try:
+            snapshot = self.workspace.read(path)
+        except ToolError as e:
+            log.error("recovery kept %s but could not journal it: %s", path, e)
+            return
+        data, sha = snapshot.data, snapshot.sha256
+        self.stage(None, late_event(path, data, sha, seq), {sha: data})
 
     def _amend_unfinished(self, answering: list[Remembered], seq: int, path: str) -> None:
         """A write recovery could not roll forward (its file changed while the daemon was
