@@ -60,9 +60,18 @@ def tool_choice(f: F) -> F:
         type=click.Choice(list(PROFILES)),
         default=DEFAULT_PROFILE,
         show_default=True,
-        help="minimal: read_file, edit_file, agent_status; anchored: read_file, edit,"
-        " agent_status; patch: read_file, safe_patch, agent_status; all: every tool.",
+        help=profiles_help(),
     )(f)
+
+
+def profiles_help() -> str:
+    """Each profile and its tools, from `PROFILES` itself: a help text written by hand
+    named the wrong tools for `minimal` once."""
+    said = [
+        f"{name}: {', '.join(select_tools(name)) if wanted else 'every tool'}"
+        for name, wanted in PROFILES.items()
+    ]
+    return "; ".join(said) + "."
 
 
 def chosen_tools(profile: str, names: str | None) -> list[str]:

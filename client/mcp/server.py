@@ -163,6 +163,7 @@ def build_server(session: Session, methods: list[str] | None = None) -> Server[A
             name=t.name,
             description=t.description,
             input_schema=t.input_schema,
+            output_schema=t.output_schema,
             annotations=types.ToolAnnotations.model_validate(t.annotations),
         )
         for t in tool_definitions(methods)

@@ -6,7 +6,9 @@ polling. The source is the daemon's `agent_status` — the same per-agent
 snapshots the stale-anchor checks use, so a notice never disagrees with what
 `edit` will do — called once after every tool call; the lines come from the
 `edit_applied` events' exact `line_changes` in the journal (`log`), fetched
-only for a file with a change not yet told. Each change is told once.
+only for a file with a change not yet told. Each change is told once, and
+none the agent made itself: a notice that its own undo "changed" a file it read
+would only send it to re-read what it just wrote.
 
 A PUB subscription was the other way: it would cost nothing per call, but a
 SUB socket drops what arrives before it connects and when its queue is full,
@@ -53,7 +55,11 @@ class StalenessNotices:
         """Each stale file and its changes newer than what the agent was told."""
         found = []
         for seen in status.files:
-            new = [c for c in seen.changed_since if c["seq"] > self._told.get(seen.path, 0)]
+            told = self._told.get(seen.path, 0)
+            # the agent's own writes are never news to it (an undo it asked for, say)
+            new = [
+                c for c in seen.changed_since if c["seq"] > told and c.get("agent") != status.agent
+            ]
             if not seen.current and new:
                 found.append((seen, new))
         return found

@@ -31,7 +31,7 @@ from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.client.tools.summaries import SUMMARIES
 from editjournal.client.tools.vendor_limits import DESCRIPTION_MAX, GEMINI_KEYS
-from editjournal.schemas.tools import TOOL_PARAMS, Params
+from editjournal.schemas.tools import TOOL_PARAMS, TOOL_RESULTS, Params, Result
 
 # The daemon's own methods: liveness, daemon status and the audit log are for people
 # and scripts (`editjournal status`, `log`), not for an agent's tool list.
@@ -78,6 +78,8 @@ class ToolDef:
     description: str  # the short one; the long guidance is `guidance.instructions`
     input_schema: JsonSchema
     annotations: dict[str, bool]  # MCP ToolAnnotations, camelCase as on the wire
+    # MCP outputSchema: what the structured content of a successful call holds
+    output_schema: JsonSchema | None = None
 
 
 def agent_methods() -> list[str]:
@@ -93,7 +95,13 @@ def tool_definitions(methods: list[str] | None = None) -> list[ToolDef]:
 
 def tool_definition(method: str) -> ToolDef:
     params = TOOL_PARAMS[method]
-    return ToolDef(method, summarize(method, params), input_schema(params), annotate(method))
+    return ToolDef(
+        method,
+        summarize(method, params),
+        input_schema(params),
+        annotate(method),
+        output_schema(TOOL_RESULTS[method]),
+    )
 
 
 def describe(method: str, params: type[Params]) -> str:
@@ -141,6 +149,36 @@ def input_schema(params: type[Params]) -> JsonSchema:
     root.pop("description", None)  # the Struct's docstring is for us; the tool has its own
     _drop_aliases(root)
     return _plain_optionals(root)
+
+
+# What the MCP server adds to every result's structured content (`mcp_text.structured`);
+# no result Struct has a field of these names.
+SERVER_ADDED: JsonSchema = {
+    "warnings": {"type": "array", "items": {"type": "string"}},
+    "notices": {"type": "array", "items": {"type": "string"}},
+}
+
+
+def output_schema(result: type[Result]) -> JsonSchema:
+    """The result Struct's JSON Schema as an MCP `outputSchema`: self-contained, since
+    clients validate it with no registry, plus what the server adds. Never a closed
+    object: a daemon newer than this client may send fields the Struct lacks yet, and a
+    client that validates must not refuse the reply for them."""
+    generated = msgspec.json.schema(result)
+    root = _inline(generated, generated.get("$defs", {}), ())
+    root.pop("title", None)
+    root.pop("description", None)
+    root["properties"] = {**root.get("properties", {}), **SERVER_ADDED}
+    return _open(root)
+
+
+def _open(node: Any) -> Any:
+    """`node` with every `additionalProperties: false` left out, recursively."""
+    if isinstance(node, list):
+        return [_open(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: _open(v) for k, v in node.items() if (k, v) != ("additionalProperties", False)}
 
 
 def _inline(node: Any, defs: dict[str, JsonSchema], seen: tuple[str, ...]) -> Any:

@@ -16,6 +16,8 @@ with hashes carries its `rendered` rows, and the warnings ride along.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,25 +25,58 @@ import click
 import msgspec
 
 from editjournal.client.library.errors import RequestError
+from editjournal.client.views.audit_render import (
+    blame_lines,
+    history_lines,
+    hunk_lines,
+    show_lines,
+    stats_lines,
+)
 from editjournal.client.views.render import (
     agent_status_lines,
+    applied_hunk_lines,
     apply_patch_lines,
+    atomic_lines,
+    checkpoint_create_lines,
+    checkpoint_diff_lines,
+    checkpoint_list_lines,
+    checkpoint_restore_lines,
     edit_lines,
     error_lines,
+    hunk_plan_lines,
+    overwrite_lines,
     patch_lines,
     plain_message,
+    undo_lines,
 )
 from editjournal.schemas.tools import (
+    TOOL_RESULTS,
     AgentStatusResult,
     ApplyPatchResult,
+    ApplyResult,
+    AtomicResult,
+    BlameResult,
+    CheckpointCreateResult,
+    CheckpointDiffResult,
+    CheckpointListResult,
+    CheckpointRestoreResult,
+    DiscardHunkResult,
     EditResult,
+    HistoryResult,
+    HunkPlanResult,
+    ListHunksResult,
+    OverwriteResult,
     ReadFileResult,
     ReadManyFilesResult,
     SafePatchResult,
+    ShowResult,
+    StatsResult,
+    UndoResult,
 )
 
 MAX_DETAIL_CHARS = 200  # a scalar detail longer than this stays in structured content only
 _SHOWN_DETAILS = {"conflicts", "delta", "neighbor_anchors", "candidates", "safety_warnings"}
+_SHOWN_DETAILS |= {"similar_lines"}
 _SHOWN_DETAILS |= {"problems", "latest_file_state", "workspace", "log_tail"}
 
 
@@ -111,19 +146,66 @@ def read_many_text(result: ReadManyFilesResult) -> str:
 
 def _typed(kind: type[Any], show: Callable[[Any], str | list[str]]) -> Callable[[Any], str]:
     def view(result: Any) -> str:
-        shown = show(msgspec.convert(result, kind))
+        try:
+            typed = msgspec.convert(result, kind)
+        except msgspec.ValidationError:  # a daemon of another release: its own words
+            return str(result.get("message")) if isinstance(result, dict) else str(result)
+        shown = show(typed)
         return shown if isinstance(shown, str) else "\n".join(shown)
 
     return view
 
 
+def list_hunks_lines(result: ListHunksResult) -> list[str]:
+    """The pending hunks as the CLI's table (times relative to now), then each diff."""
+    lines = hunk_lines(result.hunks, result.expired, int(time.time() * 1000))
+    return [*lines, *(h.diff.rstrip("\n") for h in result.hunks if h.diff)]
+
+
+def blame_text(result: BlameResult) -> list[str]:
+    return [f"{result.path} version {result.version} sha256 {result.sha256}", *blame_lines(result)]
+
+
+def history_text(result: HistoryResult) -> list[str]:
+    return [f"{result.path}: {len(result.versions)} versions", *history_lines(result)]
+
+
+def stats_text(result: StatsResult) -> list[str]:
+    return (
+        [f"as of seq {result.last_seq}", *stats_lines(result.agents)]
+        if result.agents
+        else [f"no agent has read or written anything yet (as of seq {result.last_seq})"]
+    )
+
+
+# One view per result type, for every tool: `test_mcp_text` fails for a tool without one.
+_BY_RESULT: dict[type[Any], Callable[[Any], str | list[str]]] = {
+    ReadFileResult: read_text,
+    ReadManyFilesResult: read_many_text,
+    EditResult: edit_lines,
+    SafePatchResult: patch_lines,
+    ApplyPatchResult: apply_patch_lines,
+    AgentStatusResult: agent_status_lines,
+    AtomicResult: atomic_lines,
+    HunkPlanResult: hunk_plan_lines,
+    ApplyResult: applied_hunk_lines,
+    OverwriteResult: overwrite_lines,
+    ListHunksResult: list_hunks_lines,
+    DiscardHunkResult: lambda r: r.message,
+    CheckpointCreateResult: checkpoint_create_lines,
+    CheckpointListResult: checkpoint_list_lines,
+    CheckpointDiffResult: checkpoint_diff_lines,
+    CheckpointRestoreResult: checkpoint_restore_lines,
+    UndoResult: undo_lines,
+    ShowResult: show_lines,
+    HistoryResult: history_text,
+    BlameResult: blame_text,
+    StatsResult: stats_text,
+}
 _VIEWS: dict[str, Callable[[Any], str]] = {
-    "read_file": _typed(ReadFileResult, read_text),
-    "read_many_files": _typed(ReadManyFilesResult, read_many_text),
-    "edit": _typed(EditResult, edit_lines),
-    "safe_patch": _typed(SafePatchResult, patch_lines),
-    "apply_patch": _typed(ApplyPatchResult, apply_patch_lines),
-    "agent_status": _typed(AgentStatusResult, agent_status_lines),
+    method: _typed(kind, _BY_RESULT[kind])
+    for method, kind in TOOL_RESULTS.items()
+    if kind in _BY_RESULT
 }
 
 
@@ -131,13 +213,62 @@ _VIEWS: dict[str, Callable[[Any], str]] = {
 
 
 def error_text(error: RequestError) -> str:
-    """An error reply as the model reads it: everything it needs to retry at once."""
-    action = plain_message(error.hint, "above") if error.hint else None
-    lines = error_lines(error, action, say=plain_message)  # calls stay tool calls
+    """An error reply as the model reads it: everything it needs to retry at once, with
+    every `details.x` of the daemon's words pointed at what this text prints."""
+    shown = _shown(error.details)
+    action = _words(error.hint, shown, "above") if error.hint else None
+    lines = error_lines(error, action, say=lambda m: _words(m, shown, "below"))
     lines[0] = lines[0].replace("editjournal: ", "error ", 1)
     lines += _latest_state(error.details.get("latest_file_state"))
-    lines += _other_details(error.details)
+    lines += [f"  {key}: {_value(error.details[key])}" for key in shown if key in _OTHERS]
     return click.unstyle("\n".join(lines))
+
+
+_OTHERS = "other"  # (a marker: a detail shown as `key: value`; see `_shown`)
+
+
+def _shown(details: dict[str, Any]) -> dict[str, str]:
+    """Each detail this text prints -> how the message may name it: a view's own words
+    (`the delta`), or its key, printed as `key: value` at the end (`_OTHERS`)."""
+    shown: dict[str, str] = {}
+    for key, value in details.items():
+        if key in _SHOWN_DETAILS:
+            if key == "safety_warnings" and isinstance(value, list) and len(value) == 1:
+                shown[key] = "the warning in the message"  # one alone is the message
+            elif value and (key != "safety_warnings" or isinstance(value, list)):
+                shown[key] = "the file as it is now" if key == "latest_file_state" else key
+        elif _value(value) is not None:
+            shown[key] = _OTHERS
+    return {k: shown[k] for k in sorted(shown, key=lambda k: shown[k] == _OTHERS)}
+
+
+def _value(value: Any) -> str | None:
+    """A detail short enough to print on one line (a scalar, or a list of them)."""
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        text = ", ".join(map(str, value)) if value else None
+    elif isinstance(value, str | int | float | bool):
+        text = str(value)
+    else:
+        return None
+    return text if text is not None and len(text) <= MAX_DETAIL_CHARS else None
+
+
+def _words(message: str, shown: dict[str, str], where: str) -> str:
+    """`details.x` in the daemon's words -> what this text shows of x `where`."""
+
+    def say(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key not in shown:
+            noun = plain_message(m.group(0), "\0").replace(" \0", "")
+            return f"{key if noun == m.group(0) else noun} (not in this reply)"
+        if shown[key] == _OTHERS:
+            return f"{key} ({where})"
+        if key in ("safety_warnings", "latest_file_state"):
+            return shown[key] if "message" in shown[key] else f"{shown[key]} ({where})"
+        said = plain_message(m.group(0), where)
+        return f"{key} (not in this reply)" if said == m.group(0) else said
+
+    return re.sub(r"details\.(\w+)", say, message)
 
 
 def _latest_state(state: Any) -> list[str]:
@@ -145,20 +276,8 @@ def _latest_state(state: Any) -> list[str]:
     if not isinstance(state, dict):
         return []
     head = (
-        f"  latest_file_state: {state.get('file_path')} version {state.get('version')}"
+        f"  the file as it is now: {state.get('file_path')} version {state.get('version')}"
         f" sha256 {state.get('sha256')}" + ("" if state.get("exists", True) else " (no file)")
     )
     content = state.get("content")
     return [head] if content is None else [head, "  content:", str(content)]
-
-
-def _other_details(details: dict[str, Any]) -> list[str]:
-    """Short scalar details the message may refer to (hunk, row, expected, found, ...)."""
-    pairs = [
-        f"{key}={value!r}"
-        for key, value in details.items()
-        if key not in _SHOWN_DETAILS
-        and isinstance(value, str | int | float | bool)
-        and len(repr(value)) <= MAX_DETAIL_CHARS
-    ]
-    return [f"  details: {', '.join(pairs)}"] if pairs else []

@@ -30,10 +30,21 @@ from editjournal.schemas.tools import (
     TOOL_PARAMS,
     AgentStatusResult,
     ApplyPatchResult,
+    ApplyResult,
+    AtomicResult,
+    CheckpointCreateResult,
+    CheckpointDiffResult,
+    CheckpointListResult,
+    CheckpointRestoreResult,
     EditResult,
+    HunkNormalized,
+    HunkPlanResult,
     LogEntry,
+    OverwriteResult,
     SafePatchResult,
     StatusResult,
+    UndoResult,
+    WrittenResult,
 )
 from editjournal.schemas.units import format_duration, format_size
 from editjournal.schemas.wire import PublishedEvent
@@ -173,6 +184,126 @@ def agent_status_lines(result: AgentStatusResult) -> list[str]:
             who = printable(change["agent"] or "outside")
             kind = printable(str(change["kind"]))
             lines.append(f"{INDENT * 3}seq {change['seq']} {kind} by {who}")
+    return lines
+
+
+def change_words(change: dict[str, Any]) -> str:
+    """One change of the journal's `{seq, agent, kind}` as words: `seq 12 by agent-b`."""
+    who = change.get("agent")
+    return (
+        f"seq {change.get('seq')} by {printable(str(who))}"
+        if who
+        else (f"seq {change.get('seq')} by an outside writer")
+    )
+
+
+def written_lines(result: WrittenResult) -> list[str]:
+    """A write that names its file (the atomic tools, overwrite, an applied hunk, an undo of
+    one write): its message, where the file stands, what it carried or overwrote, the
+    diff with the new anchors. The fields only some results have are shown when set."""
+    lines = [
+        result.message,
+        f"{result.file_path} version {result.version}, lines {result.lines_before}"
+        f" -> {result.lines_after} ({result.net_change:+d})",
+    ]
+    rebased = getattr(result, "rebased_from_version", None)
+    if rebased is not None:
+        lines.append(f"carried over others' changes since version {rebased}")
+    over = getattr(result, "rebased_over", None) or []
+    if isinstance(result, UndoResult) and over:
+        lines.append(f"kept the later changes: {', '.join(map(change_words, over))}")
+    if isinstance(result, AtomicResult) and result.overwrote_unseen:
+        said = ", ".join(map(change_words, result.overwrote_unseen))
+        lines.append(f"overwrote changes you had not read: {said}")
+    normalized = getattr(result, "normalized", None)
+    if isinstance(normalized, HunkNormalized):
+        lines += newline_notes(normalized)
+    lines += [f"auto-corrected: {c.detail}" for c in result.auto_corrections]
+    return [*lines, result.diff] if result.diff else lines
+
+
+def newline_notes(normalized: HunkNormalized) -> list[str]:
+    """The final-newline rule, when it added one."""
+    notes = []
+    if normalized.file_eof_newline_added:
+        notes.append("a final newline was added to the file's last line first")
+    if normalized.content_eof_newline_added:
+        notes.append("a final newline was added to the new content")
+    return notes
+
+
+def atomic_lines(result: AtomicResult) -> list[str]:
+    return written_lines(result)
+
+
+def overwrite_lines(result: OverwriteResult) -> list[str]:
+    return written_lines(result)
+
+
+def applied_hunk_lines(result: ApplyResult) -> list[str]:
+    return written_lines(result)
+
+
+def hunk_plan_lines(result: HunkPlanResult) -> list[str]:
+    """A planned hunk: what to call next, what it relies on, the planned diff."""
+    seen = result.evidence
+    where = (
+        "the end of the file" if seen.end_line == 0 else f"lines {seen.start_line}-{seen.end_line}"
+    )
+    if seen.occurrence is not None and seen.occurrences is not None:
+        where += f" (match {seen.occurrence} of {seen.occurrences})"
+    lines = [
+        result.message,
+        f"planned against {result.file_path} version {seen.version}, at {where}"
+        + ("; planned again over a newer version" if result.replanned else ""),
+        *newline_notes(result.normalized),
+    ]
+    if result.style_warning:
+        lines.append(f"style: {result.style_warning}")
+    return [*lines, result.diff.rstrip("\n")]
+
+
+def checkpoint_create_lines(result: CheckpointCreateResult) -> list[str]:
+    lines = [result.message]
+    if result.absent:
+        lines.append(f"not there (recorded as absent): {', '.join(result.absent)}")
+    lines += [f"not taken: {s.get('path')}: {s.get('message')}" for s in result.skipped]
+    return lines
+
+
+def checkpoint_list_lines(result: CheckpointListResult) -> list[str]:
+    return [result.message] if result.checkpoints else ["no checkpoints"]
+
+
+def checkpoint_diff_lines(result: CheckpointDiffResult) -> list[str]:
+    """Which files changed since, then each modified file's diff."""
+    lines = [result.message]
+    lines += [c.diff.rstrip("\n") for c in result.changes if c.change == "modified" and c.diff]
+    if result.truncated:
+        lines.append("(more diffs than one reply carries: name the files in paths)")
+    return lines
+
+
+def checkpoint_restore_lines(result: CheckpointRestoreResult) -> list[str]:
+    """What was written back, each file's diff with the new anchors, and what was not."""
+    lines = [result.message]
+    for f in result.files:
+        if f.diff:
+            lines += [f"--- {f.path} ({f.action}, version {f.version})", f.diff]
+    lines += [f"left alone: {x.get('path')} ({x.get('why') or x.get('message')})"
+              for x in result.left_alone]  # fmt: skip
+    return lines
+
+
+def undo_lines(result: UndoResult) -> list[str]:
+    """One write undone (where the file stands, its diff) or every write of an agent
+    (`by`): the message, then each file's diff."""
+    if result.by is None:
+        return written_lines(result)
+    lines = [result.message]
+    for f in result.files:
+        if f.diff:
+            lines += [f"--- {f.path} ({f.action})", f.diff]
     return lines
 
 
