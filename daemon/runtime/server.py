@@ -54,6 +54,7 @@ from editjournal.daemon.runtime.boundary import (
     was_crash,
 )
 from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
+from editjournal.daemon.runtime.fdlimit import raise_soft_limit
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
 from editjournal.daemon.runtime.groupcommit import Answer, Batch, GroupCommit, error_response
 from editjournal.daemon.runtime.jobs import Jobs
@@ -73,6 +74,7 @@ from editjournal.daemon.store.identity import workspace_id
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.store.startup import load_state
 from editjournal.daemon.store.statesnap import Snapshotter
+from editjournal.daemon.telemetry.tap import Tap
 from editjournal.daemon.watch.intake import Watching, WatchSettings
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -104,6 +106,7 @@ class Server:
         self.workspace = workspace
         self.limits = limits or Limits.for_file_size(workspace.max_file_size)
         self.faults = faults
+        self.fd_limit = raise_soft_limit()  # a big restore holds ~2 fds a file (fdlimit.py)
         # writes prepared by the request being handled, not yet in the round: the
         # boundary removes their temp files if the request fails before it hands them on
         self._unrounded: list[Prepared] = []
@@ -158,7 +161,8 @@ class Server:
         for stale in (self.sock_path, self.events_path):  # we hold the lock: nobody serves them
             stale.unlink(missing_ok=True)
         self.router.bind(self.address)
-        self.group.publisher = Publisher(self._zmq, self.info.events_socket)
+        tap = Tap(self.state_dir, self.info.workspace_id)  # OpenTelemetry, off unless [otel]
+        self.group.publisher = Publisher(self._zmq, self.info.events_socket, tap)
         self.group.record_now(None, self._started_event())
         if self._watch is not None:
             lines = self.limits.file_lines
@@ -204,7 +208,10 @@ class Server:
         self.router.send_multipart([*route, reply])
 
     def _commit_stats(self) -> dict[str, Any]:
-        return {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        stats = {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
+            stats["otel"] = self.group.publisher.telemetry()
+        return stats
 
     def _watch_health(self) -> dict[str, Any]:
         if self.watching is None:
