@@ -1,13 +1,20 @@
 """The text a model reads back from a tool call over MCP: compact, never pages of JSON.
 
-A read shows its anchored rows (`LINE#ANCHOR|text`) under a one-line header;
-an edit or a patch its one-line confirmation and the diff with new anchors;
-an error its code, message, what it refers to (conflicts, the delta with
-fresh anchors, neighbour anchors, candidates, the file as it is now) and the
-suggested action. The structured reply travels beside this text as MCP
-structured content, so nothing is lost by leaving fields out here. A tool
-this module has no view for is shown as compact JSON. Reuses the CLI's
-renderers in `render.py` with their terminal styles removed. Pure: no I/O.
+Every agent tool has a view, one per result type (`_BY_RESULT`): a read shows
+its anchored rows (`LINE#ANCHOR|text`) under a one-line header; a write its
+confirmation, where the file stands and the diff with new anchors; a planned
+hunk the call that applies it and its diff; an error its code, message, what it
+refers to (conflicts, the delta with fresh anchors, neighbour anchors,
+candidates, the file as it is now) and the suggested action. Not the result as
+JSON, as the spec suggests: a client that gives the model only this text would
+pay about 3.4 times the characters for JSON on every call (docs/harnesses.md
+has the figures). The structured reply travels beside this text as MCP structured
+content, checked against the tool's `outputSchema`, so nothing is lost by leaving
+fields out here. The daemon's words name fields the model never sees
+(`details.delta has the changes`): they are pointed at what this text prints.
+A result of another release that does not decode is shown by its message.
+Reuses the CLI's renderers in `render.py` and `audit_render.py` with their
+terminal styles removed. No I/O (the clock only, for a hunk's expiry).
 
 Some clients show the model the structured content instead of this text
 (Claude Code, VS Code), so `structured` makes it readable on its own: a read

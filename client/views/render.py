@@ -9,7 +9,8 @@ never sees `details`; the daemon's messages name `details.x` for agents, so
 those references are reworded to point at what is printed with them, and the
 params they say to pass (`pass rebase: true`) are named as the flags a person
 types (`pass --rebase`). The calls a suggestion names become commands in
-`cli.hints`; the MCP server's text (`mcp_text`) keeps the daemon's words.
+`cli.hints`; the MCP server's text (`mcp_text`) keeps the calls as calls. The
+views of results serve both: the CLI's commands and the MCP server's text.
 """
 
 from __future__ import annotations
@@ -210,8 +211,11 @@ def written_lines(result: WrittenResult) -> list[str]:
     if rebased is not None:
         lines.append(f"carried over others' changes since version {rebased}")
     over = getattr(result, "rebased_over", None) or []
-    if isinstance(result, UndoResult) and over:
-        lines.append(f"kept the later changes: {', '.join(map(change_words, over))}")
+    if isinstance(result, UndoResult):
+        lines += ["the file was removed (the undone write created it)"] * result.deleted
+        lines += ["the file was recreated (the undone write removed it)"] * result.created
+        if over:
+            lines.append(f"kept the later changes: {', '.join(map(change_words, over))}")
     if isinstance(result, AtomicResult) and result.overwrote_unseen:
         said = ", ".join(map(change_words, result.overwrote_unseen))
         lines.append(f"overwrote changes you had not read: {said}")
