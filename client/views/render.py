@@ -251,9 +251,9 @@ def applied_hunk_lines(result: ApplyResult) -> list[str]:
 def hunk_plan_lines(result: HunkPlanResult) -> list[str]:
     """A planned hunk: what to call next, what it relies on, the planned diff."""
     seen = result.evidence
-    where = (
-        "the end of the file" if seen.end_line == 0 else f"lines {seen.start_line}-{seen.end_line}"
-    )
+    where = f"lines {seen.start_line}-{seen.end_line}"
+    if seen.start_line == seen.end_line:
+        where = "the end of the file" if seen.end_line == 0 else f"line {seen.end_line}"
     if seen.occurrence is not None and seen.occurrences is not None:
         where += f" (match {seen.occurrence} of {seen.occurrences})"
     lines = [
