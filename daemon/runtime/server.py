@@ -74,6 +74,7 @@ from editjournal.daemon.store.identity import workspace_id
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.store.startup import load_state
 from editjournal.daemon.store.statesnap import Snapshotter
+from editjournal.daemon.telemetry.tap import Tap
 from editjournal.daemon.watch.intake import Watching, WatchSettings
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
@@ -160,7 +161,8 @@ class Server:
         for stale in (self.sock_path, self.events_path):  # we hold the lock: nobody serves them
             stale.unlink(missing_ok=True)
         self.router.bind(self.address)
-        self.group.publisher = Publisher(self._zmq, self.info.events_socket)
+        tap = Tap(self.state_dir, self.info.workspace_id)  # OpenTelemetry, off unless [otel]
+        self.group.publisher = Publisher(self._zmq, self.info.events_socket, tap)
         self.group.record_now(None, self._started_event())
         if self._watch is not None:
             lines = self.limits.file_lines
@@ -206,7 +208,10 @@ class Server:
         self.router.send_multipart([*route, reply])
 
     def _commit_stats(self) -> dict[str, Any]:
-        return {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        stats = {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
+            stats["otel"] = self.group.publisher.telemetry()
+        return stats
 
     def _watch_health(self) -> dict[str, Any]:
         if self.watching is None:

@@ -37,6 +37,11 @@ DEFAULT_HUNK_TTL_S = 3600.0
 _SECTIONS: dict[str, frozenset[str]] = {
     "access": frozenset({"read_only", "writers"}),
     "hunks": frozenset({"ttl_seconds"}),
+    # read by daemon/settings/otel.py (the OpenTelemetry export); only checked here
+    "otel": frozenset(
+        {"enabled", "endpoint", "timeout_seconds", "queue_size", "service_name"}
+        | {"metrics_interval_seconds"}
+    ),
 }
 
 

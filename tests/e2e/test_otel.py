@@ -1,0 +1,242 @@
+"""OpenTelemetry export (issue 38): a real daemon sends its journal events over OTLP/HTTP to
+a real receiver the test starts — an HTTP server on 127.0.0.1 that decodes the protobuf
+requests with opentelemetry-proto, as a collector does. A dead collector (a closed
+port) never delays a reply, and what it loses is counted in `status`."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from editjournal.client import Client, RequestError
+from tests.conftest import RunningDaemon, start
+from tests.polling import wait_until
+
+FILE = "".join(f"def step_{n}(state):\n    return state + {n}\n\n" for n in range(1, 21))
+
+
+class Receiver:
+    """An OTLP/HTTP receiver: every span and metric data point it was sent, decoded."""
+
+    def __init__(self) -> None:
+        self.spans: list[dict[str, Any]] = []
+        self.resources: list[dict[str, Any]] = []
+        self.metrics: dict[str, float] = {}  # counter name -> the latest cumulative sum
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/v1/traces":
+                    receiver.traces(body)
+                elif self.path == "/v1/metrics":
+                    receiver.counters(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:  # no noise on stderr
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def traces(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest.FromString(body)
+        for resource_spans in request.resource_spans:
+            self.resources.append(_attributes(resource_spans.resource.attributes))
+            for scope in resource_spans.scope_spans:
+                for span in scope.spans:
+                    self.spans.append(
+                        {
+                            "name": span.name,
+                            "status": span.status.code,
+                            "start": span.start_time_unix_nano,
+                            **_attributes(span.attributes),
+                        }
+                    )
+
+    def counters(self, body: bytes) -> None:
+        request = ExportMetricsServiceRequest.FromString(body)
+        for resource_metrics in request.resource_metrics:
+            for scope in resource_metrics.scope_metrics:
+                for metric in scope.metrics:
+                    points = metric.sum.data_points
+                    self.metrics[metric.name] = sum(p.as_int or p.as_double for p in points)
+
+    def kinds(self) -> set[str]:
+        return {span["editjournal.event.kind"] for span in self.spans}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _attributes(pairs: Any) -> dict[str, Any]:
+    return {pair.key: _value(pair.value) for pair in pairs}
+
+
+def _value(value: AnyValue) -> Any:
+    return getattr(value, value.WhichOneof("value") or "string_value")
+
+
+def _configure(root: Path, **keys: Any) -> None:
+    lines = ["[otel]", "enabled = true"]
+    for key, value in keys.items():
+        lines.append(f"{key} = {value!r}".replace("'", '"'))
+    state = root / ".editjournal"
+    state.mkdir(exist_ok=True)
+    (state / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def started(workspace: Path) -> Iterator[Callable[[], RunningDaemon]]:
+    """Start the daemon once the test has written its config; stopped afterwards."""
+    daemons: list[RunningDaemon] = []
+
+    def start_one() -> RunningDaemon:
+        daemons.append(start(workspace))
+        return daemons[-1]
+
+    yield start_one
+    for running in daemons:
+        if running.proc.poll() is None:
+            running.stop()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    running = Receiver()
+    yield running
+    running.close()
+
+
+def _refused(call: Any) -> RequestError:
+    try:
+        call()
+    except RequestError as e:
+        return e
+    raise AssertionError("the write was applied")
+
+
+def _otel(client: Client) -> dict[str, Any]:
+    otel: dict[str, Any] = client.status().group_commit["otel"]
+    return otel
+
+
+def test_writes_refusals_outside_changes_and_checkpoints_arrive_as_spans(
+    workspace: Path, receiver: Receiver, started: Callable[[], RunningDaemon]
+):
+    _configure(workspace, endpoint=receiver.url, metrics_interval_seconds=3600)
+    (workspace / "steps.py").write_text(FILE)
+    running = started()
+    a, b = running.client("agent-a"), running.client("agent-b")
+    a.read_file("steps.py")
+    b.read_file("steps.py")
+    a.checkpoint_create("before")
+    b.edit_file("steps.py", "    return state + 6\n", "    return state - 6\n")
+    a.edit_file("steps.py", "    return state + 9\n", "    return 9\n    # nine\n")  # carried
+    old = "def step_6(state):\n    return state + 6\n"
+    assert _refused(lambda: a.edit_file("steps.py", old, "x\n")).code == "anchor_stale"
+    (workspace / "steps.py").write_text(FILE + "# by hand\n")
+    a.read_file("steps.py")  # the outside change is noticed here at the latest
+    a.checkpoint_restore("before")
+    wanted = {"edit_applied", "edit_rejected", "outside_change", "checkpoint_created"}
+    wanted |= {"checkpoint_restored"}
+    wait_until(lambda: wanted <= receiver.kinds(), what="every kind of span")
+
+    journal = {r.seq: r for r in running.journal().records()}
+    workspace_id = a.status().workspace_id
+    for span in receiver.spans:
+        record = journal[span["editjournal.seq"]]
+        assert span["editjournal.event.hash"] == record.hash
+        assert span["editjournal.workspace.id"] == workspace_id
+        assert span["start"] == record.ts * 1_000_000
+    by_kind = {span["editjournal.event.kind"]: span for span in receiver.spans}
+    applied = next(s for s in receiver.spans if s.get("gen_ai.conversation.id") == "agent-b")
+    assert applied["name"] == "execute_tool edit_file"
+    assert applied["gen_ai.operation.name"] == "execute_tool"
+    assert applied["gen_ai.tool.name"] == "edit_file"
+    assert applied["editjournal.path"] == "steps.py"
+    assert (applied["editjournal.lines.added"], applied["editjournal.lines.removed"]) == (1, 1)
+    refused = by_kind["edit_rejected"]
+    assert refused["gen_ai.conversation.id"] == "agent-a"
+    assert refused["error.type"] == refused["editjournal.error.code"] == "anchor_stale"
+    assert refused["status"] == 2  # STATUS_CODE_ERROR
+    carried = [s for s in receiver.spans if s.get("editjournal.carried")]
+    assert [s["gen_ai.conversation.id"] for s in carried] == ["agent-a"]
+    assert carried[0]["editjournal.lines.added"] == 2
+    outside = by_kind["outside_change"]
+    assert outside["name"] == "editjournal.outside_change" and "gen_ai.tool.name" not in outside
+    assert outside["editjournal.change"] == "modified"
+    assert by_kind["checkpoint_created"]["gen_ai.tool.name"] == "checkpoint_create"
+    assert by_kind["checkpoint_created"]["editjournal.checkpoint.name"] == "before"
+    assert by_kind["checkpoint_restored"]["gen_ai.tool.name"] == "checkpoint_restore"
+    assert {r["service.name"] for r in receiver.resources} == {"editjournal"}
+    exported = _otel(a)
+    assert exported["state"] == "on" and exported["dropped"] == 0
+    assert exported["endpoint"] == f"{receiver.url}/v1/traces"
+
+    running.stop()  # the counters are sent once more as the daemon stops
+    applied_count = sum(1 for s in receiver.spans if s["editjournal.event.kind"] == "edit_applied")
+    assert receiver.metrics["editjournal.edits"] == applied_count + 1  # and one refusal
+    assert receiver.metrics["editjournal.stale_refusals"] == 1
+    assert receiver.metrics["editjournal.carried_edits"] == 1
+
+
+def test_a_dead_collector_never_delays_a_reply_and_its_losses_show_in_status(
+    workspace: Path, started: Callable[[], RunningDaemon]
+):
+    with socket.socket() as probe:  # a port nobody listens on once this is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _configure(workspace, endpoint=f"http://127.0.0.1:{port}", timeout_seconds=1, queue_size=4)
+    (workspace / "steps.py").write_text(FILE)
+    running = started()
+    a = running.client("agent-a")
+    a.read_file("steps.py")
+    slowest = 0.0
+    for n in range(1, 13):
+        began = time.monotonic()
+        a.edit_file("steps.py", f"    return state + {n}\n", f"    return state * {n}\n")
+        slowest = max(slowest, time.monotonic() - began)
+    # the exporter retries for its whole timeout (1 s) on the export thread: no reply waits
+    assert slowest < 0.9
+    otel = wait_until(lambda: (o := _otel(a))["dropped"] > 0 and o, what="a count of drops")
+    assert otel["state"] == "on"
+    assert otel["exported"] == 0
+    began = time.monotonic()
+    assert running.stop() == 0
+    assert time.monotonic() - began < 5.0  # the last batch is left behind, not waited for
+
+
+def test_export_turns_on_in_a_running_daemon_and_a_bad_section_is_named(
+    workspace: Path, receiver: Receiver, started: Callable[[], RunningDaemon]
+):
+    running = started()
+    a = running.client("agent-a")
+    assert _otel(a)["state"] == "off"
+    a.write_file("one.txt", "one\n")
+    _configure(workspace, endpoint=receiver.url, queue_size=0)  # refused: it names the key
+    wait_until(lambda: _otel(a)["problem"], what="the bad section named")
+    assert "otel.queue_size" in _otel(a)["problem"] and _otel(a)["state"] == "unavailable"
+    _configure(workspace, endpoint=receiver.url)
+    wait_until(lambda: _otel(a)["state"] == "on", what="export turned on")
+    a.write_file("two.txt", "two\n")
+    wait_until(lambda: receiver.kinds() == {"edit_applied"}, what="the write after")
+    assert [s["editjournal.path"] for s in receiver.spans] == ["two.txt"]
