@@ -68,13 +68,39 @@ def calls_in(text: str, methods: Collection[str]) -> list[FoundCall]:
 # --- a code's suggested action, made from the error's details ---------------------------
 
 
+# The edit operations that name their lines by anchor: only a retry of these can use
+# fresh anchors (edit_file, update_section, a whole-file write take none).
+ANCHORED_OPS = frozenset(
+    {
+        "replace_line",
+        "insert_after",
+        "insert_before",
+        "delete_line",
+        "replace_range",
+        "delete_range",
+    }
+)
+
+
+def _retry_with(d: Details) -> str:
+    """What a retry takes from the changes a stale refusal hands over (`details.stale`
+    names the refused operations): fresh anchors for an anchored edit (and when it names
+    none), the current text for edit_file, which searches for its own."""
+    ops = {s.get("op") for s in d.get("stale") or [] if isinstance(s, dict)}
+    if not ops or ops <= ANCHORED_OPS:
+        return "with the fresh anchors of"
+    if ops == {"edit_file"}:
+        return "with an old_string copied from the current lines of"
+    return "over the changes in"
+
+
 def _anchor_stale(d: Details) -> str | None:
     path = d.get("path")
     if d.get("reason") == "unknown_anchor" and path:
         read = call("read_file", path=path, hashes=True)
         return f"use anchors a read gave you; this one never was: {read}"
     if d.get("delta"):
-        return "retry at once with the fresh anchors of details.delta: no re-read needed"
+        return f"retry at once {_retry_with(d)} details.delta: no re-read needed"
     if path and d.get("your_version") is not None:
         seen = call("read_file", path=path, since_version=d["your_version"])
         return f"see what changed since your read ({seen}) and retry with its fresh anchors"
@@ -137,6 +163,27 @@ def _undo_conflict(d: Details) -> str | None:
     )
 
 
+def _safety_check_failed(d: Details) -> str | None:
+    """One finding is the message itself (no surface lists it again): point there."""
+    found = d.get("safety_warnings")
+    if not isinstance(found, list) or len(found) != 1:
+        return None  # the catalogue's words: details.safety_warnings lists them
+    return (
+        "if the change is what you meant (the message says what looked wrong), pass"
+        " skip_safety_check: true"
+    )
+
+
+def _no_match(d: Details) -> str | None:
+    """edit_file's miss with no similar line to show: the catalogue's words would point at
+    an empty details.similar_lines."""
+    path, similar = d.get("path"), d.get("similar_lines")
+    if not isinstance(path, str) or not path or similar != []:
+        return None
+    read = call("read_file", path=path)
+    return f"copy old_string exactly from the file (no line of the file comes close to it): {read}"
+
+
 def _with_path(make: Callable[[str], str]) -> Callable[[Details], str | None]:
     """`make(path)` when the details name the error's path."""
 
@@ -179,6 +226,8 @@ def _unknown_seq(d: Details) -> str | None:
 
 SUGGESTIONS: dict[str, Callable[[Details], str | None]] = {
     "anchor_stale": _anchor_stale,
+    "safety_check_failed": _safety_check_failed,
+    "no_match": _no_match,
     "file_too_large": _file_too_large,
     "file_too_many_lines": _file_too_many_lines,
     "file_changing": _file_changing,

@@ -287,15 +287,13 @@ def _no_match(error: RequestError, ctx: HintContext) -> str | None:
     shown = _cmd(ctx, "read", path, "--hashes")
     if isinstance(field, str):  # a prepare_file_* anchor or block
         return f"check --{field.replace('_', '-')} against the file ({shown}), or --match"
+    # the similar lines are named only when something above shows them: apply_patch's
+    # in its message, edit_file's under it (render._similar)
     if "hunk" in error.details:  # apply_patch: a hunk's context or - lines
-        return (
-            "copy the hunk's context and - lines exactly from the file (the most similar"
-            f" lines above are a hint); {shown} shows it"
-        )
-    return (
-        f"copy --old-string exactly from the file (the closest lines above are a hint);"
-        f" {shown} shows it"
-    )
+        hint = " (the most similar lines above are a hint)" if error.details.get("nearest") else ""
+        return f"copy the hunk's context and - lines exactly from the file{hint}; {shown} shows it"
+    hint = " (the closest lines above are a hint)" if error.details.get("similar_lines") else ""
+    return f"copy --old-string exactly from the file{hint}; {shown} shows it"
 
 
 def _multiple_matches(error: RequestError, ctx: HintContext) -> str:

@@ -123,7 +123,8 @@ class Workspace:
         """`relative`, for a path that must name a file: `inner.txt/` is refused, so every
         read and write path (caches included) judges the spelling before the name."""
         rel = self.relative(path)
-        _refuse_trailing_slash(path, rel)
+        if path.endswith(("/", os.sep)):  # only then the stat: never on the common path
+            raise _trailing_slash(path, rel, self._paths.absolute(rel).is_dir())
         return rel
 
     def absolute(self, rel: str) -> Path:
@@ -347,15 +348,18 @@ class Workspace:
 # -------------------------------------------------------------------- helpers
 
 
-def _refuse_trailing_slash(path: str, rel: str) -> None:
-    """`inner.txt/` names a directory to the kernel: never serve or write a file for it."""
-    if path.endswith(("/", os.sep)):
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS,
-            f"{path!r} ends with '/', which names a directory, not the file {rel}",
-            {"path": path},
-            f"drop the trailing '/': {rel}",
-        )
+def _trailing_slash(path: str, rel: str, is_dir: bool) -> ToolError:
+    """`inner.txt/` names a directory to the kernel: never serve or write a file for it.
+    Where `rel` is a directory, that is the refusal: dropping the '/' would only lead
+    to `is_a_directory`."""
+    if is_dir:
+        return ToolError(ErrorCode.IS_A_DIRECTORY, f"{rel} is a directory", {"path": rel})
+    return ToolError(
+        ErrorCode.INVALID_PARAMS,
+        f"{path!r} ends with '/', which names a directory, not the file {rel}",
+        {"path": path},
+        f"drop the trailing '/': {rel}",
+    )
 
 
 def _as_bytes(data: bytes, rel: str) -> bytes:

@@ -489,7 +489,8 @@ def _no_match(missing: ChunkNotFound, path: str) -> ToolError:
             "nearest": nearest,
         },
         f"read the file ({call('read_file', path=path)}) and copy the hunk's context and -"
-        " lines from it exactly (details.nearest has the most similar lines)",
+        " lines from it exactly"
+        + (" (details.nearest has the most similar lines)" if nearest else ""),
     )
 
 
