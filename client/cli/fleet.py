@@ -32,7 +32,14 @@ from editjournal.client.cli.common import (
 )
 from editjournal.client.cli.help import verbatim
 from editjournal.client.library.errors import RequestError, WorkspaceNotFound
-from editjournal.client.views.audit_render import blame_lines, stats_lines, when
+from editjournal.client.views.audit_render import (
+    blame_lines,
+    legend,
+    short_names,
+    stats_lines,
+    when,
+)
+from editjournal.client.views.printable import printable
 from editjournal.client.views.render import emit
 from editjournal.schemas.endpoint import STATE_DIR_NAME
 from editjournal.schemas.units import UnitError, parse_duration
@@ -233,17 +240,23 @@ def fleet_log(
         if settings().json:
             print_json(found)
             return EXIT_OK
-        emit(
-            [
-                f"{e.workspace_id[:8]} {e.seq:>7}  {when(e.ts_ms)}  {e.agent or '-':<16}"
-                f" {e.summary}"
-                for e in found
-            ]
-            or ["no matching events"]
-        )
+        emit(_log_rows(found) or ["no matching events"])
         return EXIT_OK
 
     return _connected(url, use)
+
+
+def _log_rows(found: list[Any]) -> list[str]:
+    """`fleet log`'s rows: the agent column as wide as its longest name shown (a name
+    past NAME_CAP shortened, a legend after the rows), every journal string escaped."""
+    names = short_names(e.agent for e in found if e.agent)
+    agents = [names[e.agent] if e.agent else "-" for e in found]
+    width = max(map(len, agents), default=0)
+    return [
+        f"{e.workspace_id[:8]} {e.seq:>7}  {when(e.ts_ms)}  {agent:<{width}}"
+        f"  {printable(e.summary)}"
+        for e, agent in zip(found, agents, strict=True)
+    ] + legend(names)
 
 
 @fleet.command(name="stats")
@@ -263,9 +276,8 @@ def fleet_stats(url: str | None, agent: str | None, since: str | None) -> int:
             return EXIT_OK
         lines: list[str] = []
         for ws in found:
-            head = (
-                f"workspace {ws.workspace_id[:8]}  {ws.host}:{ws.path}  (up to seq {ws.last_seq})"
-            )
+            where = printable(f"{ws.host}:{ws.path}")
+            head = f"workspace {ws.workspace_id[:8]}  {where}  (up to seq {ws.last_seq})"
             lines += [click.style(head, fg="yellow"), *(stats_lines(ws.agents) or ["  no agent"])]
         emit(lines or ["no workspace shipped"])
         return EXIT_OK

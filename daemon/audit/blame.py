@@ -34,6 +34,7 @@ class Owner:
     agent: str
     kind: str
     ts: int
+    commands: tuple[str, ...] = ()  # a shell window's edit: the command(s) that made it
 
 
 def blame(journal: JournalReader, path: str, until_seq: int | None = None) -> BlameResult:
@@ -56,7 +57,15 @@ def blame(journal: JournalReader, path: str, until_seq: int | None = None) -> Bl
         version=last.seq,
         sha256=last.sha256,
         lines=[
-            BlameLine(line=n, text=text, seq=o.seq, agent=o.agent, kind=o.kind, ts=o.ts)
+            BlameLine(
+                line=n,
+                text=text,
+                seq=o.seq,
+                agent=o.agent,
+                kind=o.kind,
+                ts=o.ts,
+                commands=list(o.commands),
+            )
             for n, (text, o) in enumerate(zip(lines, owners, strict=True), start=1)
         ],
     )
@@ -115,7 +124,7 @@ def owners_of(
         if data is None or version.sha256 == sha:
             continue
         new = lines_of(data)
-        owner = Owner(version.seq, version.author, version.kind, version.ts)
+        owner = Owner(version.seq, version.author, version.kind, version.ts, version.commands)
         owners = carry(owners, steps_of(version, lines, sha, new), owner, len(new)) or []
         lines, sha = new, version.sha256
     return lines, owners, sha

@@ -22,6 +22,11 @@ newest page open), with a count table for the older ones; diffs are embedded
 for the last `DIFFED_EVENTS` content changes, each cut at `DIFF_LINES` lines
 (`editjournal show SEQ` gives any event in full). Built with `html.escape`
 and string joins: a template library would not make it shorter.
+
+A change an agent's shell command made (a shell window's edit) shows the command
+(`timeline.commands_of`): whole in the event list, cut to TIP_COMMAND characters
+in hover titles; the stats table counts each agent's shell writes and lists its
+commands.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from editjournal.daemon.audit.stats import agent_stats
+from editjournal.daemon.audit.timeline import commands_of
 from editjournal.daemon.audit.views import event_diff
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import Record
@@ -47,6 +53,8 @@ LISTED_EVENTS = 5_000
 PAGE = 500
 DIFFED_EVENTS = 1_000
 DIFF_LINES = 400
+TIP_COMMAND = 200  # characters of a shell command a hover title holds
+LINE_COMMAND = 80  # ... and an event's row (its details hold it whole)
 TRACK_PX = (600, 12_000)  # a lane's least and greatest width: wider scrolls sideways
 OUTSIDE, DAEMON = "outside", "daemon"
 FIXED = {OUTSIDE: ("#777777", "✎"), DAEMON: ("#bbbbbb", "⚙")}  # colour, label
@@ -94,6 +102,7 @@ text-decoration:none;white-space:nowrap;vertical-align:middle}
 .ev{margin:1px 0}.ev.rej>summary,.ev.rej{background:#fde8e8}
 pre{background:#f8f8f8;padding:6px;overflow-x:auto;margin:4px 0 8px}
 .add{color:#116611}.del{color:#aa1111}.hunk{color:#555}code{font-size:13px}
+.cmd{white-space:pre-wrap;word-break:break-all;background:#eef3f8}
 """
 
 
@@ -242,6 +251,29 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+# What a page would act on rather than show (C0 but tab and newline, DEL, C1, line and
+# paragraph separators, bidi controls: `schemas.wire.is_control`'s set, newlines kept:
+# a command's lines are its own)
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _command(text: str) -> str:
+    """A shell command as the page shows it: escaped for HTML, and each control
+    character spelt out (`\\x1b`), so a command cannot restyle or reorder the page."""
+    return _e(_visible(text))
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: _spelt(m.group(0)), text)
+
+
+def _spelt(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def _time(ms: int | None) -> str:
     return "-" if ms is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
@@ -271,7 +303,7 @@ def _stats_table(stats: list[AgentStats], looks: dict[str, Look]) -> str:
     head = (
         "<h2>Agents</h2><table><tr><th>agent</th><th>reads</th><th>applied writes</th>"
         "<th>rejected</th><th>rejections by code</th><th>rebased edits</th>"
-        "<th>recoveries</th><th>unrecovered</th>"
+        "<th>recoveries</th><th>unrecovered</th><th>shell writes</th>"
         "<th>mean recovery (events / time / attempts)</th></tr>"
     )
     rows = []
@@ -287,9 +319,21 @@ def _stats_table(stats: list[AgentStats], looks: dict[str, Look]) -> str:
             f"<tr><td>{_named(s.agent, looks)}</td>"
             f"{nums}<td>{codes}</td><td class='num'>{s.rebased_edits}</td>"
             f"<td class='num'>{s.recoveries}</td><td class='num'>{s.unrecovered}</td>"
-            f"<td>{mean}</td></tr>"
+            f"<td>{_shell_cell(s)}</td><td>{mean}</td></tr>"
         )
     return head + "".join(rows) + "</table>"
+
+
+def _shell_cell(s: AgentStats) -> str:
+    """How many of the agent's writes its shell commands made, the commands behind a
+    click (whole, each with its count of changes)."""
+    if not s.shell_writes:
+        return "-"
+    listed = "".join(
+        f"<pre class='cmd'>$ {_command(command)}</pre><small>{n} change(s)</small>"
+        for command, n in s.shell_commands.items()
+    )
+    return f"<details><summary>{s.shell_writes}</summary>{listed}</details>"
 
 
 def _lanes(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
@@ -343,7 +387,29 @@ def _at(ts: int, start: int, end: int) -> str:
 
 def _lane_title(record: Record) -> str:
     stamp = f"{_time(record.ts)}.{record.ts % 1000:03d}"
-    return f"#{record.seq} {record.kind} {record.path or '-'} by {_who(record)}, {stamp}"
+    return (
+        f"#{record.seq} {record.kind} {record.path or '-'} by {_who(record)}, {stamp}"
+        + _tip_command(record)
+    )
+
+
+def _first_line(command: str, width: int) -> str:
+    """The command's first line, cut at `width` (`…` when anything is left out)."""
+    lines = command.strip().splitlines() or [""]
+    first = lines[0]
+    if len(first) > width or len(lines) > 1:
+        return first[: width - 1] + "…"
+    return first
+
+
+def _tip_command(record: Record) -> str:
+    """` $ command` for a hover title (cut at TIP_COMMAND), empty when no shell made it."""
+    found = commands_of(record.event)
+    if not found:
+        return ""
+    command = found[0] if len(found) == 1 else " | or | ".join(found)
+    cut = command[:TIP_COMMAND] + ("…" if len(command) > TIP_COMMAND else "")
+    return f" $ {_visible(cut)}"
 
 
 def _axis(start: int, end: int, width: int) -> str:
@@ -368,7 +434,9 @@ def _timelines(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
         more = f" ({hidden} earlier events not shown)" if hidden else ""
         count = f"<small>{scan.file_counts[path]} events{more}</small>"
         yield f"<h3><code>{_e(path)}</code> {count}</h3>"
-        tips = (f"#{r.seq} {_time(r.ts)} {_who(r)}: {r.event.summary()}" for r in marks)
+        tips = (
+            f"#{r.seq} {_time(r.ts)} {_who(r)}: {r.event.summary()}{_tip_command(r)}" for r in marks
+        )
         row = "".join(_mark(r, looks, listed_from, t) for r, t in zip(marks, tips, strict=True))
         yield f"<div class='tl'>{row}</div>"
 
@@ -427,6 +495,11 @@ def _event(journal: Journal, record: Record, looks: dict[str, Look], with_diff: 
         body = f"<p>{_e(getattr(record.event, 'message', ''))}</p>"
     if record.kind in CHANGES and not with_diff:
         body = f"<p>diff not embedded: <code>editjournal show {record.seq}</code></p>"
+    commands = commands_of(record.event)
+    if commands:  # whole: several when the agent had several running (which, unknown)
+        ran = "".join(f"<pre class='cmd'>$ {_command(c)}</pre>" for c in commands)
+        line += f" <code>$ {_command(_first_line(commands[0], LINE_COMMAND))}</code>"
+        body = ran + body
     if not body:
         return f"<div class='ev{rej}' id='e{record.seq}'>{line}</div>"
     return f"<details class='ev{rej}' id='e{record.seq}'><summary>{line}</summary>{body}</details>"

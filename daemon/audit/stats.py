@@ -9,6 +9,9 @@ Definitions (the README's "Audit and replay" repeats them):
   counted in journal events (seq difference) and milliseconds, and its
   attempts are the rejections in the streak. Rejections never followed by an
   applied write to that file are `unrecovered`.
+- a *shell write* is an applied write a shell window journaled (the agent's
+  command changed the file: `timeline.commands_of`); `shell_commands` lists the
+  newest SHELL_LISTED distinct commands with how many changes each made.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import fmean
 
+from editjournal.daemon.audit.timeline import commands_of
 from editjournal.schemas.events import (
     EditApplied,
     EditRejected,
@@ -26,6 +30,8 @@ from editjournal.schemas.events import (
     Record,
 )
 from editjournal.schemas.tools import AgentStats
+
+SHELL_LISTED = 20  # an agent's distinct shell commands its stats name (the newest)
 
 
 @dataclass
@@ -37,6 +43,8 @@ class _Tally:
     seen: dict[str, str] = field(default_factory=dict)  # path -> sha256 last seen
     open_streaks: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # (seq, ts, n)
     recoveries: list[tuple[int, int, int]] = field(default_factory=list)  # (events, ms, tries)
+    shell_writes: int = 0
+    commands: Counter[str] = field(default_factory=Counter)  # in order of last use
 
     def read(self, event: FileRead) -> None:
         self.reads += 1
@@ -48,10 +56,23 @@ class _Tally:
         if last_seen is not None and last_seen != event.before_sha256:
             self.rebased += 1
         self.seen[event.path] = event.after_sha256
+        self.shell(commands_of(event))
         streak = self.open_streaks.pop(event.path, None)
         if streak is not None:
             seq, ts, tries = streak
             self.recoveries.append((record.seq - seq, record.ts - ts, tries))
+
+    def shell(self, commands: list[str]) -> None:
+        """A shell window's write: each command running then made it, as far as the
+        journal can tell; the counter is kept in order of last use (a command moves to
+        the end) and bounded, whatever the journal's length."""
+        if not commands:
+            return
+        self.shell_writes += 1
+        for command in commands:
+            self.commands[command] = self.commands.pop(command, 0) + 1
+        while len(self.commands) > SHELL_LISTED:
+            del self.commands[next(iter(self.commands))]
 
     def rejected(self, record: Record, code: str, path: str | None) -> None:
         self.rejections[code] += 1
@@ -74,6 +95,8 @@ class _Tally:
             mean_recovery_events=_mean(r[0] for r in recoveries),
             mean_recovery_ms=_mean(r[1] for r in recoveries),
             mean_recovery_attempts=_mean(r[2] for r in recoveries),
+            shell_writes=self.shell_writes,
+            shell_commands=dict(self.commands),
         )
 
 

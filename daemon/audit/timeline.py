@@ -10,6 +10,10 @@ it, or a change nobody noticed) starts two: the content it found (`FOUND`, by
 then its own. So every fold (blame, history, the fleet's) credits a write with
 the lines it changed, never with the lines it found. Pure reads of the journal;
 nothing is written.
+
+A version a shell window's edit made carries its command (`commands_of`): the one
+place `log`, `show`, `history`, `blame`, `stats`, `agent_status` and the HTML report
+read it from an event, whole (a table cuts it: the renderer's business).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Protocol
 
 from editjournal.daemon.files.filesnapshot import EMPTY_SHA256
 from editjournal.daemon.store.journal import Journal
-from editjournal.schemas.events import EditApplied, OutsideChangeRecorded, Record
+from editjournal.schemas.events import AnyEvent, EditApplied, OutsideChangeRecorded, Record
 
 OUTSIDE = "outside"
 # The kind of a version no event established alone: the content a write found at its
@@ -54,6 +58,7 @@ class Version:
     line_changes: tuple[tuple[int, int, int], ...] = ()  # edit_applied: exact, when known
     moved_from: str | None = None  # edit_applied of a move: the file's earlier path
     moved_to: str | None = None  # edit_applied of a move: the file's later path
+    commands: tuple[str, ...] = ()  # a shell window's edit: the command(s) that made it
 
     @property
     def author(self) -> str:
@@ -62,6 +67,22 @@ class Version:
         if self.kind == "edit_applied" and self.agent is not None:
             return self.agent
         return OUTSIDE
+
+
+def commands_of(event: AnyEvent) -> list[str]:
+    """The shell command(s) that made `event`'s change, whole, in the order journaled
+    (empty: not a shell window's edit). A shell window's close journals the agent's
+    change as its `edit_applied`, one operation per command it had running then
+    (`{"op": "Bash", "command": ..., "window": ...}`): which of several made the
+    change the journal cannot tell, so each is named."""
+    if not isinstance(event, EditApplied) or not event.operations:
+        return []
+    found: list[str] = []
+    for op in event.operations:
+        command = op.get("command") if isinstance(op, dict) else None
+        if isinstance(command, str) and command and command not in found:
+            found.append(command)
+    return found
 
 
 def version_of(record: Record, previous: Version | None) -> Version | None:
@@ -87,7 +108,7 @@ def version_of(record: Record, previous: Version | None) -> Version | None:
         moved_from, moved_to = event.moved_from, event.moved_to
     return Version(
         record.seq, record.ts, record.agent, record.kind, event.path, sha, writer, before,
-        changes, moved_from, moved_to,
+        changes, moved_from, moved_to, tuple(commands_of(event)),
     )  # fmt: skip
 
 

@@ -13,7 +13,7 @@ import msgspec
 
 from editjournal.daemon.audit.blame import no_record, steps_of
 from editjournal.daemon.audit.diffs import lines_of, unified
-from editjournal.daemon.audit.timeline import Version, versions
+from editjournal.daemon.audit.timeline import Version, commands_of, versions
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, EditApplied, OutsideChangeRecorded, Record
@@ -37,6 +37,7 @@ def entry(journal: Journal, record: Record, *, patch: bool = False) -> LogEntry:
         hash=record.hash,
         body=body_of(record.event),
         diff=event_diff(journal, record) if patch else None,
+        commands=commands_of(record.event),
     )
 
 
@@ -127,6 +128,7 @@ def _row(
         removed=removed,
         path=version.path if version.path != path else None,
         moved_from=version.moved_from,
+        commands=list(version.commands),
     )
 
 
