@@ -27,11 +27,12 @@ Shortest anchor (``AnchorIndex.anchors``), consistent with ``match`` by construc
 2. Otherwise (identical twins exist) ``context[:6]``, ``[:8]``, ``[:16]``: the
    first with ``len(L) != 1`` and C exactly this line wins (kind "context").
 3. Otherwise (a twin with identical non-blank neighbours) the line is not
-   unique: the anchor is ``line_hash[:6]`` (kind "line", unique False) and the
-   caller must add an occurrence number. In the rare case (a chance hex
-   collision) that ``line_hash[:6]`` is also exactly one other line's context
-   prefix, ``match`` would return that other line at context level; then the
-   first of ``[:8]``/``[:16]`` that resolves at line level is used instead.
+   unique: the anchor is ``line_hash[:6]`` (kind "line", unique False), and the
+   line number given with it, or an occurrence number, picks the line. In the
+   rare case (a chance hex collision) that ``line_hash[:6]`` is also exactly one
+   other line's context prefix, ``match`` would return that other line at
+   context level; then the first of ``[:8]``/``[:16]`` that resolves at line
+   level is used instead.
    Either way ``match(anchor)`` is at level "line" and includes this line.
 
 Incremental upkeep (``AnchorIndex.derive``): the state above is per-line lists
@@ -42,6 +43,12 @@ neighbours are rehashed (``linehashes.rehashed_regions``), and a line elsewhere 
 re-chosen only if a count it consults crossed 1 (the rules above only ever ask
 "exactly one?"). The result is identical to a from-scratch index; ``LineAnchor``
 objects are made on demand by the ``Anchors`` view.
+
+Line numbers (``meant_line``): when an anchor matches several lines (identical
+twins: blank runs, closing braces), the line number copied with it (``12#a5ac1e``)
+says which one, in the numbering the agent holds: its read, or its read with its
+own edits applied. The caller gives each such numbering with a map to the version
+the edit is carried to; they must agree on one line, or the anchor stays ambiguous.
 
 Quality (``classify_quality``) flags anchors that are weak evidence of intent.
 "low" when the line is blank, has fewer than 2 word characters (``\\w``), or
@@ -57,8 +64,9 @@ from __future__ import annotations
 import re
 import weakref
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Literal, overload
 
 from editjournal.daemon.text.anchorcounts import (
@@ -114,8 +122,10 @@ class LineAnchor:
 
     @property
     def mark(self) -> str:
-        """ "~" for a low-quality anchor, else "?" for a non-unique one, else ""."""
-        return "~" if self.quality == "low" else ("?" if not self.unique else "")
+        """ "?" for a non-unique anchor (it names identical lines: the line number picks
+        one), else "~" for a low-quality one, else "". Uniqueness first: a blank line
+        among blank twins is plainly low, but that its anchor names them all is not."""
+        return "?" if not self.unique else ("~" if self.quality == "low" else "")
 
 
 def anchored(anchor: LineAnchor, text: str) -> AnchoredLine:
@@ -242,6 +252,14 @@ class AnchorIndex:
             return Match("context", by_context)
         return Match("none", ())
 
+    def names(self, line: int, anchor: str) -> bool:
+        """Whether 1-based ``line`` exists and its line or context hash starts with
+        ``anchor`` (lowercase hex): the line an anchor copied with that number showed."""
+        if not 0 < line <= len(self._bodies):
+            return False
+        i = line - 1
+        return self._hashes[i].startswith(anchor) or self._contexts[i].startswith(anchor)
+
     def anchor_at(self, i: int) -> LineAnchor:
         """The anchor of 0-based line ``i``, built on demand."""
         body = self._bodies[i]
@@ -270,10 +288,12 @@ class AnchorIndex:
         rows = []
         for i in range(start - 1, end):
             body = self._bodies[i]
-            if repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body):
+            if self._codes[i] == TWIN:  # uniqueness first, as `LineAnchor.mark`
+                mark = "?"
+            elif repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body):
                 mark = "~"
             else:
-                mark = "?" if self._codes[i] == TWIN else ""
+                mark = ""
             rows.append(f"{i + 1}#{self._anchors[i]}{mark}|{body}")
         return "\n".join(rows)
 
@@ -372,6 +392,52 @@ class AnchorIndex:
         return dirty
 
 
+@dataclass(frozen=True)
+class Numbering:
+    """A version of the file whose line numbers an agent holds (one it read, or its view:
+    the read with its own edits applied), and where each of its lines is in the version
+    an edit is carried to (0-based; None: changed or gone since)."""
+
+    index: AnchorIndex
+    to_current: Sequence[int | None]
+
+
+def meant_line(
+    anchor: str,
+    line: int,
+    candidates: Sequence[int],
+    here: Numbering,
+    others: Iterable[Numbering] = (),
+) -> int | None:
+    """Which of ``candidates`` (lines of ``here`` that ``anchor`` matches) the agent meant
+    by the ``line`` number it gave with the anchor, or None when that does not single
+    one out.
+
+    A hash names identical lines alike; the number says which one, but only in the
+    numbering it came from. Every numbering the agent holds whose line ``line`` the
+    anchor names votes for where that line is now; they must agree (a number from a
+    version whose lines shifted since must not land on a twin). The candidate of
+    ``here`` that is that line wins. A line changed since (voted None) is its own
+    line number when ``here`` has it: carrying the edit then refuses it as stale,
+    naming who changed it. ``others`` is consumed lazily, only once a vote is needed.
+    """
+    votes: set[int | None] = set()
+    for numbering in chain((here,), others):
+        if numbering.index.names(line, anchor):
+            votes.add(numbering.to_current[line - 1])
+        if len(votes) > 1:
+            return None
+    if len(votes) != 1:
+        return None
+    (meant,) = votes
+    if line in candidates and here.to_current[line - 1] == meant:
+        return line
+    if meant is None:
+        return None
+    found = [c for c in candidates if here.to_current[c - 1] == meant]
+    return found[0] if len(found) == 1 else None
+
+
 class Anchors(Sequence[LineAnchor]):
     """Every line's :class:`LineAnchor`, made on access from the index's compact state."""
 
@@ -415,9 +481,9 @@ def anchor_lines(lines: Sequence[str]) -> list[LineAnchor]:
 def render_rows(anchors: Sequence[LineAnchor], bodies: Sequence[str]) -> str:
     """Format lines as agents see them: ``{line}#{anchor}{mark}|{body}``.
 
-    ``mark`` is "~" for a low-quality anchor, else "?" for a non-unique one (the
-    edit needs an occurrence number), else empty. Rows are joined with "\\n" and
-    there is no trailing newline, e.g.::
+    ``mark`` is "?" for a non-unique anchor (identical lines share it: the line
+    number, or an occurrence, picks one), else "~" for a low-quality one, else
+    empty. Rows are joined with "\\n" and there is no trailing newline, e.g.::
 
         1#a5ac1e|def foo():
         2#f5d78c|    return 1

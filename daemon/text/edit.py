@@ -2,18 +2,20 @@
 
 A batch is resolved completely against one snapshot before anything changes:
 every anchor of every operation climbs the ladder (6-hex line hash -> 8-hex
--> context hash -> `occurrence`) in the same `AnchorIndex`. Any problem
-rejects the whole batch, and the error lists every problem found, so an agent
-fixes them all in one turn. Each operation becomes a `Splice` addressed by
-its position in the initial snapshot; splices may not overlap, and apply in
-position order (ties in batch order), so later operations never see the
-results of earlier ones.
+-> context hash -> `occurrence`, or the line number given with it) in the same
+`AnchorIndex`. Which line a number means is the caller's to say (`Pick`: the
+agent's numbering lives in the journal); without a `Pick`, identical lines need an
+`occurrence`. Any problem rejects the whole batch, and the error lists every
+problem found, so an agent fixes them all in one turn. Each operation becomes a
+`Splice` addressed by its position in the initial snapshot; splices may not
+overlap, and apply in position order (ties in batch order), so later operations
+never see the results of earlier ones.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor, classify_quality
@@ -34,6 +36,10 @@ from editjournal.schemas.tools import (
 NEIGHBOURS_EACH_SIDE = 3
 PREVIEW_CHARS = 80
 _ANCHOR = re.compile(r"^\s*(?:(\d+)#)?([0-9a-fA-F]{4,16})[~?]?\s*$")
+
+# (anchor, the line number given with it, the lines the anchor matches) -> the line the
+# agent meant, or None when the number does not single one out (`anchors.meant_line`)
+Pick = Callable[[str, int, tuple[int, ...]], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,8 @@ class _Planner:
     index: AnchorIndex
     anchors: Sequence[LineAnchor]
     lines: Sequence[str]
+    pick: Pick | None = None
+    picked: set[int] = field(default_factory=set)  # operations resolved by line number
     problems: list[ToolError] = field(default_factory=list)
     corrections: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -100,13 +108,18 @@ def plan_edit(
     operations: Sequence[Operation],
     index: AnchorIndex | None = None,
     anchors: Sequence[LineAnchor] | None = None,
+    pick: Pick | None = None,
 ) -> EditPlan:
     """Resolve every operation against `lines`; raise one ToolError listing all problems.
 
-    Pass the `index` and its `anchors()` when the caller has them already.
+    Pass the `index` and its `anchors()` when the caller has them already. `pick`
+    resolves an anchor that matches several lines by the line number given with it;
+    None (an agent that never read the file: its numbers refer to nothing) leaves
+    that to an `occurrence`.
     """
     index = index or AnchorIndex(lines)
-    planner = _Planner(index, anchors if anchors is not None else index.anchors(), lines)
+    shown = anchors if anchors is not None else index.anchors()
+    planner = _Planner(index, shown, lines, pick)
     splices = [s for i, op in enumerate(operations) if (s := _splice(planner, i, op))]
     if planner.problems:
         raise _combined(planner.problems)
@@ -133,7 +146,7 @@ def _op_name(op: Op) -> str:
 
 def _single_splice(planner: _Planner, i: int, op: SingleLineOp) -> Splice:
     line = _resolve_single(planner, i, op)
-    _refuse_low_entropy(planner, op, line)
+    _refuse_low_entropy(planner, i, op, line)
     zero = line - 1
     if isinstance(op, ReplaceLine):
         return Splice(i, "replace_line", zero, line, content_lines(op.content), (line,))
@@ -156,7 +169,12 @@ def _resolve_single(planner: _Planner, i: int, op: SingleLineOp) -> int:
         candidates = match.candidates
         if len(candidates) == 1:
             return candidates[0]
-        raise _ambiguous(planner, _ambiguity_code(planner, candidates), anchor, "hash", candidates)
+        picked = _by_line_number(planner, anchor, advisory, candidates)
+        if picked is not None:
+            planner.picked.add(i)
+            return picked
+        code = _ambiguity_code(planner, candidates)
+        raise _ambiguous(planner, code, anchor, "hash", candidates, advisory)
     by_line = planner.index.line_matches(anchor)
     candidates = by_line if len(by_line) > 1 else match.candidates
     if op.occurrence > len(candidates):
@@ -185,15 +203,27 @@ def _ambiguity_code(planner: _Planner, candidates: Sequence[int]) -> ErrorCode:
     return ErrorCode.ANCHOR_AMBIGUOUS
 
 
+def _by_line_number(
+    planner: _Planner, anchor: str, line: int | None, candidates: tuple[int, ...]
+) -> int | None:
+    """The candidate the line number given with the anchor names, as the caller's `pick`
+    reads it (None: no number, no pick, or it singles none out)."""
+    if line is None or planner.pick is None:
+        return None
+    return planner.pick(anchor, line, candidates)
+
+
 def _resolve_endpoint(planner: _Planner, raw: str, which: str) -> int:
-    anchor, _ = parse_anchor(raw)
+    anchor, line = parse_anchor(raw)
     match = planner.index.match(anchor)
     if match.level == "none":
         raise _stale(anchor, which)
     if len(match.candidates) > 1:
-        raise _ambiguous(
-            planner, ErrorCode.ANCHOR_CONTEXT_AMBIGUOUS, anchor, which, match.candidates
-        )
+        picked = _by_line_number(planner, anchor, line, match.candidates)
+        if picked is not None:
+            return picked
+        code = ErrorCode.ANCHOR_CONTEXT_AMBIGUOUS
+        raise _ambiguous(planner, code, anchor, which, match.candidates, line)
     return match.candidates[0]
 
 
@@ -239,21 +269,23 @@ def _range_endpoints(
     return start, end
 
 
-def _picked_deliberately(planner: _Planner, op: SingleLineOp) -> bool:
-    """An explicit occurrence, or a context anchor (which names the neighbours too)."""
-    if op.occurrence is not None:
+def _picked_deliberately(planner: _Planner, i: int, op: SingleLineOp) -> bool:
+    """An explicit occurrence, a line number that singled the line out among its twins
+    in the agent's numbering, or a context anchor (which names the neighbours too)."""
+    if op.occurrence is not None or i in planner.picked:
         return True
     return planner.index.match(parse_anchor(op.hash)[0]).level == "context"
 
 
-def _refuse_low_entropy(planner: _Planner, op: SingleLineOp, line: int) -> None:
+def _refuse_low_entropy(planner: _Planner, i: int, op: SingleLineOp, line: int) -> None:
     """Single-line ops may not target low lines. A line low only by repetition
-    (boilerplate) may still be targeted deliberately: by its context anchor or an
-    explicit occurrence. Blank and punctuation-only lines never may."""
+    (boilerplate) may still be targeted deliberately: by its context anchor, an
+    explicit occurrence or the line number that picked it among its twins. Blank and
+    punctuation-only lines never may."""
     anchor = planner.anchors[line - 1]
     if anchor.quality != "low":
         return  # (how it was picked is asked only now: a lookup scans the file)
-    deliberate = _picked_deliberately(planner, op)
+    deliberate = _picked_deliberately(planner, i, op)
     if deliberate and classify_quality(planner.lines[line - 1], 1) == "high":
         return
     raise ToolError(
@@ -286,13 +318,14 @@ def _stale(anchor: str, field_name: str, message: str | None = None) -> ToolErro
 
 
 def _ambiguous(
-    planner: _Planner, code: ErrorCode, anchor: str, field_name: str, lines: Sequence[int]
+    planner: _Planner,
+    code: ErrorCode,
+    anchor: str,
+    field_name: str,
+    lines: Sequence[int],
+    given: int | None = None,
 ) -> ToolError:
-    what = (
-        "add occurrence (1-indexed) and line to pick one"
-        if field_name == "hash"
-        else "use a unique boundary anchor"
-    )
+    what = _advice(planner.pick is not None, anchor, field_name, given)
     return ToolError(
         code,
         f"anchor {anchor} ({field_name}) matches {len(lines)} lines "
@@ -302,6 +335,24 @@ def _ambiguous(
             "field": field_name,
             "candidates": [{"line": n, "preview": _preview(planner.lines[n - 1])} for n in lines],
         },
+    )
+
+
+def _advice(numbered: bool, anchor: str, field_name: str, given: int | None) -> str:
+    """What picks one of several lines: an occurrence or a unique boundary; for an agent
+    whose numbering the journal knows (`numbered`), the line number it read it at."""
+    plain = (
+        "add occurrence (1-indexed) and line to pick one"
+        if field_name == "hash"
+        else "use a unique boundary anchor"
+    )
+    if not numbered:
+        return plain
+    if given is None:
+        return f"give it with the line number you read it at (LINE#{anchor}), or {plain}"
+    return (
+        f"line {given} does not single one out in the file as you were shown it (no such "
+        f"line there, or your numbers disagree since lines moved); {plain}"
     )
 
 
