@@ -28,8 +28,10 @@ MARKS: dict[tuple[str, bool, str], str] = {
     ("line", False, "low"): "!",
 }
 MEANINGS = {mark: meaning for meaning, mark in MARKS.items()}
-# What `rendered` shows after the anchor: "~" low quality, else "?" not unique.
-SHOWN = {".": "", "~": "~", "c": "", "C": "~", "?": "?", "!": "~"}
+# What `rendered` shows after the anchor: "?" not unique (identical lines share the
+# anchor: the line number picks one), else "~" low quality. One character, as anchors
+# copied with their mark are accepted (`schemas.tools.Anchor`).
+SHOWN = {".": "", "~": "~", "c": "", "C": "~", "?": "?", "!": "?"}
 _ENDING = re.compile(r"\r\n|\r|\n")  # the daemon's own three line terminators
 
 

@@ -201,7 +201,7 @@ def test_render_rows_format() -> None:
         LineAnchor(4, "0" * 16, "1" * 16, "654321", "line", False, "low"),
     ]
     assert render_rows(rows, ["def foo():", "    x = 1", "}", ""]) == (
-        "1#abcdef|def foo():\n2#123456?|    x = 1\n3#fedcba~|}\n4#654321~|"
+        "1#abcdef|def foo():\n2#123456?|    x = 1\n3#fedcba~|}\n4#654321?|"
     )
     assert render_rows([], []) == ""
 
