@@ -297,6 +297,9 @@ class CheckpointCreated(Event, tag="checkpoint_created"):
     files: dict[str, str] = {}  # (old journals) path -> sha256
     absent: list[str] = []
     all_files: bool = False  # (old journals)
+    # a harness prompt's checkpoint (`<agent>/turn-<n>`): the prompt's text, kept only
+    # when the workspace's config.toml allows it ([prompts] store_text)
+    prompt: str | None = None
 
     def summary(self) -> str:
         n = self.file_count or len(self.files)
@@ -327,7 +330,22 @@ class CheckpointRestored(Event, tag="checkpoint_restored"):
         return f"restored checkpoint {self.name!r} (seq {self.checkpoint}): {n} file(s) written"
 
 
-CHECKPOINT_EVENTS = (CheckpointCreated, CheckpointRestored)
+class CheckpointsPruned(Event, tag="checkpoints_pruned"):
+    """Checkpoints dropped from the list by a retention rule (a session's prompt
+    checkpoints beyond the newest `keep`): they can no longer be listed or restored.
+    Their `checkpoint_created` events stay, and so does every blob those name (the
+    journal deletes no blob): a content another checkpoint or event shares is never lost."""
+
+    ids: list[int]  # seqs of their `checkpoint_created` events
+    names: list[str]
+    keep: int = 0  # the retention that pruned them: the newest this many kept
+
+    def summary(self) -> str:
+        n = len(self.ids)
+        return f"pruned {n} checkpoint{'s' * (n != 1)} (kept the newest {self.keep})"
+
+
+CHECKPOINT_EVENTS = (CheckpointCreated, CheckpointRestored, CheckpointsPruned)
 
 
 class RequestAnswered(Event, tag="request_answered"):
@@ -373,6 +391,7 @@ AnyEvent = Union[  # noqa: UP007 - a runtime value
     CheckpointTaken,
     CheckpointRestored,
     RequestAnswered,
+    CheckpointsPruned,
 ]
 
 

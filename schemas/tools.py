@@ -780,6 +780,7 @@ class DiscardHunkResult(Result):
 
 
 MAX_LISTED_FILES = 100  # checkpoint replies list this many files; counts say the rest
+MAX_PROMPT_CHARS = 1024 * 1024  # a prompt's text a prompt checkpoint is sent (hooks clip it)
 
 
 class CheckpointCreateParams(Params):
@@ -789,6 +790,11 @@ class CheckpointCreateParams(Params):
 
     name: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
     paths: list[str] | None = None
+    # a harness prompt's checkpoint (hooks on UserPromptSubmit / BeforeAgent): of the
+    # whole workspace, named `<agent>/turn-<n>` (n: one past the agent's last turn), and
+    # the agent's older prompt checkpoints beyond the config's retention pruned
+    turn: bool = False
+    prompt: Annotated[str, Meta(max_length=MAX_PROMPT_CHARS)] | None = None  # kept if allowed
 
 
 class CheckpointFile(Result):
@@ -827,6 +833,8 @@ class CheckpointCreateResult(Result):
     not_text: int = 0
     read_files: int = 0  # files read to take it (the rest were known by their stat)
     stored_bytes: int = 0  # contents the journal did not hold yet
+    turn: int | None = None  # a prompt checkpoint's turn
+    pruned: list[str] = []  # prompt checkpoints this one's retention pruned
 
 
 class CheckpointListParams(Params):

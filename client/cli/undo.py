@@ -35,15 +35,21 @@ from editjournal.client.cli.help import verbatim
   editjournal undo --by bob --since before    only bob's writes after checkpoint "before"
   editjournal undo --by bob --since 40        only bob's writes after seq 40
   editjournal undo --by bob --dry-run         the diffs it would write; writes nothing
+  editjournal undo --by claude-code:3fa2 --since turn-4
+                                              rewind that session to its prompt 4:
+                                              turn 4 and later taken back
 
-Rewind a session: undo --by SESSION --since CHECKPOINT (a turn's checkpoint)."""
+Rewind a session: undo --by SESSION --since turn-N (the checkpoint its hook took as
+prompt N was submitted: claude-code:SESSION/turn-N)."""
     )
 )
 @click.argument("path", required=False)
 @click.option("--of", "of", metavar="AGENT", help="Whose latest write (default: the caller).")
 @click.option("--seq", type=click.IntRange(min=1), help="The write at this seq instead.")
 @click.option("--by", metavar="AGENT", help="Every write of AGENT, in every file (no PATH).")
-@click.option("--since", metavar="REF", help="With --by: only after this checkpoint or seq.")
+@click.option(
+    "--since", metavar="REF", help="With --by: only after this checkpoint, seq or turn-N."
+)
 @click.option("--dry-run", is_flag=True, help="With --by: show the diffs, write nothing.")
 @global_options()
 def undo(

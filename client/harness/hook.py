@@ -13,7 +13,12 @@ holds as an outside change (a line on stderr says so). Around a shell command
 (Claude Code's Bash, Gemini CLI's run_shell_command) it opens and closes a shell
 window (`shell_window`): what the command changed is journaled as the session's,
 line by line, unless another session's command ran at the same time (the changes
-it could not credit, and why, are a line each on stderr). The same decisions serve the
+it could not credit, and why, are a line each on stderr). When a prompt is submitted
+(Claude Code's UserPromptSubmit, Gemini CLI's BeforeAgent) it takes the session's
+checkpoint of the workspace for that turn (`claude-code:<session_id>/turn-<n>`, n
+counted by the journal), so `undo --by SESSION --since turn-N` rewinds to it; the
+prompt's text goes to the daemon, which keeps it only when the workspace's config
+says so. The same decisions serve the
 Claude Agent SDK's hook callbacks (`client/harness/claude_sdk_hooks.py`):
 `decide(payload)` is the whole of it.
 
@@ -42,7 +47,7 @@ import zmq
 from editjournal.client.library.connection import choose_workspace, discover, live_endpoint
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
 
-READ, EDIT, WRITE, SHELL = "read", "edit", "write", "shell"
+READ, EDIT, WRITE, SHELL, PROMPT = "read", "edit", "write", "shell", "prompt"
 # the refusals a hook turns into a denial (the daemon's check_write sends no other)
 DENIED = frozenset({"anchor_stale", "write_access_denied"})
 REQUEST_TIMEOUT_S = 10.0  # one request to a serving daemon
@@ -67,12 +72,12 @@ class Call(NamedTuple):
     harness: str
     event: str  # "before" | "after"
     tool: str  # the harness's own tool name (Edit, replace, ...): the journaled writer
-    kind: str  # READ | EDIT | WRITE | SHELL
+    kind: str  # READ | EDIT | WRITE | SHELL | PROMPT
     session: str
     cwd: str
     path: str  # as the harness gives it (absolute, or relative to cwd); SHELL: the cwd
     edits: tuple[dict[str, Any], ...] = ()  # EDIT: old_string, new_string, replace_all
-    content: str | None = None  # WRITE: the whole new file
+    content: str | None = None  # WRITE: the whole new file; PROMPT: the prompt's text
     lines: tuple[int, int | None] | None = None  # READ: first and last line shown (None: all)
     command: str = ""  # SHELL: the command line
     window: str = ""  # SHELL: what pairs the before and the after (Claude Code: tool_use_id)
@@ -144,8 +149,16 @@ def decide(
                 f"the command runs in {call.cwd}, outside the workspace {daemon.root}: no"
                 " shell window is opened, nothing it changes is credited to the session"
             )
+        if path is None and call.kind == PROMPT:
+            raise HookProblem(
+                f"the session runs in {call.cwd}, outside the workspace {daemon.root}:"
+                " no checkpoint is taken for this prompt"
+            )
         if path is None:
             raise HookProblem(f"{call.path} is outside the workspace {daemon.root}")
+        if call.kind == PROMPT:
+            daemon.prompt_checkpoint(call)
+            return None
         if call.kind == SHELL:
             daemon.shell_window(call, note or _warn)
             return None
@@ -204,6 +217,7 @@ class Adapter:
     name: ClassVar[str]
     events: ClassVar[dict[str, str]]  # its hook event -> "before" | "after"
     kinds: ClassVar[dict[str, str]]  # its tool -> READ | EDIT | WRITE
+    prompt_event: ClassVar[str]  # its hook event as a prompt is submitted
 
     @classmethod
     def call(cls, payload: Any) -> Call | None:
@@ -211,6 +225,8 @@ class Adapter:
         another event, a tool that failed); `HookProblem` for a malformed one."""
         if not isinstance(payload, dict):
             raise HookProblem("the hook payload is not a JSON object")
+        if payload.get("hook_event_name") == cls.prompt_event:
+            return cls.prompt(payload)
         event = cls.events.get(str(payload.get("hook_event_name")))
         tool = str(payload.get("tool_name"))
         kind = cls.kinds.get(tool)
@@ -239,6 +255,18 @@ class Adapter:
         return call._replace(window=cls.window(payload, command))
 
     @classmethod
+    def prompt(cls, payload: dict[str, Any]) -> Call:
+        """A submitted prompt: the session's next turn (its text, when it has one)."""
+        session = payload.get("session_id")
+        if not isinstance(session, str) or not session:
+            raise HookProblem(f"the {cls.prompt_event} payload has no session_id")
+        cwd = payload.get("cwd")
+        cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+        text = payload.get("prompt")
+        text = text[:MAX_PROMPT] if isinstance(text, str) else None
+        return Call(cls.name, "before", cls.prompt_event, PROMPT, session, cwd, cwd, content=text)
+
+    @classmethod
     def window(cls, payload: dict[str, Any], command: str) -> str:
         raise NotImplementedError
 
@@ -265,6 +293,7 @@ class ClaudeCode(Adapter):
     PostToolUse comes only after a tool that succeeded."""
 
     name = "claude-code"
+    prompt_event = "UserPromptSubmit"
     events: ClassVar[dict[str, str]] = {
         "PreToolUse": "before",
         "PostToolUse": "after",
@@ -327,6 +356,7 @@ class GeminiCli(Adapter):
     allow_multiple), write_file."""
 
     name = "gemini-cli"
+    prompt_event = "BeforeAgent"
     events: ClassVar[dict[str, str]] = {"BeforeTool": "before", "AfterTool": "after"}
     kinds: ClassVar[dict[str, str]] = {
         "read_file": READ,
@@ -388,6 +418,7 @@ def _read_params(path: str, lines: tuple[int, int | None] | None) -> dict[str, A
 
 
 MAX_COMMAND = 64 * 1024  # characters of a command sent (the daemon keeps no more)
+MAX_PROMPT = 1024 * 1024  # characters of a prompt's text sent (the schema takes no more)
 MAX_NAMED = 64  # files of a command line whose content the daemon keeps as it opens
 MAX_WORDS = 1000  # words of a command line looked at for them
 
@@ -498,6 +529,14 @@ class Daemon:
         for change in (result or {}).get("changes") or ():
             if isinstance(change, dict) and not change.get("credited"):
                 note(f"{change.get('path')}: not credited to you: {change.get('why')}")
+
+    def prompt_checkpoint(self, call: Call) -> None:
+        """The session's checkpoint for this turn. A failure is a `HookProblem`: the
+        prompt goes on (a turn without its checkpoint, said on stderr)."""
+        params: dict[str, Any] = {"turn": True}
+        if call.content is not None:
+            params["prompt"] = call.content
+        self.request("checkpoint_create", params)
 
     def check_write(self, path: str, call: Call) -> str | None:
         """The denial's reason, or None: allowed (or not the journal's to judge)."""

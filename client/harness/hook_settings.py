@@ -50,7 +50,7 @@ class HookEntry:
     """One matcher entry of one event that runs our hook."""
 
     event: str
-    matcher: str
+    matcher: str | None  # None: an event that takes no matcher (a prompt submitted)
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ CLAUDE_CODE = Harness(
         HookEntry("PreToolUse", "Bash"),
         HookEntry("PostToolUse", "Bash"),
         HookEntry("PostToolUseFailure", "Bash"),  # a failed command may have changed files
+        HookEntry("UserPromptSubmit", None),  # each prompt's checkpoint (no matcher)
     ),
     timeout=30,
     after_change="Claude Code reads its hooks when a session starts: start a new one"
@@ -114,6 +115,7 @@ GEMINI_CLI = Harness(
         HookEntry("AfterTool", "^(read_file|replace|write_file)$"),
         HookEntry("BeforeTool", "^run_shell_command$"),  # its shell window
         HookEntry("AfterTool", "^run_shell_command$"),
+        HookEntry("BeforeAgent", None),  # each prompt's checkpoint (a lifecycle event)
     ),
     timeout=30_000,  # Gemini CLI counts milliseconds
     after_change="Gemini CLI reads its hooks when a session starts (project hooks only in a"
@@ -181,7 +183,7 @@ class Found:
 @dataclass(frozen=True)
 class EntryState:
     event: str
-    matcher: str
+    matcher: str  # "": an event without one
     state: str  # installed | outdated (another editjournal's path) | missing
     command: str | None = None  # the one found
 
@@ -221,12 +223,13 @@ def entry_states(settings: Mapping[str, Any], harness: Harness, command: str) ->
     states = []
     for entry in harness.entries:
         here = [f.command for f in found if (f.event, f.matcher) == (entry.event, entry.matcher)]
+        matcher = entry.matcher or ""
         if command in here:
-            states.append(EntryState(entry.event, entry.matcher, "installed", command))
+            states.append(EntryState(entry.event, matcher, "installed", command))
         elif here:
-            states.append(EntryState(entry.event, entry.matcher, "outdated", here[0]))
+            states.append(EntryState(entry.event, matcher, "outdated", here[0]))
         else:
-            states.append(EntryState(entry.event, entry.matcher, "missing"))
+            states.append(EntryState(entry.event, matcher, "missing"))
     return states
 
 
@@ -328,6 +331,8 @@ def _install_entry(
     if not ours:
         if mine:
             mine[0]["hooks"].append(harness.hook(command))
+        elif entry.matcher is None:
+            groups.append({"hooks": [harness.hook(command)]})
         else:
             groups.append({"matcher": entry.matcher, "hooks": [harness.hook(command)]})
         return Outcome(entry.event, entry.matcher, "added", command)

@@ -201,10 +201,10 @@ class ToolCalls:
         """Drop a pending hunk."""
         return self._tool("discard_hunk", _params(DiscardHunkParams, hunk_id=hunk_id), DiscardHunkResult)
 
-    def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None) -> CheckpointCreateResult:
+    def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None, turn: bool = False, prompt: str | None = None) -> CheckpointCreateResult:
         """Record a checkpoint: the whole workspace as it is now, to come back to with
         checkpoint_restore (before a risky change, or at the end of a phase)."""
-        return self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths), CheckpointCreateResult)
+        return self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths, turn=turn, prompt=prompt), CheckpointCreateResult)
 
     def checkpoint_list(self) -> CheckpointListResult:
         """List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, total_bytes,
@@ -381,10 +381,10 @@ class AsyncToolCalls:
         """Drop a pending hunk."""
         return await self._tool("discard_hunk", _params(DiscardHunkParams, hunk_id=hunk_id), DiscardHunkResult)
 
-    async def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None) -> CheckpointCreateResult:
+    async def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None, turn: bool = False, prompt: str | None = None) -> CheckpointCreateResult:
         """Record a checkpoint: the whole workspace as it is now, to come back to with
         checkpoint_restore (before a risky change, or at the end of a phase)."""
-        return await self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths), CheckpointCreateResult)
+        return await self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths, turn=turn, prompt=prompt), CheckpointCreateResult)
 
     async def checkpoint_list(self) -> CheckpointListResult:
         """List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, total_bytes,

@@ -8,10 +8,20 @@ stored once however many checkpoints hold it. Taking the tree is a `TreeJob`
 (daemon/handlers/treejob.py): a big workspace is taken in slices between other
 requests, and unchanged files are known by their stat. `checkpoint_restore` is in
 daemon/handlers/restore.py.
+
+A harness prompt's checkpoint (`turn`: its hook on UserPromptSubmit or BeforeAgent)
+is a whole-workspace checkpoint named `<agent>/turn-<n>`, n one past the agent's
+newest turn: the count is the journal's (the newest prompt checkpoint is never
+pruned), never a file of the hook's. The agent's prompt checkpoints beyond the
+newest `[prompts] keep_checkpoints` of the config are pruned in the same commit
+(`checkpoints_pruned`): out of the list, their events and every blob stay (the
+journal deletes no blob, so nothing another checkpoint or event needs is lost).
+The prompt's text is kept only when the config says `[prompts] store_text = true`.
 """
 
 from __future__ import annotations
 
+import re
 import stat
 import time
 
@@ -21,11 +31,12 @@ from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.treejob import LookJob, TreeJob
 from editjournal.daemon.model.checkpointbook import Checkpoint
+from editjournal.daemon.settings.config import load
 from editjournal.daemon.store.manifest import ManifestEntry
 from editjournal.daemon.tree.compare import Comparison, within
 from editjournal.daemon.writing.history import changes_since
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import CheckpointCreated
+from editjournal.schemas.events import AnyEvent, CheckpointCreated, CheckpointsPruned
 from editjournal.schemas.tools import (
     MAX_LISTED_FILES,
     CheckpointChange,
@@ -41,6 +52,7 @@ from editjournal.schemas.tools import (
 from editjournal.schemas.units import format_size
 
 DIFF_BUDGET = 256 * 1024  # characters of diffs one checkpoint_diff reply carries
+TURN = "/turn-"  # `claude-code:SESSION/turn-3`: the agent, then its turn
 
 
 # --- create -----------------------------------------------------------------------------
@@ -48,6 +60,7 @@ DIFF_BUDGET = 256 * 1024  # characters of diffs one checkpoint_diff reply carrie
 
 @handles("checkpoint_create")
 def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
+    _check_turn(params)
     _check_name(ctx, params.name)
     tops = scope_of(ctx, params.paths)
     job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=True)
@@ -58,7 +71,9 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
     entries = job.sorted
     absent = [t for t in tops if t and t not in job.entries and not _is_dir(ctx, t)]
     seq = ctx.next_seq
-    name = params.name or _free_name(ctx, f"checkpoint-{seq}")
+    turn = next_turn(ctx, ctx.agent) if params.turn else None
+    default = f"checkpoint-{seq}" if turn is None else turn_name(ctx.agent, turn)
+    name = params.name or _free_name(ctx, default)
     event = CheckpointCreated(
         name=name,
         manifest=[digest for digest, _ in job.manifest],
@@ -67,7 +82,12 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
         total_bytes=sum(e.size for e in entries),
         not_text=sum(not e.held for e in entries),
         absent=absent,
+        prompt=_kept_prompt(ctx, params),
     )
+    events: list[AnyEvent] = [event]
+    pruned = _pruned(ctx, ctx.agent, seq) if turn is not None else None
+    if pruned is not None:
+        events.append(pruned)
     n = len(entries)
     result = CheckpointCreateResult(
         message=f"Checkpoint {name!r} (id {seq}): {n} file{'s' * (n != 1)}, "
@@ -83,8 +103,71 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
         not_text=event.not_text,
         read_files=job.taker.read,
         stored_bytes=job.taker.stored_bytes,
+        turn=turn,
+        pruned=pruned.names if pruned is not None else [],
     )
-    return Outcome(result, events=[event], blobs=blobs)
+    if pruned is not None:
+        result.message += f"; pruned {len(pruned.ids)} older (kept the newest {pruned.keep})"
+    return Outcome(result, events=events, blobs=blobs)
+
+
+# --- a harness prompt's checkpoint -----------------------------------------------------------
+
+
+def _check_turn(params: CheckpointCreateParams) -> None:
+    """A prompt checkpoint is named by its turn and covers the whole workspace."""
+    clash = "name" if params.name is not None else "paths" if params.paths is not None else None
+    if params.turn and clash is not None:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"a turn's checkpoint is named by its turn and covers the whole workspace: give"
+            f" no {clash} with turn - at `$.params.{clash}`",
+            {"field": clash},
+        )
+    if params.prompt is not None and not params.turn:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            "prompt is the text of a turn's prompt: give it with turn: true - at `$.params.prompt`",
+            {"field": "prompt"},
+        )
+
+
+def turn_name(agent: str, turn: int) -> str:
+    return f"{agent}{TURN}{turn}"
+
+
+def turns_of(ctx: Context, agent: str) -> list[tuple[int, Checkpoint]]:
+    """The agent's prompt checkpoints still listed, by turn (oldest first)."""
+    pattern = re.compile(re.escape(agent + TURN) + r"([1-9][0-9]{0,8})")
+    found = []
+    for checkpoint in ctx.state.checkpoints.by_id.values():
+        matched = pattern.fullmatch(checkpoint.name)
+        if matched is not None and checkpoint.agent == agent:
+            found.append((int(matched.group(1)), checkpoint))
+    return sorted(found, key=lambda pair: pair[0])
+
+
+def next_turn(ctx: Context, agent: str) -> int:
+    """One past the agent's newest turn (the retention always keeps the newest)."""
+    turns = turns_of(ctx, agent)
+    return turns[-1][0] + 1 if turns else 1
+
+
+def _kept_prompt(ctx: Context, params: CheckpointCreateParams) -> str | None:
+    if params.prompt is None or not load(ctx.workspace.state_dir).store_prompt_text:
+        return None
+    return params.prompt
+
+
+def _pruned(ctx: Context, agent: str, seq: int) -> CheckpointsPruned | None:
+    """The agent's prompt checkpoints beyond the newest `keep` once the one at `seq` is
+    taken (it is the newest), or None when there are none."""
+    keep = load(ctx.workspace.state_dir).keep_prompt_checkpoints
+    older = [c for _, c in turns_of(ctx, agent)]
+    doomed = older[: max(0, len(older) + 1 - keep)]
+    if not doomed:
+        return None
+    return CheckpointsPruned(ids=[c.id for c in doomed], names=[c.name for c in doomed], keep=keep)
 
 
 def scope_of(ctx: Context, paths: list[str] | None) -> list[str]:

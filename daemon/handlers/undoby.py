@@ -1,16 +1,17 @@
 """`undo {"by": AGENT}`: take back everything one agent wrote, across files, all or nothing.
 
-Every `edit_applied` of the agent after `since` (a checkpoint's name or id, or a seq)
-is reverted, whatever wrote it: `edit`, `edit_file`, `apply_patch`, a harness hook's
-claim. Per file, the agent's writes are reverted newest first, each as a single
-`undo` reverts one (`daemon.text.revert`): its lines carried from its result to the
-content as it stands by the journal's changes since, and found again by content, so
-the revert of a later write of the agent puts back the lines an earlier one left,
-and other writers' changes elsewhere in the file stay. A line the agent wrote that
-someone else changed since refuses that file `undo_conflict`, naming who and where
-with the delta; every file is one planner of one `write_all`, so one refusal means
-nothing is written. A file the agent created (and nobody else wrote in) is removed;
-one it deleted comes back.
+Every `edit_applied` of the agent after `since` (a checkpoint's name or id, a seq, or
+`turn-N`: the agent's prompt checkpoint of turn N, so a harness's "rewind this session
+to turn N" is `undo --by SESSION --since turn-N`) is reverted, whatever wrote it:
+`edit`, `edit_file`, `apply_patch`, a harness hook's claim. Per file, the agent's
+writes are reverted newest first, each as a single `undo` reverts one
+(`daemon.text.revert`): its lines carried from its result to the content as it stands
+by the journal's changes since, and found again by content, so the revert of a later
+write of the agent puts back the lines an earlier one left, and other writers' changes
+elsewhere in the file stay. A line the agent wrote that someone else changed since
+refuses that file `undo_conflict`, naming who and where with the delta; every file is
+one planner of one `write_all`, so one refusal means nothing is written. A file the
+agent created (and nobody else wrote in) is removed; one it deleted comes back.
 
 Each file's write is an `edit_applied` with writer `undo`, journaled as the caller
 (who asked), its operation naming `by`, `since` and the seqs it reverted; so `undo
@@ -28,7 +29,7 @@ from typing import Any
 
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
-from editjournal.daemon.handlers.checkpoints import find
+from editjournal.daemon.handlers.checkpoints import TURN, find, turn_name
 from editjournal.daemon.handlers.undo import conflict_error, existed_before, stored
 from editjournal.daemon.text.edit import EditPlan, Splice, apply_plan
 from editjournal.daemon.text.lines import Document
@@ -57,7 +58,7 @@ class Since:
 def undo_by(ctx: Context, params: UndoParams) -> Outcome:
     """Every write of `params.by` after `params.since`, reverted in one `write_all`."""
     assert params.by is not None
-    since = since_ref(ctx, params.since)
+    since = since_ref(ctx, params.since, params.by)
     writes = writes_by_file(ctx, params.by, since)
     jobs: list[tuple[Target, _UndoAll]] = []
     unchanged: list[tuple[Target, _UndoAll]] = []
@@ -76,15 +77,16 @@ def undo_by(ctx: Context, params: UndoParams) -> Outcome:
     return _finish(ctx, params, since, outcome, unchanged)
 
 
-def since_ref(ctx: Context, ref: int | str | None) -> Since:
-    """`since` as a seq: a checkpoint (by name, or id: its seq) or a seq of the journal.
-    (A session's turn will be a checkpoint once prompts take them: its name is a REF.)"""
+def since_ref(ctx: Context, ref: int | str | None, by: str | None = None) -> Since:
+    """`since` as a seq: a checkpoint (by name, or id: its seq), a seq of the journal, or
+    `turn-N` of `by` (its prompt checkpoint `<by>/turn-N`, pruned or not: the seq of
+    its `checkpoint_created` event is all the undo needs)."""
     if ref is None:
         return Since(0, "the start")
     if isinstance(ref, str):
-        checkpoint = ctx.state.checkpoints.find(ref.strip())
-        if checkpoint is not None:
-            return Since(checkpoint.id, f"checkpoint {checkpoint.name!r} (seq {checkpoint.id})")
+        found = _checkpoint_since(ctx, ref.strip(), by)
+        if found is not None:
+            return found
         digits = ref.strip().removeprefix("#")
         if not digits.isdigit():
             find(ctx, ref)  # raises checkpoint_not_found, listing the latest names
@@ -98,6 +100,43 @@ def since_ref(ctx: Context, ref: int | str | None) -> Since:
             {"since": ref, "last_seq": last},
         )
     return Since(ref, f"seq {ref}")
+
+
+def _checkpoint_since(ctx: Context, ref: str, by: str | None) -> Since | None:
+    """The checkpoint `ref` names, or None: `turn-N` is `by`'s turn N first (listed, or
+    pruned), then a checkpoint of that very name; any other name is looked up as it is
+    (a whole turn's name may have been pruned)."""
+    turn = turn_name(by, int(ref[5:])) if by and _is_turn(ref) else None
+    found = _named(ctx, turn, by) if turn is not None else None
+    found = found or _named(ctx, ref, by)
+    if found is None and turn is not None:
+        raise ToolError(
+            ErrorCode.CHECKPOINT_NOT_FOUND,
+            f"{by} has no prompt checkpoint {turn!r}: its turns are counted from 1, one per"
+            " prompt its harness's hook saw - at `$.params.since`",
+            {"id_or_name": turn, "by": by},
+            "list them: editjournal checkpoint list",
+        )
+    return found
+
+
+def _named(ctx: Context, name: str, by: str | None) -> Since | None:
+    """The listed checkpoint `name`, or `by`'s prompt checkpoint of that name pruned
+    since (its `checkpoint_created` event is still in the journal)."""
+    checkpoint = ctx.state.checkpoints.find(name)
+    if checkpoint is not None:
+        return Since(checkpoint.id, f"checkpoint {checkpoint.name!r} (seq {checkpoint.id})")
+    if by is None or not name.startswith(by + TURN):
+        return None
+    records = ctx.journal.records(agent=by, kind="checkpoint_created", newest_first=True)
+    for record in records:
+        if getattr(record.event, "name", None) == name:
+            return Since(record.seq, f"checkpoint {name!r} (seq {record.seq}, pruned)")
+    return None
+
+
+def _is_turn(ref: str) -> bool:
+    return ref.startswith("turn-") and ref[5:].isdigit() and int(ref[5:]) > 0
 
 
 def writes_by_file(ctx: Context, agent: str, since: Since) -> dict[str, list[Record]]:

@@ -5,14 +5,20 @@ chunks, blobs the journal holds (read when a restore or a diff needs them, never
 kept here: a 100,000-file checkpoint would weigh on every fold); old journals'
 checkpoints carry their few files inline. Changed only by `apply(record)` (called
 from `State.apply`), so a fold of the journal rebuilds it exactly; restores
-(`checkpoint_restored`) change no checkpoint and are not kept here.
+(`checkpoint_restored`) change no checkpoint and are not kept here; a prune
+(`checkpoints_pruned`) takes checkpoints out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from editjournal.schemas.events import CheckpointCreated, CheckpointTaken, Record
+from editjournal.schemas.events import (
+    CheckpointCreated,
+    CheckpointsPruned,
+    CheckpointTaken,
+    Record,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,12 @@ class CheckpointBook:
 
     def apply(self, record: Record) -> None:
         event = record.event
+        if isinstance(event, CheckpointsPruned):  # out of the list; its blobs stay stored
+            for seq in event.ids:
+                pruned = self.by_id.pop(seq, None)
+                if pruned is not None and self.by_name.get(pruned.name) == seq:
+                    del self.by_name[pruned.name]
+            return
         if not isinstance(event, CheckpointCreated):
             return  # a restore changes no checkpoint
         files = tuple(sorted(event.files.items()))

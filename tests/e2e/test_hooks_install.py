@@ -38,9 +38,10 @@ INSTALLED = {
             {"matcher": SHELL, "hooks": [OURS]},
         ],
         "PostToolUseFailure": [{"matcher": SHELL, "hooks": [OURS]}],
+        "UserPromptSubmit": [{"hooks": [OURS]}],  # each prompt's checkpoint: no matcher
     }
 }
-ENTRIES = 5  # (event, matcher) entries an install makes
+ENTRIES = 6  # (event, matcher) entries an install makes
 PRETTIER = {"type": "command", "command": "prettier --check", "timeout": 5}
 # A user's settings: keys Claude Code knows and one it does not, hooks in other events,
 # another matcher, a foreign command under our very matcher, an entry left empty.
@@ -126,6 +127,7 @@ def test_install_keeps_every_foreign_setting_and_hook_in_its_place(ws: Path, hom
     expected["hooks"]["PostToolUse"].append({"matcher": READS, "hooks": [OURS]})
     expected["hooks"]["PostToolUse"].append({"matcher": SHELL, "hooks": [OURS]})
     expected["hooks"]["PostToolUseFailure"] = [{"matcher": SHELL, "hooks": [OURS]}]
+    expected["hooks"]["UserPromptSubmit"] = [{"hooks": [OURS]}]
     after = read_json(project_file(ws))
     assert after == expected
     assert list(after) == list(FOREIGN)  # key order too
@@ -134,6 +136,7 @@ def test_install_keeps_every_foreign_setting_and_hook_in_its_place(ws: Path, hom
         "PreToolUse",
         "PostToolUse",
         "PostToolUseFailure",
+        "UserPromptSubmit",
     ]
     assert '\n    "permissions"' in project_file(ws).read_text()  # the file's own indent
     assert '"é"' in project_file(ws).read_text()
@@ -165,7 +168,7 @@ def test_an_older_editjournal_is_pointed_at_this_one_where_it_stands(ws: Path, h
     write_json(project_file(ws), settings)
     assert status_of(ws, home)["project"]["state"] == "partly installed"  # no Bash entries
     done = json.loads(hooks(ws, home, "install", "claude-code", "--json").stdout)
-    assert [e["outcome"] for e in done["entries"]] == ["updated", "updated", *["added"] * 3]
+    assert [e["outcome"] for e in done["entries"]] == ["updated", "updated", *["added"] * 4]
     after = read_json(project_file(ws))
     assert after["hooks"]["PreToolUse"] == [
         {"matcher": WRITES, "hooks": [{**old, "command": COMMAND}, PRETTIER]},
@@ -182,7 +185,7 @@ def test_a_second_copy_of_ours_under_our_matcher_is_dropped(ws: Path, home: Path
     settings = {"hooks": {"PreToolUse": [{"matcher": WRITES, "hooks": [old, PRETTIER, OURS]}]}}
     write_json(project_file(ws), settings)
     done = json.loads(hooks(ws, home, "install", "claude-code", "--json").stdout)
-    assert [e["outcome"] for e in done["entries"]] == ["updated", *["added"] * 4]
+    assert [e["outcome"] for e in done["entries"]] == ["updated", *["added"] * 5]
     assert read_json(project_file(ws))["hooks"]["PreToolUse"] == [
         {"matcher": WRITES, "hooks": [PRETTIER, OURS]},
         {"matcher": SHELL, "hooks": [OURS]},
@@ -285,6 +288,7 @@ def test_status_before_and_after_each_scope(ws: Path, home: Path):
         ("PreToolUse", SHELL, "installed"),
         ("PostToolUse", SHELL, "installed"),
         ("PostToolUseFailure", SHELL, "installed"),
+        ("UserPromptSubmit", "", "installed"),
     ]
     assert after["user"]["state"] == "not installed"
 
