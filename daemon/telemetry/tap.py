@@ -55,7 +55,7 @@ class Tap:
         self._counts = {"exported": 0, "dropped_queue_full": 0, "dropped_export_failed": 0}
         self._failing = False
         self._sdk_missing: str | None = None  # once the import failed, it is not retried
-        self._endpoint: str | None = None
+        self._endpoint = _traces_url(self._settings)  # the exporter's own, once it is built
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="editjournal-otel", daemon=True)
         self._thread.start()
@@ -127,14 +127,13 @@ class Tap:
 
     def _apply(self, settings: OtelSettings, problem: str | None) -> None:
         self._problem = problem or self._sdk_missing
-        if self._sdk_missing is not None:
-            return
-        if settings == self._settings and (self._sink is not None or not settings.enabled):
-            return
+        if problem is not None or self._sdk_missing is not None or settings == self._settings:
+            return  # a broken file changes nothing: the settings in force stay
         self._drain()  # what was queued goes out under the settings it was queued with
         self._shutdown_sink()
         self._settings, self._limit = settings, settings.queue_size
-        self._on = settings.enabled and self._problem is None
+        self._endpoint = _traces_url(settings)
+        self._on = settings.enabled
         if not settings.enabled:
             self._drop_queued()
 
@@ -183,3 +182,9 @@ class Tap:
         sink, self._sink = self._sink, None
         if sink is not None:
             sink.shutdown(CLOSE_WAIT_S)
+
+
+def _traces_url(settings: OtelSettings) -> str | None:
+    """Where spans go as far as the settings say (None: the OTEL_EXPORTER_OTLP_* variables,
+    which the exporter resolves when it is built)."""
+    return None if settings.endpoint is None else f"{settings.endpoint}/v1/traces"

@@ -205,7 +205,7 @@ def test_a_dead_collector_never_delays_a_reply_and_its_losses_show_in_status(
     with socket.socket() as probe:  # a port nobody listens on once this is closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    _configure(workspace, endpoint=f"http://127.0.0.1:{port}", timeout_seconds=1, queue_size=4)
+    _configure(workspace, endpoint=f"http://127.0.0.1:{port}", timeout_seconds=5, queue_size=4)
     (workspace / "steps.py").write_text(FILE)
     running = started()
     a = running.client("agent-a")
@@ -215,14 +215,15 @@ def test_a_dead_collector_never_delays_a_reply_and_its_losses_show_in_status(
         began = time.monotonic()
         a.edit_file("steps.py", f"    return state + {n}\n", f"    return state * {n}\n")
         slowest = max(slowest, time.monotonic() - began)
-    # the exporter retries for its whole timeout (1 s) on the export thread: no reply waits
-    assert slowest < 0.9
+    # the exporter retries a refused connection for about 3 s of its 5 s timeout, on the
+    # export thread: no reply waits for it (the bound is loose for a busy machine)
+    assert slowest < 2.5
     otel = wait_until(lambda: (o := _otel(a))["dropped"] > 0 and o, what="a count of drops")
-    assert otel["state"] == "on"
-    assert otel["exported"] == 0
+    assert (otel["state"], otel["exported"]) == ("on", 0)
+    assert otel["endpoint"] == f"http://127.0.0.1:{port}/v1/traces"
     began = time.monotonic()
     assert running.stop() == 0
-    assert time.monotonic() - began < 5.0  # the last batch is left behind, not waited for
+    assert time.monotonic() - began < 4.0  # the batch still retrying is left behind
 
 
 def test_export_turns_on_in_a_running_daemon_and_a_bad_section_is_named(
