@@ -182,6 +182,7 @@ def show_lines(result: ShowResult) -> list[str]:
         f"summary: {printable(e.summary)}",
     ]
     lines += _body_lines(e)
+    lines += _command_lines(e.commands)
     if e.diff:
         lines += ["", *diff_lines(e.diff)]
     return lines
@@ -194,6 +195,17 @@ def _body_lines(e: LogEntry) -> list[str]:
     for key in ("writer", "code", "message", "change", "name"):
         if body.get(key):
             lines.append(f"{key + ':':<9}{printable(str(body[key]))}")
+    return lines
+
+
+def _command_lines(commands: list[str]) -> list[str]:
+    """`show`: each shell command behind the change, whole, a row per line of it (each
+    escaped, under the first: a command's own lines never pass for fields)."""
+    lines = []
+    for command in commands:
+        rows = command.splitlines() or [""]
+        lines.append(f"{'command:':<9}$ {printable(rows[0])}")
+        lines += [f"{'':<9}  {printable(row)}" for row in rows[1:]]
     return lines
 
 

@@ -27,6 +27,7 @@ from editjournal.client.views.audit_render import (
     log_lines,
     short_command,
     short_names,
+    show_lines,
     stats_lines,
 )
 from editjournal.daemon.audit import open_readonly
@@ -140,7 +141,7 @@ def test_blame_cli_shows_the_command_and_a_shortened_name_with_its_legend(shelle
     no_forged_row(rows)
 
 
-def test_history_log_and_stats_tables_show_the_command_cut_to_one_row(shelled: Shelled):
+def test_history_log_stats_and_show_print_the_command_and_forge_no_row(shelled: Shelled):
     client = shelled.writer
     history = plain(history_lines(client.history("app.py")))
     assert history[0].split() == ["seq", "time", "author", "kind", "lines", "+/-"]
@@ -160,7 +161,10 @@ def test_history_log_and_stats_tables_show_the_command_cut_to_one_row(shelled: S
         "  shell writes 1, by these commands (newest last):",
         "    $ sed -i 's/^v7 = 7$/v7 = 70/' app.py …: 1 change",
     ]
-    for table in (history, log, stats):
+    shown = plain(show_lines(client.show(shelled.seq)))
+    at = shown.index("command: $ sed -i 's/^v7 = 7$/v7 = 70/' app.py")
+    assert shown[at + 1] == f"           # {FORGED} \\x1b[2J"  # whole, its second line under it
+    for table in (history, log, stats, shown):
         no_forged_row(table)
 
 
