@@ -165,9 +165,10 @@ def test_make_run_serves_a_workspace_with_spaces_and_its_commands_work_as_printe
         # make's own lines (an install, when the stamp is stale) come first
         while not (line := proc.stderr.readline()).startswith("editjournal: serving"):
             assert line, "make run ended before serving"
-        banner = [proc.stderr.readline() for _ in range(6)]
+        banner = [proc.stderr.readline() for _ in range(7)]
         commands = [line.split("#")[0].strip() for line in banner if line.startswith("    ")]
-        assert [shlex.split(c)[1] for c in commands] == ["status", "read", "log", "stop"]
+        words = [shlex.split(c.split(" | ")[-1])[1] for c in commands]  # `echo … | X call`
+        assert words == ["status", "read", "call", "log", "stop"]
         wait_until(lambda: live_endpoint(workspace), what="make run to serve")
         outputs = []
         for command in commands:
