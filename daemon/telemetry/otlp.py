@@ -48,9 +48,11 @@ class OtlpSink:
     """One exporter configuration: rebuilt when the `[otel]` section changes."""
 
     def __init__(self, settings: OtelSettings, workspace_id: str) -> None:
-        # the SDK's own retry warnings would fill the daemon's log while a collector is
-        # down; the tap logs the change of state once instead
+        # the exporters log every retry and every failed batch: while a collector is down
+        # that would fill the daemon's log, so the tap says once that it fails (and once
+        # that it answers again); the rest of the SDK still logs its errors
         logging.getLogger("opentelemetry").setLevel(logging.ERROR)
+        logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
         resource = Resource.create(_resource_attributes(settings, workspace_id))
         self._collect = _Collect()
         self._traces = TracerProvider(resource=resource, shutdown_on_exit=False)
