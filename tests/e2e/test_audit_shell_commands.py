@@ -199,3 +199,26 @@ def test_a_command_is_cut_to_its_column_and_several_are_counted():
     assert cut == "$ " + "x" * 17 + "…" and len(cut) == 20
     assert short_command(["make fmt", "make gen"], 30) == "$ make fmt (+1)"
     assert short_command(["a\x1b[2Jb\nsecond line"]) == "$ a\\x1b[2Jb …"
+
+
+def test_fleet_log_rows_fit_long_names_and_escape_what_the_journal_holds():
+    from types import SimpleNamespace
+
+    from editjournal.client.cli.fleet import _log_rows
+
+    def event(seq: int, agent: str | None, summary: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            workspace_id="3f2c" * 8, seq=seq, ts_ms=0, agent=agent, summary=summary
+        )
+
+    rows = _log_rows(
+        [
+            event(1, SESSION, "read app.py"),
+            event(2, "bob", f"x\n{FORGED}"),
+            event(3, None, "started"),
+        ]
+    )
+    assert len(rows) == 3 + 2 and rows[-1] == f"  {SHORT}  {SESSION}"
+    starts = [row.index(text) for row, text in zip(rows, ["read", "x\\n", "started"], strict=False)]
+    assert len(set(starts)) == 1, "every summary starts in the same column"
+    no_forged_row(rows)
