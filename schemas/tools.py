@@ -790,11 +790,15 @@ class CheckpointCreateParams(Params):
 
     name: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
     paths: list[str] | None = None
-    # a harness prompt's checkpoint (hooks on UserPromptSubmit / BeforeAgent): of the
-    # whole workspace, named `<agent>/turn-<n>` (n: one past the agent's last turn), and
-    # the agent's older prompt checkpoints beyond the config's retention pruned
-    turn: bool = False
-    prompt: Annotated[str, Meta(max_length=MAX_PROMPT_CHARS)] | None = None  # kept if allowed
+
+
+class PromptCheckpointParams(Params):
+    """A harness prompt's checkpoint (its hook on UserPromptSubmit / BeforeAgent): the
+    whole workspace, named `<agent>/turn-<n>` (n: one past the agent's newest turn); the
+    agent's older prompt checkpoints beyond the config's retention are pruned. `prompt`:
+    the prompt's text, kept only when config.toml allows it. A hook's, not an agent's tool."""
+
+    prompt: Annotated[str, Meta(max_length=MAX_PROMPT_CHARS)] | None = None
 
 
 class CheckpointFile(Result):
@@ -1235,6 +1239,7 @@ TOOL_PARAMS: dict[str, type[Params]] = {
     "check_write": CheckWriteParams,
     "claim_write": ClaimWriteParams,
     "shell_window": ShellWindowParams,
+    "prompt_checkpoint": PromptCheckpointParams,
     "show": ShowParams,
     "history": HistoryParams,
     "blame": BlameParams,
@@ -1273,6 +1278,7 @@ TOOL_RESULTS: dict[str, type[Result]] = {
     "check_write": CheckWriteResult,
     "claim_write": ClaimWriteResult,
     "shell_window": ShellWindowResult,
+    "prompt_checkpoint": CheckpointCreateResult,
     "show": ShowResult,
     "history": HistoryResult,
     "blame": BlameResult,

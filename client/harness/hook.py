@@ -533,10 +533,8 @@ class Daemon:
     def prompt_checkpoint(self, call: Call) -> None:
         """The session's checkpoint for this turn. A failure is a `HookProblem`: the
         prompt goes on (a turn without its checkpoint, said on stderr)."""
-        params: dict[str, Any] = {"turn": True}
-        if call.content is not None:
-            params["prompt"] = call.content
-        self.request("checkpoint_create", params)
+        params = {} if call.content is None else {"prompt": call.content}
+        self.request("prompt_checkpoint", params)
 
     def check_write(self, path: str, call: Call) -> str | None:
         """The denial's reason, or None: allowed (or not the journal's to judge)."""

@@ -61,6 +61,7 @@ from editjournal.schemas.tools import (
     PrepareFileInsertParams,
     PrepareFileRangeEditParams,
     PrependToFileParams,
+    PromptCheckpointParams,
     ReadFileParams,
     ReadFileResult,
     ReadManyFilesParams,
@@ -201,10 +202,10 @@ class ToolCalls:
         """Drop a pending hunk."""
         return self._tool("discard_hunk", _params(DiscardHunkParams, hunk_id=hunk_id), DiscardHunkResult)
 
-    def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None, turn: bool = False, prompt: str | None = None) -> CheckpointCreateResult:
+    def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None) -> CheckpointCreateResult:
         """Record a checkpoint: the whole workspace as it is now, to come back to with
         checkpoint_restore (before a risky change, or at the end of a phase)."""
-        return self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths, turn=turn, prompt=prompt), CheckpointCreateResult)
+        return self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths), CheckpointCreateResult)
 
     def checkpoint_list(self) -> CheckpointListResult:
         """List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, total_bytes,
@@ -246,6 +247,12 @@ class ToolCalls:
         while only this agent's windows were open as this agent's `edit_applied`, writer `tool`,
         with the command)."""
         return self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s, paths=paths), ShellWindowResult)
+
+    def prompt_checkpoint(self, prompt: str | None = None) -> CheckpointCreateResult:
+        """A harness prompt's checkpoint (its hook on UserPromptSubmit / BeforeAgent): the whole
+        workspace, named `<agent>/turn-<n>` (n: one past the agent's newest turn); the agent's older
+        prompt checkpoints beyond the config's retention are pruned."""
+        return self._tool("prompt_checkpoint", _params(PromptCheckpointParams, prompt=prompt), CheckpointCreateResult)
 
     def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write
@@ -381,10 +388,10 @@ class AsyncToolCalls:
         """Drop a pending hunk."""
         return await self._tool("discard_hunk", _params(DiscardHunkParams, hunk_id=hunk_id), DiscardHunkResult)
 
-    async def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None, turn: bool = False, prompt: str | None = None) -> CheckpointCreateResult:
+    async def checkpoint_create(self, name: str | None = None, *, paths: Sequence[str] | None = None) -> CheckpointCreateResult:
         """Record a checkpoint: the whole workspace as it is now, to come back to with
         checkpoint_restore (before a risky change, or at the end of a phase)."""
-        return await self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths, turn=turn, prompt=prompt), CheckpointCreateResult)
+        return await self._tool("checkpoint_create", _params(CheckpointCreateParams, name=name, paths=paths), CheckpointCreateResult)
 
     async def checkpoint_list(self) -> CheckpointListResult:
         """List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, total_bytes,
@@ -426,6 +433,12 @@ class AsyncToolCalls:
         while only this agent's windows were open as this agent's `edit_applied`, writer `tool`,
         with the command)."""
         return await self._tool("shell_window", _params(ShellWindowParams, window=window, phase=phase, tool=tool, command=command, expires_s=expires_s, paths=paths), ShellWindowResult)
+
+    async def prompt_checkpoint(self, prompt: str | None = None) -> CheckpointCreateResult:
+        """A harness prompt's checkpoint (its hook on UserPromptSubmit / BeforeAgent): the whole
+        workspace, named `<agent>/turn-<n>` (n: one past the agent's newest turn); the agent's older
+        prompt checkpoints beyond the config's retention are pruned."""
+        return await self._tool("prompt_checkpoint", _params(PromptCheckpointParams, prompt=prompt), CheckpointCreateResult)
 
     async def show(self, seq: int) -> ShowResult:
         """Shows one journal event by its seq (the version a reply gave): every field, and for a write

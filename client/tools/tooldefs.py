@@ -36,7 +36,9 @@ from editjournal.schemas.tools import TOOL_PARAMS, TOOL_RESULTS, Params, Result
 # The daemon's own methods: liveness, daemon status and the audit log are for people
 # and scripts (`editjournal status`, `log`), not for an agent's tool list.
 # not agent tools: the daemon's own, and the harness hooks' (client/harness/hook.py)
-ADMIN_METHODS = frozenset({"ping", "status", "log", "check_write", "claim_write", "shell_window"})
+ADMIN_METHODS = frozenset(
+    {"ping", "status", "log", "check_write", "claim_write", "shell_window", "prompt_checkpoint"}
+)
 # deprecated alias -> the field an agent should use instead
 DEPRECATED_ALIASES = {"file_path": "path"}
 FORMATS = ("mcp", "openai", "anthropic", "gemini")

@@ -1,4 +1,5 @@
-"""`checkpoint_create`, `checkpoint_list`, `checkpoint_diff`: the workspace to come back to.
+"""`checkpoint_create`, `prompt_checkpoint`, `checkpoint_list`, `checkpoint_diff`: the
+workspace to come back to.
 
 A checkpoint covers the workspace as it is at that moment: every file that is not
 ignored (the watcher's rules), or the files and directories `paths` names, whether
@@ -9,14 +10,15 @@ stored once however many checkpoints hold it. Taking the tree is a `TreeJob`
 requests, and unchanged files are known by their stat. `checkpoint_restore` is in
 daemon/handlers/restore.py.
 
-A harness prompt's checkpoint (`turn`: its hook on UserPromptSubmit or BeforeAgent)
-is a whole-workspace checkpoint named `<agent>/turn-<n>`, n one past the agent's
-newest turn: the count is the journal's (the newest prompt checkpoint is never
-pruned), never a file of the hook's. The agent's prompt checkpoints beyond the
-newest `[prompts] keep_checkpoints` of the config are pruned in the same commit
-(`checkpoints_pruned`): out of the list, their events and every blob stay (the
-journal deletes no blob, so nothing another checkpoint or event needs is lost).
-The prompt's text is kept only when the config says `[prompts] store_text = true`.
+A harness prompt's checkpoint (`prompt_checkpoint`: its hook on UserPromptSubmit or
+BeforeAgent; not an agent's tool) is a whole-workspace checkpoint named
+`<agent>/turn-<n>`, n one past the agent's newest turn: the count is the journal's
+(the newest prompt checkpoint is never pruned), never a file of the hook's. The
+agent's prompt checkpoints beyond the newest `[prompts] keep_checkpoints` of the
+config are pruned in the same commit (`checkpoints_pruned`): out of the list, their
+events and every blob stay (the journal deletes no blob, so nothing another checkpoint
+or event needs is lost). The prompt's text is kept only when the config says
+`[prompts] store_text = true`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from editjournal.schemas.tools import (
     CheckpointInfo,
     CheckpointListParams,
     CheckpointListResult,
+    PromptCheckpointParams,
 )
 from editjournal.schemas.units import format_size
 
@@ -60,9 +63,21 @@ TURN = "/turn-"  # `claude-code:SESSION/turn-3`: the agent, then its turn
 
 @handles("checkpoint_create")
 def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
-    _check_turn(params)
     _check_name(ctx, params.name)
-    tops = scope_of(ctx, params.paths)
+    return _create(ctx, scope_of(ctx, params.paths), params.name)
+
+
+@handles("prompt_checkpoint")
+def prompt_checkpoint(ctx: Context, params: PromptCheckpointParams) -> Outcome:
+    """The calling session's checkpoint of its next turn (a harness hook's request)."""
+    return _create(ctx, [""], None, params)
+
+
+def _create(
+    ctx: Context, tops: list[str], name: str | None, prompt: PromptCheckpointParams | None = None
+) -> Outcome:
+    """Take the tree under `tops` (in slices when it is big: the job comes back here)
+    and record it: a prompt's checkpoint is named by its turn and prunes older ones."""
     job = ctx.finished if isinstance(ctx.finished, TreeJob) else TreeJob(ctx, tops, store=True)
     if ctx.finished is None and not job.try_inline(ctx):
         return Outcome(job=job)
@@ -71,32 +86,46 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
     entries = job.sorted
     absent = [t for t in tops if t and t not in job.entries and not _is_dir(ctx, t)]
     seq = ctx.next_seq
-    turn = next_turn(ctx, ctx.agent) if params.turn else None
+    turn = next_turn(ctx, ctx.agent) if prompt is not None else None
     default = f"checkpoint-{seq}" if turn is None else turn_name(ctx.agent, turn)
-    name = params.name or _free_name(ctx, default)
     event = CheckpointCreated(
-        name=name,
+        name=name or _free_name(ctx, default),
         manifest=[digest for digest, _ in job.manifest],
         scope=[t for t in tops if t],
         file_count=len(entries),
         total_bytes=sum(e.size for e in entries),
         not_text=sum(not e.held for e in entries),
         absent=absent,
-        prompt=_kept_prompt(ctx, params),
+        prompt=_kept_prompt(ctx, prompt),
     )
-    events: list[AnyEvent] = [event]
-    pruned = _pruned(ctx, ctx.agent, seq) if turn is not None else None
+    pruned = _pruned(ctx, ctx.agent) if turn is not None else None
+    result = _created(seq, event, entries, job, turn, pruned)
+    events: list[AnyEvent] = [event] if pruned is None else [event, pruned]
+    return Outcome(result, events=events, blobs=blobs)
+
+
+def _created(
+    seq: int,
+    event: CheckpointCreated,
+    entries: list[ManifestEntry],
+    job: TreeJob,
+    turn: int | None,
+    pruned: CheckpointsPruned | None,
+) -> CheckpointCreateResult:
+    n, name = len(entries), event.name
+    message = (
+        f"Checkpoint {name!r} (id {seq}): {n} file{'s' * (n != 1)}, "
+        f"{format_size(event.total_bytes)}" + _not_text_note(event.not_text)
+    )
     if pruned is not None:
-        events.append(pruned)
-    n = len(entries)
-    result = CheckpointCreateResult(
-        message=f"Checkpoint {name!r} (id {seq}): {n} file{'s' * (n != 1)}, "
-        f"{format_size(event.total_bytes)}" + _not_text_note(event.not_text),
+        message += f"; pruned {len(pruned.ids)} older (kept the newest {pruned.keep})"
+    return CheckpointCreateResult(
+        message=message,
         id=seq,
         name=name,
         version=seq,
         files=_listed(entries),
-        absent=absent,
+        absent=event.absent,
         scope=event.scope,
         file_count=n,
         total_bytes=event.total_bytes,
@@ -106,30 +135,9 @@ def checkpoint_create(ctx: Context, params: CheckpointCreateParams) -> Outcome:
         turn=turn,
         pruned=pruned.names if pruned is not None else [],
     )
-    if pruned is not None:
-        result.message += f"; pruned {len(pruned.ids)} older (kept the newest {pruned.keep})"
-    return Outcome(result, events=events, blobs=blobs)
 
 
 # --- a harness prompt's checkpoint -----------------------------------------------------------
-
-
-def _check_turn(params: CheckpointCreateParams) -> None:
-    """A prompt checkpoint is named by its turn and covers the whole workspace."""
-    clash = "name" if params.name is not None else "paths" if params.paths is not None else None
-    if params.turn and clash is not None:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS,
-            f"a turn's checkpoint is named by its turn and covers the whole workspace: give"
-            f" no {clash} with turn - at `$.params.{clash}`",
-            {"field": clash},
-        )
-    if params.prompt is not None and not params.turn:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS,
-            "prompt is the text of a turn's prompt: give it with turn: true - at `$.params.prompt`",
-            {"field": "prompt"},
-        )
 
 
 def turn_name(agent: str, turn: int) -> str:
@@ -153,15 +161,16 @@ def next_turn(ctx: Context, agent: str) -> int:
     return turns[-1][0] + 1 if turns else 1
 
 
-def _kept_prompt(ctx: Context, params: CheckpointCreateParams) -> str | None:
-    if params.prompt is None or not load(ctx.workspace.state_dir).store_prompt_text:
+def _kept_prompt(ctx: Context, prompt: PromptCheckpointParams | None) -> str | None:
+    """The prompt's text, when there is one and config.toml says to keep it."""
+    if prompt is None or prompt.prompt is None:
         return None
-    return params.prompt
+    return prompt.prompt if load(ctx.workspace.state_dir).store_prompt_text else None
 
 
-def _pruned(ctx: Context, agent: str, seq: int) -> CheckpointsPruned | None:
-    """The agent's prompt checkpoints beyond the newest `keep` once the one at `seq` is
-    taken (it is the newest), or None when there are none."""
+def _pruned(ctx: Context, agent: str) -> CheckpointsPruned | None:
+    """The agent's prompt checkpoints beyond the newest `keep` once the one being taken
+    (the newest) is in, or None when there are none."""
     keep = load(ctx.workspace.state_dir).keep_prompt_checkpoints
     older = [c for _, c in turns_of(ctx, agent)]
     doomed = older[: max(0, len(older) + 1 - keep)]

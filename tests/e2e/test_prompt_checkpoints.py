@@ -202,12 +202,12 @@ def test_a_second_prompt_checkpoint_of_a_big_tree_costs_what_changed(ws: Running
         (folder / f"f{n}.py").write_text(f"value_{n} = {n}\n" * 20)
     session = ws.client("claude-code:big", timeout=600)
     started = time.perf_counter()
-    first = session.checkpoint_create(turn=True)
+    first = session.prompt_checkpoint()
     first_s = time.perf_counter() - started
     for n in range(0, 10_000, 1_000):
         (ws.root / f"d{n // 500}" / f"f{n}.py").write_text(f"changed_{n} = 1\n")
     started = time.perf_counter()
-    second = session.checkpoint_create(turn=True)
+    second = session.prompt_checkpoint()
     second_s = time.perf_counter() - started
     print(
         f"\nfirst: {first_s:.2f} s, {first.read_files} read, {first.stored_bytes} B stored;"
