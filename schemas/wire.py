@@ -7,6 +7,7 @@ typed decoder, and report a bad field by its path under `$.params`.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Annotated, Any
 
@@ -76,16 +77,33 @@ class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
     hint: str | None = None
 
 
-class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Request(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
     """What an agent sends: `{id, agent, method, params}`, and optionally an
     `idempotency_key`: a retry with the same key (same agent, method and params) gets
-    the first reply again instead of applying twice."""
+    the first reply again instead of applying twice. Any other key is refused by name
+    (`bad_request`, with `details.unknown_envelope_key`): a misspelt `idempotency_key` silently
+    ignored would make a retry apply twice."""
 
     id: int | str
     method: str
     agent: str = "anonymous"
     params: msgspec.Raw = msgspec.Raw(b"\x80")  # an empty msgpack map
     idempotency_key: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+
+
+_UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(.*)`")
+
+
+def unknown_envelope_key(error: Exception) -> str | None:
+    """The key a request envelope was refused for, when that is why (msgspec's words)."""
+    if not isinstance(error, msgspec.ValidationError):
+        return None
+    found = _UNKNOWN_FIELD.fullmatch(str(error))
+    return found.group(1) if found else None
+
+
+def envelope_keys() -> tuple[str, ...]:
+    return Request.__struct_fields__
 
 
 class Response(msgspec.Struct, kw_only=True):

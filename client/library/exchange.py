@@ -33,7 +33,13 @@ from editjournal.client.library.trust import Untrusted, is_our_daemon
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import TOOL_RESULTS, Params, Result
-from editjournal.schemas.wire import REQUEST_ENCODER, Request, Response, agent_problem
+from editjournal.schemas.wire import (
+    PROTOCOL_VERSION,
+    REQUEST_ENCODER,
+    Request,
+    Response,
+    agent_problem,
+)
 
 R = TypeVar("R", bound=Result)
 ParamsGiven = dict[str, Any] | msgspec.Struct | None
@@ -77,7 +83,26 @@ class Exchange:
         return rid, REQUEST_ENCODER.encode(request)
 
     def use(self, endpoint: Endpoint) -> None:
+        """Talk to `endpoint` from now on: refused, before any socket, when its daemon
+        speaks another protocol than this client (its run file says which)."""
+        self._check_protocol(endpoint.protocol, endpoint.pid)
         self.address, self.daemon_pid = endpoint.socket, endpoint.pid
+
+    def _check_protocol(self, protocol: object, pid: int | None) -> None:
+        """A daemon of another protocol version may read a request otherwise than it was
+        meant (schemas/wire.py says when the version goes up): nothing is sent to it."""
+        if protocol == PROTOCOL_VERSION:
+            return
+        raise DaemonUnavailable.local(
+            ErrorCode.DAEMON_UNAVAILABLE,
+            f"the daemon serving {self.root} (pid {pid}) speaks protocol {protocol!r}, this"
+            f" client protocol {PROTOCOL_VERSION}: nothing was sent to it; stop it"
+            " (`editjournal stop`) so a daemon of this client's version serves, or use a"
+            " client of the daemon's version",
+            workspace=str(self.root),
+            daemon_protocol=protocol,
+            client_protocol=PROTOCOL_VERSION,
+        )
 
     def no_daemon(self) -> DaemonUnavailable:
         return DaemonUnavailable.local(
@@ -89,12 +114,16 @@ class Exchange:
     def confirmed(self, response: Response, endpoint: Endpoint) -> None:
         """Before anything else is sent: the socket is the daemon's own, which answers
         `ping` with the pid its endpoint file names (client/library/trust.py checked the files).
-        Raises `Untrusted` otherwise; the caller closes the socket."""
-        answered = response.result.get("pid") if isinstance(response.result, dict) else None
+        Raises `Untrusted` otherwise; the caller closes the socket. And it speaks this
+        client's protocol (its ping says which): `daemon_unavailable` otherwise."""
+        result = response.result if isinstance(response.result, dict) else {}
+        answered = result.get("pid")
         if response.ok and answered == endpoint.pid:
+            self._check_protocol(result.get("protocol"), answered)
             return
         if response.ok and isinstance(answered, int) and is_our_daemon(answered, str(self.root)):
             self.daemon_pid = answered  # a new daemon, its endpoint file not yet rewritten
+            self._check_protocol(result.get("protocol"), answered)
             return
         raise Untrusted(
             state_dir(self.root) / ENDPOINT_FILE,

@@ -14,6 +14,12 @@ It also closes the files writes displaced once their late-write check is done
 (daemon/files/latewrites.py): the last close of an unlinked file frees its inode,
 which on ext4 costs about as much as an fsync, and need not hold the owner thread.
 
+A landing whose fsync fails is retried (every `RETRY_S`, at most `MAX_ATTEMPTS`
+times, its directory held open meanwhile); each failure, and the retry that
+succeeds, is a notice the owner thread takes (`notices`) to publish on the PUB feed,
+and `health` counts them for `status`. One given up on keeps its row: start-up
+recovery finishes it from the journal's blob if a power cut took it.
+
 What it must never do: report a write synced whose fsync failed (its row must stay
 for recovery), or fsync through a path (the target's held directory fd is used, as
 every landing step does, and the file is opened read-only without following links,
@@ -28,6 +34,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from editjournal.daemon.files.confined import DirHandle
 
@@ -38,6 +45,31 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW | _O_NONBL
 # how long a burst gathers: the window in which a power cut may take a landed file is
 # this plus the fsyncs (the write stays durable in the journal all the while)
 GATHER_S = 0.02
+RETRY_S = 1.0  # between attempts of a landing whose fsync failed
+MAX_ATTEMPTS = 30  # then given up on: its row stays, recovery finishes it after a crash
+MAX_RETRYING = 1024  # landings held for a retry (each holds its directory's fd)
+
+
+@dataclass(frozen=True)
+class FlushNotice:
+    """A landed write whose fsync failed (`retrying` or given up on), or that a retry
+    made durable after failures: for the PUB feed (owner thread)."""
+
+    path: str
+    kind: str  # "flush_failed" or "flush_retried"
+    attempts: int
+    error: str | None  # the last failure's words
+
+
+@dataclass
+class FlushHealth:
+    """What `status` shows of the flusher: failures, retries under way, gave up."""
+
+    failures: int = 0  # fsyncs that failed, retries included
+    retried_ok: int = 0  # landings a retry made durable
+    retrying: int = 0  # landings waiting for their next attempt
+    given_up: int = 0  # landings left to recovery after MAX_ATTEMPTS
+    last_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +82,9 @@ class Landing:
     name: str | None
     path: str
     key: str
+
+
+_TICK = object()  # the flusher's wake-up for a due retry, with nothing new queued
 
 
 @dataclass(frozen=True)
@@ -79,6 +114,10 @@ class Flusher:
         self._idle = threading.Condition()
         self._outstanding = 0
         self._thread: threading.Thread | None = None
+        self._retrying: dict[str, tuple[Landing, int]] = {}  # by key: flusher thread only
+        self._notices: queue.SimpleQueue[FlushNotice] = queue.SimpleQueue()
+        self._health = FlushHealth()
+        self._health_lock = threading.Lock()
 
     def submit(self, landings: list[Landing]) -> None:
         if not landings:
@@ -115,6 +154,27 @@ class Flusher:
             except queue.Empty:
                 return keys
 
+    def notices(self) -> list[FlushNotice]:
+        """Failed fsyncs and successful retries since the last call (owner thread)."""
+        found: list[FlushNotice] = []
+        while True:
+            try:
+                found.append(self._notices.get_nowait())
+            except queue.Empty:
+                return found
+
+    def health(self) -> dict[str, Any]:
+        """For `status`: failed fsyncs, landings being retried and given up on."""
+        with self._health_lock:
+            h = self._health
+            return {
+                "failures": h.failures,
+                "retried_ok": h.retried_ok,
+                "retrying": h.retrying,
+                "given_up": h.given_up,
+                "last_error": h.last_error,
+            }
+
     def settle(self, timeout: float = 30.0) -> bool:
         """Wait until everything submitted is flushed (a clean stop); False on timeout."""
         with self._idle:
@@ -127,14 +187,13 @@ class Flusher:
             self._thread = None
 
     def _run(self) -> None:
-        while (first := self._todo.get()) is not None:
+        while (first := self._next()) is not None:
             time.sleep(GATHER_S)  # the interpreter's lock is free meanwhile
-            items = [first, *self._more()]
+            items = [] if first is _TICK else [first, *self._more()]
             landings = [item for item in items if isinstance(item, Landing)]
             released = [item.fd for item in items if isinstance(item, _Release)]
             try:
-                for synced in _flush(landings):
-                    self._synced.put(synced)
+                self._flush_burst(landings)
             except Exception:  # never end the thread: its rows stay for recovery
                 log.exception("landed writes could not be flushed; their rows stay")
             for fd in released:
@@ -142,8 +201,59 @@ class Flusher:
             with self._idle:
                 self._outstanding -= len(landings) + len(released)
                 self._idle.notify_all()
-            if items[-1] is None:
+            if items and items[-1] is None:
                 return
+
+    def _next(self) -> Landing | _Release | object | None:
+        """The next item; `_TICK` when a retry is due and nothing came meanwhile."""
+        if not self._retrying:
+            return self._todo.get()
+        try:
+            return self._todo.get(timeout=RETRY_S)
+        except queue.Empty:
+            return _TICK
+
+    def _flush_burst(self, landings: list[Landing]) -> None:
+        """Flush the burst with the landings waiting for a retry (a newer landing of the
+        same file supersedes one), then note what failed and what a retry made durable."""
+        retried = dict(self._retrying)
+        self._retrying.clear()
+        burst = [landing for landing, _ in retried.values()] + landings
+        errors: dict[str, str] = {}
+        synced = _flush(burst, errors)
+        for path, key in synced:
+            self._synced.put((path, key))
+        done = {key for _, key in synced}
+        for key, (landing, attempts) in retried.items():
+            if key in done:
+                self._note(FlushNotice(landing.path, "flush_retried", attempts, None))
+        failed = [landing for landing in burst if landing.key in errors]
+        for landing in failed:
+            self._retry(landing, retried.get(landing.key, (landing, 0))[1] + 1, errors)
+        with self._health_lock:
+            self._health.failures += len(failed)
+            self._health.retrying = len(self._retrying)
+            if errors:
+                self._health.last_error = next(reversed(errors.values()))
+
+    def _retry(self, landing: Landing, attempts: int, errors: dict[str, str]) -> None:
+        error = errors[landing.key]
+        if attempts >= MAX_ATTEMPTS or len(self._retrying) >= MAX_RETRYING:
+            landing.directory.close()
+            with self._health_lock:
+                self._health.given_up += 1
+            log.error("%s: fsync given up after %d attempts; its row stays", landing.key, attempts)
+        else:
+            self._retrying[landing.key] = (landing, attempts)
+        if attempts == 1 or landing.key not in self._retrying:  # the first, and the last
+            self._note(FlushNotice(landing.path, "flush_failed", attempts, error))
+
+    def _note(self, notice: FlushNotice) -> None:
+        if notice.kind == "flush_retried":
+            with self._health_lock:
+                self._health.retried_ok += 1
+            log.info("%s: made durable on attempt %d", notice.path, notice.attempts + 1)
+        self._notices.put(notice)
 
     def _more(self) -> list[Landing | _Release | None]:
         """What else is queued: one pass syncs a burst's writes together."""
@@ -158,9 +268,10 @@ class Flusher:
                 return more
 
 
-def _flush(landings: list[Landing]) -> list[tuple[str, str]]:
+def _flush(landings: list[Landing], errors: dict[str, str]) -> list[tuple[str, str]]:
     """fsync the newest landing of each file, then each directory once; (path, key) of
-    each newest landing now durable. Closes them all."""
+    each newest landing now durable. Closes them all, but those that failed (their key
+    in `errors`, with why: held open for a retry)."""
     newest: dict[str, Landing] = {}
     for landing in landings:
         replaced = newest.get(landing.path)
@@ -170,19 +281,22 @@ def _flush(landings: list[Landing]) -> list[tuple[str, str]]:
     synced_files = [
         landing
         for landing in newest.values()
-        if landing.name is None or _fsync_file(landing)  # else its rows stay for recovery
+        if landing.name is None or _fsync_file(landing, errors)  # else retried
     ]
-    directories: dict[tuple[int, int], bool] = {}
+    directories: dict[tuple[int, int], str | None] = {}
     keys: list[tuple[str, str]] = []
     for landing in synced_files:
-        if _directory_synced(landing, directories):
+        if _directory_synced(landing, directories, errors):
             keys.append((landing.path, landing.key))
     for landing in newest.values():
-        landing.directory.close()
+        if landing.key not in errors:
+            landing.directory.close()
     return keys
 
 
-def _directory_synced(landing: Landing, done: dict[tuple[int, int], bool]) -> bool:
+def _directory_synced(
+    landing: Landing, done: dict[tuple[int, int], str | None], errors: dict[str, str]
+) -> bool:
     """fsync the landing's directory unless this burst already did (by device, inode)."""
     try:
         info = os.fstat(landing.directory.fd)
@@ -192,10 +306,12 @@ def _directory_synced(landing: Landing, done: dict[tuple[int, int], bool]) -> bo
     which = (info.st_dev, info.st_ino)
     if which not in done:
         done[which] = _fsync_directory(landing)
-    return done[which]
+    if done[which] is not None:
+        errors[landing.key] = f"fsync of its directory: {done[which]}"
+    return done[which] is None
 
 
-def _fsync_file(landing: Landing) -> bool:
+def _fsync_file(landing: Landing, errors: dict[str, str]) -> bool:
     assert landing.name is not None
     try:
         fd = os.open(landing.name, _OPEN_FLAGS, dir_fd=landing.directory.fd)
@@ -207,17 +323,19 @@ def _fsync_file(landing: Landing) -> bool:
         return True
     except OSError as e:
         log.warning("a landed write's file could not be fsynced (%s): %s", landing.key, e)
+        errors[landing.key] = f"fsync: {e}"
         return False
     return True
 
 
-def _fsync_directory(landing: Landing) -> bool:
+def _fsync_directory(landing: Landing) -> str | None:
+    """None when the directory is durable; else why not."""
     try:
         os.fsync(landing.directory.fd)
     except OSError as e:
         log.warning("a landed write's directory could not be fsynced (%s): %s", landing.key, e)
-        return False
-    return True
+        return str(e)
+    return None
 
 
 def _close(fd: int) -> None:

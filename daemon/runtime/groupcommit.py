@@ -22,9 +22,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import msgspec
 
 from editjournal.daemon.contract.outcome import ABSENT, Outcome, linked
 from editjournal.daemon.files.latewrites import Late
@@ -38,7 +41,7 @@ from editjournal.daemon.landing.displacement import (
     late_event,
     outside_events,
 )
-from editjournal.daemon.landing.flusher import Flusher
+from editjournal.daemon.landing.flusher import MAX_ATTEMPTS, RETRY_S, Flusher, FlushNotice
 from editjournal.daemon.landing.pendingwrites import Recovered, boot_id
 from editjournal.daemon.landing.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
 from editjournal.daemon.model import idempotency
@@ -55,7 +58,7 @@ from editjournal.daemon.store.statesnap import Snapshotter
 from editjournal.daemon.watch.outside import Observation
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, DaemonStopped, Record, RequestAnswered
-from editjournal.schemas.wire import Error, Response
+from editjournal.schemas.wire import Error, PublishedEvent, Response, event_topic
 
 log = logging.getLogger("editjournal")
 events_log = logging.getLogger(EVENTS)
@@ -63,6 +66,7 @@ events_log = logging.getLogger(EVENTS)
 # batch of only these is committed with synchronous=NORMAL (it still survives kill -9)
 OBSERVATIONS = frozenset({"file_read", "edit_rejected", "outside_change", "hunk_rejected"})
 Send = Callable[[list[bytes], bytes], None]  # a reply's route and encoded frame
+_NOTICE_ENCODER = msgspec.msgpack.Encoder()
 
 
 class Answer(NamedTuple):
@@ -236,7 +240,27 @@ class GroupCommit:
                 )
         if self.publisher is not None:
             self.publisher.publish(records)
+        self.report_flushes()
         self.snapshots.after_commit(self.journal, self.state)
+
+    def report_flushes(self) -> None:
+        """Landed writes whose fsync failed (retried by the flusher) or that a retry made
+        durable, on the PUB feed: not journal events (seq 0), a disk's trouble told as it
+        happens; `status` counts them (`group_commit.flush`)."""
+        notices = self.flusher.notices()
+        if not notices or self.publisher is None:
+            return
+        for notice in notices:
+            event = PublishedEvent(
+                seq=0,
+                ts=int(time.time() * 1000),
+                kind=notice.kind,
+                agent=None,
+                path=notice.path,
+                summary=_flush_summary(notice),
+            )
+            frame = [event_topic(notice.path), _NOTICE_ENCODER.encode(event)]
+            self.publisher.socket.send_multipart(frame)
 
     def flush(self, batch: Batch) -> None:
         """End the batch: commit every event once, rename, hand the files to the
@@ -409,6 +433,16 @@ class GroupCommit:
         log.warning("%s: a late change to a displaced file is kept as %s", late.key, path)
         seq = self.stage(None, late_event(path, late.data, sha, late.seq), {sha: late.data})
         self.round.add([Prepared(ready, ABSENT, None)], seq, [], None)
+
+
+def _flush_summary(notice: FlushNotice) -> str:
+    if notice.kind == "flush_retried":
+        return f"{notice.path}: fsynced on attempt {notice.attempts + 1}, after failures"
+    return (
+        f"{notice.path}: the landed write could not be fsynced ({notice.error}); attempt"
+        f" {notice.attempts} of {MAX_ATTEMPTS}: retried every {RETRY_S:g} s, and after the last"
+        " it is left to start-up recovery (the journal holds its content)"
+    )
 
 
 def error_response(rid: int | str | None, error: Error) -> Response:

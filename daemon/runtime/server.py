@@ -23,6 +23,7 @@ import os
 import signal
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -48,6 +49,7 @@ from editjournal.daemon.runtime.boundary import (
     check_frame,
     crash_reason,
     decode_failure,
+    encode_reply,
     failure_reply,
     is_journal_failure,
     loose_id,
@@ -80,7 +82,13 @@ from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import DaemonStarted, DaemonStopped
 from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
-from editjournal.schemas.wire import Request, Response, agent_problem
+from editjournal.schemas.wire import (
+    Request,
+    Response,
+    agent_problem,
+    envelope_keys,
+    unknown_envelope_key,
+)
 
 VERSION = __version__  # one source: editjournal/__init__.py (pyproject.toml reads it)
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
@@ -151,6 +159,9 @@ class Server:
         self.watching: Watching | None = None
         self._watch = watch
         self.jobs = Jobs()
+        # the parked requests' routes and frames, oldest first as `jobs` works them: a stop
+        # answers each (never left hanging until the client's timeout)
+        self._parked: deque[tuple[list[bytes], bytes]] = deque()
         self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
 
     # --- lifecycle ------------------------------------------------------------------
@@ -209,6 +220,7 @@ class Server:
 
     def _commit_stats(self) -> dict[str, Any]:
         stats = {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        stats["flush"] = self.group.flusher.health()  # failed fsyncs, retried (flusher.py)
         if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
             stats["otel"] = self.group.publisher.telemetry()
         return stats
@@ -235,6 +247,7 @@ class Server:
 
     def _shutdown(self) -> None:
         reason = self._stopping or "loop ended"
+        self._answer_parked(reason)
         self.router.close()
         if self.watching is not None:
             self.watching.stop()
@@ -249,6 +262,22 @@ class Server:
         self.journal.close()
         os.close(self._lock_fd)
         log.info("stopped (%s)", reason)
+
+    def _answer_parked(self, reason: str) -> None:
+        """Each parked request gets its reply at a stop: its job only took contents (the
+        request itself was never handled), so nothing was changed and it may be sent again."""
+        while self._parked:
+            route, payload = self._parked.popleft()
+            error = ToolError(
+                ErrorCode.DAEMON_UNAVAILABLE,
+                f"the daemon stopped ({reason}) before this request's work was done; nothing"
+                " was changed: send it again (a new daemon serves it)",
+                {"reason": reason},
+            )
+            try:
+                self._send(route, encode_reply(error_response(loose_id(payload), error.to_wire())))
+            except zmq.ZMQError as e:
+                log.warning("a parked request could not be answered at the stop: %s", e)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -273,6 +302,7 @@ class Server:
             watch_tick(self.watching, ready, self.group)
         if len(self.workspace.late_writes):
             self.group.carry_late(self.workspace.late_writes.due())
+        self.group.report_flushes()  # a failed fsync is told as it happens, not at a commit
         if self.router in ready:
             self._serve_waiting()
         if self.jobs:  # after the requests waiting: none waits for more than a slice
@@ -305,6 +335,7 @@ class Server:
         parked = self.jobs.work(self._context, self.journal)
         if parked is None:
             return
+        self._parked.popleft()  # answered below, as `jobs` hands it back
         batch = self.group.batch = Batch()
         if parked.error is not None:
             batch.replies.append((parked.route, parked.failed_reply()))
@@ -338,6 +369,7 @@ class Server:
         self._unrounded.clear()
         if not isinstance(response, Response):  # a job: answered when it is done
             self.jobs.park(route, payload, agent or "", response)
+            self._parked.append((route, payload))
             return False
         if prepared:
             self.group.round.add(prepared, response.seq or 0, [len(batch.replies)], agent)
@@ -452,6 +484,9 @@ class Server:
         try:
             request = _REQUEST_DECODER.decode(payload)
         except DECODE_ERRORS as e:
+            unknown = unknown_envelope_key(e)
+            if unknown is not None:  # a misspelt idempotency_key must not pass unnoticed
+                raise _unknown_key(unknown) from e
             message = f"undecodable request envelope: {decode_failure(e)}"
             raise ToolError(ErrorCode.BAD_REQUEST, message) from e
         problem = agent_problem(request.agent)
@@ -511,6 +546,15 @@ class Server:
                     {"method": request.method},
                 )
             )
+
+
+def _unknown_key(key: str) -> ToolError:
+    known = ", ".join(envelope_keys())
+    return ToolError(
+        ErrorCode.BAD_REQUEST,
+        f"unknown envelope key {key!r}: a request envelope holds only {known} - at `$.{key}`",
+        {"unknown_envelope_key": key, "envelope_keys": list(envelope_keys())},
+    )
 
 
 def _unclean_previous_run(journal: Journal) -> tuple[int | None, int] | None:
