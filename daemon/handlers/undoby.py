@@ -104,10 +104,13 @@ def since_ref(ctx: Context, ref: int | str | None, by: str | None = None) -> Sin
 
 def _checkpoint_since(ctx: Context, ref: str, by: str | None) -> Since | None:
     """The checkpoint `ref` names, or None: `turn-N` is `by`'s turn N first (listed, or
-    pruned), then a checkpoint of that very name; any other name is looked up as it is
-    (a whole turn's name may have been pruned)."""
-    turn = turn_name(by, int(ref[5:])) if by and _is_turn(ref) else None
-    found = _named(ctx, turn, by) if turn is not None else None
+    pruned; a subagent `SESSION/SUB` takes its session's turns), then a checkpoint of
+    that very name; any other name is looked up as it is (a turn's may be pruned)."""
+    found, turn = None, None
+    if by and _is_turn(ref):
+        for owner in dict.fromkeys((by, by.split("/", 1)[0])):
+            turn = turn or turn_name(owner, int(ref[5:]))
+            found = found or _named(ctx, turn_name(owner, int(ref[5:])), owner)
     found = found or _named(ctx, ref, by)
     if found is None and turn is not None:
         raise ToolError(

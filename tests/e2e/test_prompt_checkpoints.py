@@ -140,7 +140,11 @@ def test_undo_since_a_turn_takes_back_only_that_turn(ws: RunningDaemon):
     turn(ws, "s1")
     session.edit_file("app.py", "app_9 = 9", "app_9 = 'turn 2'")
     session.write_file("made.py", "made_in_turn_2 = True\n")
+    ws.client("claude-code:s1/sub7").write_file("sub.py", "by_the_subagent = 1\n")
     other.edit_file("app.py", "app_5 = 5", "app_5 = 'B'")
+    # a subagent's turn is its session's: its work alone is taken back
+    ws.client("boss").undo(by="claude-code:s1/sub7", since="turn-2")
+    assert not (ws.root / "sub.py").exists() and (ws.root / "made.py").exists()
     done = ws.client("boss").undo(by="claude-code:s1", since="turn-2")
     assert done.since == ws.client("lister").checkpoint_list().checkpoints[1].id
     assert (ws.root / "app.py").read_text() == APP.replace("app_1 = 1", "app_1 = 'turn 1'").replace(
