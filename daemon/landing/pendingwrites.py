@@ -24,7 +24,11 @@ happens relative to the target's directory as the workspace's confined walk hold
 while the daemon was down leaves the write unfinished, never redirected.
 
 After a run that did not stop cleanly, leftover `.editjournal-tmp-*` files (a
-crash before the commit) are removed: nothing journaled names them.
+crash before the commit) are removed: nothing journaled names them. A transient
+`.editjournal-displaced-<random>` file no row names (an older daemon's removal, or
+a write's own content put aside in a race) may hold someone's bytes, so it is not
+removed but moved out of the workspace into `.editjournal/displaced/` (its
+directory below that), where `git add -A` and the watcher never see it.
 
 These rows are bookkeeping, outside the hash chain: they never say what happened,
 only what is left to do. This module must not touch anything else in the journal.
@@ -33,6 +37,8 @@ only what is left to do. This module must not touch anything else in the journal
 from __future__ import annotations
 
 import logging
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
@@ -40,6 +46,7 @@ from typing import NamedTuple
 from editjournal.daemon.files import held
 from editjournal.daemon.files.filesnapshot import EMPTY_SHA256
 from editjournal.daemon.files.held import ABSENT, NOT_REGULAR
+from editjournal.daemon.files.tempfiles import DISPLACED_PREFIX
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.errors import ToolError
@@ -60,6 +67,8 @@ INSERT = (
 )
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 DELETE = "DELETE FROM pending_writes WHERE temp = ?"
+ORPHANS_DIR = "displaced"  # in the state directory: displaced files no row named
+_ORPHAN = re.compile(re.escape(DISPLACED_PREFIX) + r"[0-9a-f]{16}")  # tempfiles.displaced_name
 log = logging.getLogger("editjournal")
 
 
@@ -102,6 +111,8 @@ class Recovered:
     # each: journaled at start-up as created (the start-up scan looks at known files only)
     displaced_removed: int = 0
     displaced_kept: list[str] = field(default_factory=list)
+    # transient displaced files no row named, moved into .editjournal/displaced/
+    displaced_moved: list[str] = field(default_factory=list)
     kept_writes: list[tuple[int, str]] = field(default_factory=list)
 
     def leave(self, row: _Row) -> None:
@@ -146,7 +157,32 @@ def recover(workspace: Workspace, journal: Journal, unclean: bool, boot: str) ->
             journal.db.conn.execute("DELETE FROM pending_writes")
     if unclean or rows:
         done.temps_removed = held.remove_temps(workspace.root)
+    if unclean:
+        done.displaced_moved = _move_orphans(workspace)
     return done
+
+
+def _move_orphans(workspace: Workspace) -> list[str]:
+    """Move every transient displaced file left in the workspace into the state
+    directory's `displaced/` (renamed relative to its held directory, never followed
+    through a link); their workspace-relative paths."""
+    moved: list[str] = []
+    into = workspace.state_dir / ORPHANS_DIR
+    for top, subdirs, files, directory in os.fwalk(workspace.root):
+        subdirs[:] = [d for d in subdirs if d not in (".git", workspace.state_dir.name)]
+        for name in files:
+            if _ORPHAN.fullmatch(name) is None:
+                continue
+            rel = os.path.relpath(os.path.join(top, name), workspace.root)
+            try:
+                (into / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.rename(name, into / rel, src_dir_fd=directory)
+            except OSError as e:  # another file system, say: left where it is
+                log.error("recovery: could not move %s out of the workspace: %s", rel, e)
+                continue
+            moved.append(rel)
+            log.warning("recovery: %s (named by no row) moved to %s", rel, into / rel)
+    return moved
 
 
 class _Pending(NamedTuple):
