@@ -110,12 +110,16 @@ class State:
         self._see(record, event.path, event.sha256, event.lines, event.unseen)
 
     def _apply_write(self, record: Record, event: EditApplied) -> None:
-        """A tool's write: new content, a writer, and the writer's own snapshot (a
-        deletion leaves no content to see: the file is gone)."""
+        """A tool's write: new content, a writer, and the writer's own snapshot. The
+        writer saw its own deletion (or move away) too: it keeps no view of content that
+        is gone, as before it first saw the file, or it would be told the file it just
+        removed (undoing its own new file, say) changed since it read it."""
         sha, size, lines = event.content_sha256, event.size, event.line_count
         self._observe_content(record.seq, event.path, sha, size, lines, event.writer)
         if sha is not None:
             self._see(record, event.path, sha, None, event.unseen)
+        elif record.agent is not None:
+            self.snapshots.pop((record.agent, event.path), None)
 
     def _apply_rejection(self, record: Record, event: EditRejected) -> None:
         """A rejection that showed the agent the current content (a delta) is a read."""
