@@ -184,8 +184,8 @@ repeat the anchor line itself in the content of insert_after or insert_before.
 
 Batches: all operations of one call are atomic against one snapshot. Every anchor is \
 resolved before anything changes, and one bad anchor rejects the whole batch; nothing is \
-written, and the error lists every problem it found (details.problems when there are \
-several). Operations address the initial snapshot, not each other's results: take every \
+written, and the error lists every problem it found (under problems: when there \
+are several). Operations address the initial snapshot, not each other's results: take every \
 anchor from your read, and do not shift anything to allow for earlier operations in the \
 batch. Two operations that touch the same line are rejected as overlapping_operations; \
 merge them into one.
@@ -213,25 +213,26 @@ changed still applies (the reply says rebased_from_version), while an edit that 
 line someone changed — or on a range someone inserted into — is refused, never applied to \
 the wrong line.
 
-Errors (error.code, then what to do); the file is unchanged after any error:
+Errors (by code, then what to do); the file is unchanged after any error:
 - anchor_stale: a line your operation relies on changed since you read the file (or the \
-anchor matches nothing). details.conflicts names who changed it (seq, agent, kind; agent \
-null for a change made outside the daemon) and details.delta holds what changed with fresh \
-anchors: retry with those anchors in the same turn, no re-read needed. Without a delta, \
-re-read the file.
+anchor matches nothing). The conflicts it lists name who changed it (seq, agent, kind, \
+lines; "an outside writer" for a change made outside the daemon) and the delta shows what \
+changed, new lines with fresh anchors: retry with those anchors in the same turn, no \
+re-read needed. Without a delta, re-read the file.
 - anchor_ambiguous: a hash matches several lines. Add occurrence (1-indexed) and line; \
-details.candidates lists the lines.
+the candidates it lists give each line's number and text.
 - anchor_context_ambiguous: the anchor matches identical lines with identical neighbors. \
 For a range endpoint, choose a unique boundary (a distinctive line nearby, widening the \
 range); for a single-line operation, add occurrence and line.
 - anchor_low_entropy: the target is a blank, bracket or boilerplate line. Use one of \
-details.neighbor_anchors, or a replace_range around it.
+the neighbour anchors it lists, or a replace_range around it.
 - invalid_range_order: start_hash and end_hash resolve to the same line. Use replace_line \
 or delete_line.
 - overlapping_operations: two operations touch the same line. Merge them.
 - safety_check_failed: the edit looked like a mistake and was not written, e.g. its first \
 or last new line repeats the line next to the edit, or it changes the bracket balance. Read \
-details.safety_warnings and fix the operations. Pass skip_safety_check: true only when you \
+the safety warnings (the message itself, or listed under it when there are several) and \
+fix the operations. Pass skip_safety_check: true only when you \
 are sure the edit is what you intend.
 - invalid_params: a field is missing, misspelt or belongs to another op; the message names \
 it."""
@@ -283,19 +284,19 @@ edit.
 
 Every reply carries latest_file_state {{file_path, version, sha256, content}}: on success the \
 file as written (success true, message "Patch applied successfully.", hunks says where each \
-hunk was applied); on an error in error.details.latest_file_state, the file as it is. Use \
+hunk was applied); on an error, the file as it is now, shown after the error. Use \
 it to retry at once.
 
-Errors (error.code); the file is unchanged after any error:
+Errors (by code); the file is unchanged after any error:
 - state_mismatch: "State Mismatch: File has changed on disk since it was last read." When \
-your base is a version the daemon recorded, details.conflicts names who changed the lines \
-your hunks rely on (seq, agent, kind, lines) and details.delta has every change since, with \
-fresh anchors: redo the diff against latest_file_state, or pass rebase: true when \
-details.conflicts is empty.
+your base is a version the daemon recorded, the conflicts it lists name who changed the \
+lines your hunks rely on (seq, agent, kind, lines) and the delta shows every change since, \
+with fresh anchors: redo the diff against the file as it is now, or pass rebase: true when \
+it lists no conflicts.
 - invalid_diff: "Invalid Diff: The provided diff content does not match the file's \
 content. The context or lines to be removed may be incorrect." The message names the hunk \
-and its first row that did not match (details.hunk, details.row, details.expected, \
-details.found); also for a malformed diff, a diff of several files, or overlapping hunks.
+and its first row that did not match, and what the file has there; also for a malformed \
+diff, a diff of several files, or overlapping hunks.
 - patch_failed: "Internal Error: The corrected patch failed to apply. Please review the diff \
 for subtle errors."
 - safety_check_failed: as for edit; fix the diff, or pass skip_safety_check: true."""
@@ -348,16 +349,16 @@ and files: for each file its path, action (added, updated, moved, deleted), move
 version, sha256, lines_before, lines_after, diff (the changed region with new anchors, \
 for edit), hunks (where each landed) and overwrote_unseen.
 
-Errors (error.code); no file is changed after any error, and details.operation and \
-details.path name the operation:
-- invalid_diff: the patch is malformed; details.line is its line (for operations, of \
-that operation's diff).
-- no_match: a hunk's context or - lines are not in the file; details.hunk, \
-details.unmatched (the first line not found) and details.nearest (the file's most similar \
-lines). Read the file and redo the hunk.
+Errors (by code); no file is changed after any error, and the operation: and path: \
+lines under the message name the operation:
+- invalid_diff: the patch is malformed; line: is its line (for operations, of that \
+operation's diff).
+- no_match: a hunk's context or - lines are not in the file; the message names the hunk, \
+the first line not found and the file's most similar lines. Read the file and redo the \
+hunk.
 - anchor_stale: lines your hunk changes were changed by someone else since you read the \
-file; details.conflicts names who (seq, agent, kind) and details.delta has the changes with \
-fresh content. Redo the hunk from the delta.
+file; the conflicts it lists name who (seq, agent, kind) and the delta shows the changes \
+with fresh content. Redo the hunk from the delta.
 - file_not_found: an Update or Delete of a file that does not exist.
 - invalid_params: two operations change the same file (put them in one), or neither or \
 both of patch and operations.
@@ -396,7 +397,7 @@ to hold the file in your context. Prefer them to rewriting a whole file.
 
 Every change is journaled; the file keeps its line endings and BOM. If you read the file \
 earlier and someone else changed the lines your call touches since, the call is refused \
-anchor_stale: details.conflicts names who changed them and details.delta shows the change \
+anchor_stale: the conflicts it lists name who changed them and the delta shows the change \
 with fresh anchors; retry with what it shows. If you never read the file, it simply applies."""
 
 EDIT_FILE_DESCRIPTION = f"""\
@@ -411,14 +412,14 @@ skip_safety_check, e.g. {{"path": "workspace.md", "old_string": "Status: Initial
 
 {ATOMIC_TOOLS_NOTE}
 
-Errors (error.code); the file is unchanged after any error:
+Errors (by code); the file is unchanged after any error:
 - no_match: "old_string not found in PATH. Make sure it matches exactly (including \
-whitespace)." details.similar_lines shows the closest lines with their anchors: a hint only, \
-never applied. Copy the text exactly and retry.
+whitespace)." The closest similar lines are listed under it with their anchors: a hint \
+only, never applied. Copy the text exactly and retry.
 - multiple_matches: "old_string appears N times in PATH. Include more surrounding context to \
-make it unique." details.lines lists where it occurs.
+make it unique." The lines it occurs at are listed under it (lines:).
 - anchor_stale: the lines your replacement changes were changed by someone else since you \
-last saw the file (see above); details.delta has them with fresh anchors.
+last saw the file (see above); the delta shows them with fresh anchors.
 - safety_check_failed: as for edit.
 
 If the text is no longer in the file but is in the version you last saw, the edit still \
@@ -453,8 +454,8 @@ any level) and new_content (without the header), e.g. {{"path": "workspace.md", 
 
 {ATOMIC_TOOLS_NOTE}
 
-Errors: section_not_found (details.headers lists the headers that exist), \
-section_ambiguous (several headers match; details.matches lists them: give the level), \
+Errors: section_not_found (the message lists the headers that exist), \
+section_ambiguous (several headers match; the message gives their lines: give the level), \
 anchor_stale (someone changed the section since you saw it)."""
 
 WRITE_FILE_DESCRIPTION = f"""\
@@ -529,7 +530,7 @@ Call with path, anchor, content and optionally match, occurrence, existing_hunk_
 {PREPARE_APPLY_RULES}
 
 Errors: no_match (nothing matches, or fewer matches than occurrence), multiple_matches \
-(details.lines lists them: pass occurrence), invalid_params (a bad regex), regex_timeout \
+(the message lists their lines: pass occurrence), invalid_params (a bad regex), regex_timeout \
 (the regex took too long: simplify it or use "contains"), the anchor \
 errors of edit for a line anchor, and the hunk errors of existing_hunk_id."""
 
@@ -546,14 +547,15 @@ Call with path, old_block, new_block and optionally occurrence, existing_hunk_id
 
 {PREPARE_APPLY_RULES}
 
-Errors: no_match, multiple_matches (details.lines), and the hunk errors of existing_hunk_id."""
+Errors: no_match, multiple_matches (the message lists their lines), and the hunk errors of \
+existing_hunk_id."""
 
 APPLY_FILE_MODIFICATION_DESCRIPTION = f"""\
 Write a prepared hunk. This is the only way a plan made by a prepare_* tool is written; \
 call it in a later message than the prepare. If the file changed since the plan was made, the \
 plan is carried over the changes when the lines it relies on are untouched (the reply \
-says rebased_from_version); otherwise it is refused apply_rejected, details.conflicts \
-naming who changed those lines and details.delta showing the changes with fresh anchors: \
+says rebased_from_version); otherwise it is refused apply_rejected, its conflicts \
+naming who changed those lines and its delta showing the changes with fresh anchors: \
 prepare again. The reply carries apply_evidence (the version planned against and the one \
 applied to), applied_diff (unified), diff (changed lines with new anchors) and normalized.*.
 
@@ -562,8 +564,8 @@ Call with hunk_id, e.g. {{"hunk_id": "h3f9a0c1b2e"}}
 {PREPARE_APPLY_RULES}
 
 Errors: hunk_not_found, hunk_expired (prepare again), wrong_owner (another agent's hunk), \
-hunk_already_applied (details.applied_seq), apply_rejected, write_access_denied (the \
-workspace does not let you write)."""
+hunk_already_applied (applied_seq: the write that applied it), apply_rejected, \
+write_access_denied (the workspace does not let you write)."""
 
 OVERWRITE_ENTIRE_FILE_DESCRIPTION = """\
 Replace a file's whole content. The file is created when missing. For a change to part \
@@ -628,7 +630,7 @@ Returns id (the checkpoint's seq: an id works wherever a name does), name, file_
 total_bytes, files (the first 100: path, sha256, size) and not_text (binary or too large \
 files: listed, not held, left alone by a restore).
 
-Errors: checkpoint_exists (the name is taken: details.id is that checkpoint)."""
+Errors: checkpoint_exists (the name is taken: the message gives that checkpoint's id)."""
 
 CHECKPOINT_LIST_DESCRIPTION = """\
 List every checkpoint, oldest first: id (its seq), name, ts, agent, file_count, \
@@ -657,7 +659,7 @@ null for an outside change), with diff; unchanged_count, and left_alone (changed
 too large files it cannot put back). Each file's write is journaled as edit_applied by \
 writer restore, so undo reverts it like any write.
 
-Errors: checkpoint_not_found (details.checkpoints lists the latest names)."""
+Errors: checkpoint_not_found (the message lists the latest names)."""
 
 UNDO_DESCRIPTION = """\
 Revert your latest write to a file (or another agent's with agent, or the write at seq). \
@@ -685,11 +687,12 @@ undone_seqs, rebased_over and diff. To rewind a session: by the session's agent,
 the checkpoint of that turn.
 
 Errors; no file is changed after any error:
-- undo_conflict: lines the write changed differ now; details.conflicts names the writes \
+- undo_conflict: lines the write changed differ now; the conflicts it lists name the writes \
 whose changes are still there (seq, agent, kind, lines). Undo the latest by its seq, then \
 this write again by its seq (the suggested action names both calls), or edit the file \
 yourself; an outside change has no undo. With by: a line the agent wrote that someone \
-else changed since refuses the whole undo; details.path, lines and delta say where.
+else changed since refuses the whole undo; the message names the file and its lines, \
+the delta shows the changes.
 - nothing_to_undo: no applied write of that agent to the file, or seq is not a write to \
 it; with by, no write of that agent after since.
 - checkpoint_not_found: since names no checkpoint (and is not a seq)."""

@@ -41,7 +41,7 @@ def test_edit_file_description_quotes_its_error_messages():
     for passage in [
         "old_string not found in PATH. Make sure it matches exactly (including whitespace).",
         "old_string appears N times in PATH. Include more surrounding context to make it unique.",
-        "details.similar_lines",
+        "closest similar lines",
         "expected_replacements",
         "anchor_stale",
     ]:
