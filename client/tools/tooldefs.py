@@ -259,19 +259,26 @@ def gemini_schema(node: Any) -> Any:
 # --- export formats --------------------------------------------------------------------------
 
 
+def _mcp_entry(tool: ToolDef) -> dict[str, Any]:
+    """One tools/list entry, `outputSchema` included: the export is what the server lists
+    (`client.mcp.server.build_server`), so a client configured from it validates the
+    structured content the same way."""
+    entry: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+    }
+    if tool.output_schema is not None:
+        entry["outputSchema"] = tool.output_schema
+    entry["annotations"] = tool.annotations
+    return entry
+
+
 def export(fmt: str, tools: list[ToolDef] | None = None) -> Any:
     """The definitions as `fmt` expects them (a JSON-ready value)."""
     tools = tool_definitions() if tools is None else tools
-    if fmt == "mcp":  # entries of a tools/list result
-        return [
-            {
-                "name": t.name,
-                "description": t.description,
-                "inputSchema": t.input_schema,
-                "annotations": t.annotations,
-            }
-            for t in tools
-        ]
+    if fmt == "mcp":  # entries of a tools/list result, as `editjournal mcp` lists them
+        return [_mcp_entry(t) for t in tools]
     if fmt == "openai":  # chat completions `tools`
         return [
             {

@@ -11,7 +11,7 @@ a set as a harness would send it. Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgspec
 
@@ -78,7 +78,9 @@ class Cost:
 
 
 def cost(name: str, fmt: str, methods: list[str]) -> Cost:
-    definitions = msgspec.json.encode(export(fmt, tool_definitions(methods))).decode()
+    # an outputSchema is for the client to check replies with: no model is sent it
+    shown = [replace(t, output_schema=None) for t in tool_definitions(methods)]
+    definitions = msgspec.json.encode(export(fmt, shown)).decode()
     return Cost(name, len(methods), len(definitions), len(instructions(methods)))
 
 

@@ -23,6 +23,7 @@ from editjournal.client.tools.tooldefs import (
     fit,
     gemini_schema,
     summarize,
+    tool_definition,
     tool_definitions,
 )
 from editjournal.client.tools.toolsets import PROFILES, costs, estimate_tokens, select_tools
@@ -230,9 +231,13 @@ def test_mcp_format_is_tools_list_entries():
     from mcp import types
 
     for entry in export("mcp"):
-        assert set(entry) == {"name", "description", "inputSchema", "annotations"}
+        # outputSchema too: the export is what `editjournal mcp` lists (issue 39)
+        assert set(entry) == {"name", "description", "inputSchema", "outputSchema", "annotations"}
         tool = types.Tool.model_validate(entry)  # the SDK's own model of a tools/list entry
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
+        assert tool.output_schema == tool_definition(entry["name"]).output_schema
+        # what the server sends for that Tool is the entry itself: export and tools/list agree
+        assert tool.model_dump(by_alias=True, exclude_none=True, mode="json") == entry
 
 
 def _hints() -> dict[str, dict[str, bool]]:
@@ -349,6 +354,14 @@ def test_instructions_hold_the_rules_and_every_chosen_tools_full_guidance():
     assert DESCRIPTIONS["safe_patch"] not in text
     patch = instructions(select_tools("patch"))  # the rules are about edit: not without it
     assert TOOL_USE_RULES not in patch and DESCRIPTIONS["safe_patch"] in patch
+
+
+def test_instructions_name_what_the_model_sees_not_wire_fields():
+    """An error reaches the model as text ("the delta below", "conflicts:"), never as
+    `details`: guidance that says `details.delta` points at nothing it was shown."""
+    text = instructions(select_tools("all"))
+    assert "details." not in text and "error.code" not in text
+    assert "the delta shows" in text and "the conflicts it lists" in text
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
