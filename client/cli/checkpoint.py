@@ -19,6 +19,11 @@ from editjournal.client.cli.common import (
 )
 from editjournal.client.cli.generated import result_lines
 from editjournal.client.cli.help import verbatim
+from editjournal.client.views.render import (
+    checkpoint_create_lines,
+    checkpoint_diff_lines,
+    checkpoint_restore_lines,
+)
 from editjournal.schemas.tools import CheckpointDiffResult
 
 
@@ -52,7 +57,7 @@ def create(name: str | None, paths: tuple[str, ...]) -> int:
     with open_client() as client:
         result = client.checkpoint_create(name, paths=in_workspace_all(paths) or None)
         warnings = _warnings(client)
-    print_result(result, result_lines, warnings)
+    print_result(result, checkpoint_create_lines, warnings)
     return EXIT_OK
 
 
@@ -83,10 +88,10 @@ def diff(id_or_name: str, paths: tuple[str, ...], stat: bool) -> int:
 
 
 def _diff_lines(result: CheckpointDiffResult) -> list[str]:
-    lines = [result.message]
-    lines += [c.diff.rstrip("\n") for c in result.changes if c.change == "modified" and c.diff]
+    """The tool's view, its closing hint in this command's words (`--path`, not `paths`)."""
+    lines = checkpoint_diff_lines(result)
     if result.truncated:
-        lines.append("(more diffs than one reply carries: name files with --path)")
+        lines[-1] = "(more diffs than one reply carries: name files with --path)"
     return lines
 
 
@@ -103,7 +108,7 @@ def restore(id_or_name: str, paths: tuple[str, ...], remove_new: bool) -> int:
             id_or_name, paths=in_workspace_all(paths) or None, remove_new=remove_new
         )
         warnings = _warnings(client)
-    print_result(result, result_lines, warnings)
+    print_result(result, checkpoint_restore_lines, warnings)
     return EXIT_OK
 
 

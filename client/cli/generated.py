@@ -7,9 +7,11 @@ Struct and its `tools.guidance` description — as `editjournal mcp` builds its
 tools. A field `path` becomes the PATH argument; every other field an option:
 a bool a flag, a number or text a value, a list of text a repeatable option,
 anything else JSON. A text value of `-` is read from stdin, so long content
-need not be quoted on the command line. The reply is shown as the tool's
-message, its diff and its warnings, or as a table where it is a list
-(`list-hunks`); with `--json`, as JSON.
+need not be quoted on the command line. The reply is shown by its result type's
+view (`client.views.render`, as the MCP server shows it: the message, where the
+file stands, the diff), as its message and diff where none says more, or as a
+table where it is a list (`list-hunks`); its warnings on stderr; with `--json`,
+as JSON.
 """
 
 from __future__ import annotations
@@ -39,7 +41,25 @@ from editjournal.client.cli.help import first_sentence, verbatim
 from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.client.tools.tooldefs import DEPRECATED_ALIASES, agent_methods
 from editjournal.client.views.audit_render import hunk_lines
-from editjournal.schemas.tools import TOOL_PARAMS, ListHunksResult
+from editjournal.client.views.render import (
+    applied_hunk_lines,
+    atomic_lines,
+    checkpoint_create_lines,
+    checkpoint_diff_lines,
+    checkpoint_restore_lines,
+    overwrite_lines,
+)
+from editjournal.schemas.tools import (
+    TOOL_PARAMS,
+    TOOL_RESULTS,
+    ApplyResult,
+    AtomicResult,
+    CheckpointCreateResult,
+    CheckpointDiffResult,
+    CheckpointRestoreResult,
+    ListHunksResult,
+    OverwriteResult,
+)
 
 HAND_WRITTEN = frozenset(
     {"read_file", "edit", "safe_patch", "agent_status", "show", "history", "blame", "stats"}
@@ -182,13 +202,43 @@ def result_lines(result: Any) -> list[str]:
     return lines or [json.dumps(reply, indent=2)]
 
 
-def list_hunks_lines(result: Any) -> list[str]:
-    hunks = msgspec.convert(result, ListHunksResult)
-    return hunk_lines(hunks.hunks, hunks.expired, int(time.time() * 1000))
+def list_hunks_lines(result: ListHunksResult) -> list[str]:
+    return hunk_lines(result.hunks, result.expired, int(time.time() * 1000))
 
 
-#: Replies with no message to show: how they read instead.
-VIEWS: dict[str, Callable[[Any], list[str]]] = {"list_hunks": list_hunks_lines}
+def typed_view(kind: type[Any], view: Callable[[Any], list[str]]) -> Callable[[Any], list[str]]:
+    """`view` over the reply as its result type; a reply that does not decode (a daemon
+    of another release) reads as `result_lines` reads any reply."""
+
+    def lines(result: Any) -> list[str]:
+        try:
+            return view(msgspec.convert(result, kind))
+        except msgspec.ValidationError:
+            return result_lines(result)
+
+    return lines
+
+
+# The views the MCP server's text is made of too (`client.views.render`), for the result
+# types whose view says all `result_lines` says and more: where the file stands (lines
+# before -> after), what was carried over or overwritten unseen, a restore's diffs. A
+# hunk plan keeps `result_lines`, whose YAML summary its view leaves out (the MCP text
+# has it in the structured content), and so does a list of checkpoints.
+_BY_RESULT: dict[type[Any], Callable[[Any], list[str]]] = {
+    AtomicResult: atomic_lines,
+    OverwriteResult: overwrite_lines,
+    ApplyResult: applied_hunk_lines,
+    CheckpointCreateResult: checkpoint_create_lines,
+    CheckpointDiffResult: checkpoint_diff_lines,
+    CheckpointRestoreResult: checkpoint_restore_lines,
+    ListHunksResult: list_hunks_lines,  # no message to show: a table instead
+}
+#: How each tool's reply reads, where not as `result_lines`.
+VIEWS: dict[str, Callable[[Any], list[str]]] = {
+    method: typed_view(kind, _BY_RESULT[kind])
+    for method, kind in TOOL_RESULTS.items()
+    if kind in _BY_RESULT
+}
 
 
 COMMANDS: tuple[click.Command, ...] = tuple(make_command(m) for m in generated_methods())
