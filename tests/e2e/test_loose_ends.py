@@ -33,7 +33,7 @@ SMALL_SIZE = (100, 64)
 
 
 def many_files(root: Path, text: str, count: int) -> list[str]:
-    names = [f"m/f{i:04}.txt" for i in range(count)]
+    names = [f"m/f{i:05}.txt" for i in range(count)]
     (root / "m").mkdir(exist_ok=True)
     for name in names:
         (root / name).write_text(text)
@@ -143,7 +143,7 @@ def test_a_client_sends_nothing_to_a_daemon_of_another_protocol(daemon: RunningD
 def test_a_parked_request_is_answered_when_the_daemon_stops(workspace: Path) -> None:
     """A checkpoint's tree is taken in slices while its request waits, parked; a stop
     used to leave it unanswered until the client's own timeout."""
-    many_files(workspace, "x\n", 2_000)
+    many_files(workspace, "x\n", 4_000)  # a tree of ~0.3 s: many slices to stop in
     running = start(workspace, "--no-watch")
     client = running.client(timeout=60)
     watcher = running.client("watcher")
