@@ -114,7 +114,8 @@ class Flusher:
         self._idle = threading.Condition()
         self._outstanding = 0
         self._thread: threading.Thread | None = None
-        self._retrying: dict[str, tuple[Landing, int]] = {}  # by key: flusher thread only
+        # by key: the landing, its failed attempts, when the next is due (flusher thread)
+        self._retrying: dict[str, tuple[Landing, int, float]] = {}
         self._notices: queue.SimpleQueue[FlushNotice] = queue.SimpleQueue()
         self._health = FlushHealth()
         self._health_lock = threading.Lock()
@@ -208,16 +209,23 @@ class Flusher:
         """The next item; `_TICK` when a retry is due and nothing came meanwhile."""
         if not self._retrying:
             return self._todo.get()
+        due = min(when for _, _, when in self._retrying.values())
         try:
-            return self._todo.get(timeout=RETRY_S)
+            return self._todo.get(timeout=max(0.0, due - time.monotonic()))
         except queue.Empty:
             return _TICK
 
     def _flush_burst(self, landings: list[Landing]) -> None:
         """Flush the burst with the landings waiting for a retry (a newer landing of the
         same file supersedes one), then note what failed and what a retry made durable."""
-        retried = dict(self._retrying)
-        self._retrying.clear()
+        now, paths = time.monotonic(), {landing.path for landing in landings}
+        retried = {  # due, or superseded by a newer landing of its file (closed by _flush)
+            key: (landing, n)
+            for key, (landing, n, due) in self._retrying.items()
+            if due <= now or landing.path in paths
+        }
+        for key in retried:
+            del self._retrying[key]
         burst = [landing for landing, _ in retried.values()] + landings
         errors: dict[str, str] = {}
         synced = _flush(burst, errors)
@@ -244,7 +252,7 @@ class Flusher:
                 self._health.given_up += 1
             log.error("%s: fsync given up after %d attempts; its row stays", landing.key, attempts)
         else:
-            self._retrying[landing.key] = (landing, attempts)
+            self._retrying[landing.key] = (landing, attempts, time.monotonic() + RETRY_S)
         if attempts == 1 or landing.key not in self._retrying:  # the first, and the last
             self._note(FlushNotice(landing.path, "flush_failed", attempts, error))
 
