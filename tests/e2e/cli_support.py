@@ -13,7 +13,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-CLI = [sys.executable, "-m", "editjournal.client.cli"]
+from tests import zygote
+
+CLI_MODULE = "editjournal.client.cli"
+CLI = [sys.executable, "-m", CLI_MODULE]
+# what a CLI child finds imported (tests/zygote.py): the command line, what its commands
+# import (the library, views, tools, harness installers, the offline audit)
+CLI_PRELOAD = (
+    "editjournal.client.cli.*",
+    "editjournal.client.library.*",
+    "editjournal.client.views.*",
+    "editjournal.client.tools.*",
+    "editjournal.client.harness.*",
+    "editjournal.daemon.audit.*",
+    "editjournal.schemas.*",
+)
 BIN = Path(sys.executable).parent
 SCRIPT = BIN / "editjournal"
 TIMEOUT = 60
@@ -37,6 +51,18 @@ def cli(
     """`editjournal --workspace ROOT ARGS...` (no --workspace when root is None), run in
     `cwd` when given (else this process's working directory)."""
     workspace = ["--workspace", str(root)] if root is not None else []
+    done = zygote.run(
+        [],
+        CLI_PRELOAD,
+        CLI_MODULE,
+        [*workspace, *args],
+        stdin=stdin,
+        env=env or cli_env(EDITJOURNAL_AGENT=agent),
+        cwd=str(cwd or Path.cwd()),
+        timeout=TIMEOUT,
+    )
+    if done is not None:
+        return done
     return subprocess.run(
         [*CLI, *workspace, *args],
         input=stdin,

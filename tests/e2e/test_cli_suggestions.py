@@ -443,7 +443,8 @@ def test_a_version_not_stored_names_the_file_history(place: Place):
 
     def deleted() -> int | None:
         records = place.daemon.journal().records(path=place.wire(), kind="outside_change")
-        return next((r.seq for r in records), None)
+        # the deletion, not the file's creation (which the watcher may journal first)
+        return next((r.seq for r in records if r.event.change == "deleted"), None)
 
     gone = wait_until(deleted, what="the deletion journaled")
     done = run(place, "read", place.typed(), "--at-version", str(gone))
