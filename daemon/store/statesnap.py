@@ -31,7 +31,9 @@ from editjournal.daemon.store.journal import Journal
 from editjournal.schemas.events import RequestAnswered
 
 SNAPSHOT_EVERY = 20_000  # events between snapshots: bounds the tail folded at start
-FORMAT = 1  # bump when the body's layout changes
+# bump when the body's layout or the fold's meaning changes (2: an agent's own deletion
+# drops its snapshot, so an older snapshot would differ from a fold by this code)
+FORMAT = 2
 
 log = logging.getLogger("editjournal")
 
