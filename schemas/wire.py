@@ -17,8 +17,10 @@ from msgspec import Meta
 # The wire protocol's version: the envelopes here, and the methods with their params and
 # results in `schemas.tools`. It goes up when a change could break a client written for
 # the version before (a field removed, renamed or retyped, a method's meaning changed);
-# adding an optional field, a method or an error code keeps it. `ping` and `status`
-# report it (`protocol`); docs/protocol.md lists the versions.
+# adding an optional field, a method or an error code keeps it; a new envelope key
+# does not (a daemon refuses keys its `Request` lacks, and a client refuses a daemon of
+# another protocol). `ping` and `status` report it (`protocol`); docs/protocol.md lists
+# the versions.
 PROTOCOL_VERSION = 1
 
 
