@@ -34,7 +34,12 @@ from editjournal.client.library.connection import (
     require_workspace,
 )
 from editjournal.client.tools.guidance import instructions
-from editjournal.client.tools.tooldefs import FORMATS, export, tool_definitions
+from editjournal.client.tools.tooldefs import (
+    EXPORT_FORMATS,
+    STRICT_FORMATS,
+    export,
+    tool_definitions,
+)
 from editjournal.client.tools.toolsets import (
     DEFAULT_PROFILE,
     PROFILES,
@@ -133,16 +138,24 @@ def mcp(profile: str, names: str | None, allow_broad: bool) -> int:
         """Examples:
   editjournal tools --format openai --instructions system-prompt.md > tools.json
   editjournal tools --format gemini --profile anchored
-  editjournal tools --format anthropic --tools read_file,edit_file --stats"""
+  editjournal tools --format anthropic --tools read_file,edit_file --stats
+  editjournal tools --format openai-responses --strict --profile minimal"""
     )
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(EXPORT_FORMATS),
     default="mcp",
     show_default=True,
-    help="The harness whose shape to print.",
+    help="The harness whose shape to print (openai: chat completions; openai-responses:"
+    " the Responses API's flat tools).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="For OpenAI's strict mode (openai, openai-responses): every property required,"
+    " null where optional (null: not given), no defaults, closed objects.",
 )
 @tool_choice
 @click.option(
@@ -157,24 +170,33 @@ def mcp(profile: str, names: str | None, allow_broad: bool) -> int:
 )
 @global_options()
 def tools(
-    fmt: str, profile: str, names: str | None, instructions_file: Path | None, stats: bool
+    fmt: str,
+    strict: bool,
+    profile: str,
+    names: str | None,
+    instructions_file: Path | None,
+    stats: bool,
 ) -> int:
     """Print the agent tool definitions as JSON.
 
     Names, short descriptions (what each tool does and when to use it, within
     every vendor's limits), input schemas and, for MCP, annotations, in the
-    shape of MCP tools/list entries, OpenAI or Anthropic tools, or Gemini
-    function declarations: for harnesses that call the daemon directly
-    (through `editjournal call` or the Python client). The full usage guidance
-    belongs in the system prompt: --instructions FILE writes it. Needs no
-    daemon."""
+    shape of MCP tools/list entries, OpenAI (chat completions or Responses) or
+    Anthropic tools, or Gemini function declarations: for harnesses that call
+    the daemon directly (through `editjournal call` or the Python client).
+    --strict: in OpenAI's strict mode. The full usage guidance belongs in the
+    system prompt: --instructions FILE writes it. Needs no daemon."""
+    if strict and fmt not in STRICT_FORMATS:
+        raise BadInput(f"--strict is OpenAI's strict mode: --format {' or '.join(STRICT_FORMATS)}")
+    if strict and stats:
+        raise BadInput("--stats measures the formats as they are; leave out --strict")
     methods = chosen_tools(profile, names)
     if stats:
         show_costs(fmt, costs(fmt, methods if names else None))
         return EXIT_OK
     if instructions_file is not None:
         instructions_file.write_text(instructions(methods), encoding="utf-8")
-    print_json(export(fmt, tool_definitions(methods)))
+    print_json(export(fmt, tool_definitions(methods), strict=strict))
     return EXIT_OK
 
 

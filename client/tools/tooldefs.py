@@ -1,7 +1,7 @@
 """Tool definitions for agents, generated from `schemas/` and `client/tools/guidance.py`.
 
 One list of definitions feeds every harness: the MCP server's `tools/list` and
-`editjournal tools --format mcp|openai|anthropic|gemini`. A definition is a
+`editjournal tools --format mcp|openai|openai-responses|anthropic|gemini`. A definition is a
 tool name from `TOOL_PARAMS`, its short description from `summaries.SUMMARIES`
 (held to the strictest vendor limit of `vendor_limits`; the long guidance goes
 to the system prompt, `guidance.instructions`), MCP annotations (read-only,
@@ -15,13 +15,16 @@ The generated schema is adjusted for a model, the same way for every format:
 loudly), a deprecated alias is dropped and its canonical field required
 (`file_path` -> `path`), and an optional field whose default is null is shown
 as its plain type (omitting it means null). Gemini's `parameters` take only a
-subset of OpenAPI 3.0, so `gemini_schema` rewrites further (see there).
+subset of OpenAPI 3.0, so `gemini_schema` rewrites further (see there); OpenAI's
+strict mode takes another subset with every property required, so `strict_schema`
+rewrites for it (see there).
 Pure data in, data out: nothing here does I/O or talks to a daemon.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +33,11 @@ import msgspec
 from editjournal.client.library.recovery import READ_ONLY_METHODS
 from editjournal.client.tools.guidance import DESCRIPTIONS
 from editjournal.client.tools.summaries import SUMMARIES
-from editjournal.client.tools.vendor_limits import DESCRIPTION_MAX, GEMINI_KEYS
+from editjournal.client.tools.vendor_limits import (
+    DESCRIPTION_MAX,
+    GEMINI_KEYS,
+    OPENAI_STRICT_KEYS,
+)
 from editjournal.schemas.tools import TOOL_PARAMS, TOOL_RESULTS, Params, Result
 
 # The daemon's own methods: liveness, daemon status and the audit log are for people
@@ -41,7 +48,11 @@ ADMIN_METHODS = frozenset(
 )
 # deprecated alias -> the field an agent should use instead
 DEPRECATED_ALIASES = {"file_path": "path"}
-FORMATS = ("mcp", "openai", "anthropic", "gemini")
+FORMATS = ("mcp", "openai", "anthropic", "gemini")  # one per vendor (`vendor_limits.LIMITS`)
+# Every shape `export` makes: the vendors' own, and OpenAI's Responses API's flat tool.
+EXPORT_FORMATS = (*FORMATS, "openai-responses")
+# The shapes that take `strict: true` (OpenAI's strict mode: `strict_schema`).
+STRICT_FORMATS = ("openai", "openai-responses")
 
 # MCP tool annotations (spec 2025-11-25, ToolAnnotations): hints a client may use to ask
 # before a call, never a promise. readOnlyHint for the methods a Client may send twice
@@ -256,6 +267,92 @@ def gemini_schema(node: Any) -> Any:
     return out
 
 
+# --- OpenAI strict mode ----------------------------------------------------------------------
+
+NULL: JsonSchema = {"type": "null"}
+_ENUM_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+
+
+def strict_schema(node: JsonSchema) -> JsonSchema:
+    """`input_schema` in the subset OpenAI's strict mode accepts (Structured Outputs,
+    "Supported schemas"): only the keys of `OPENAI_STRICT_KEYS`, no `default`, an `enum`
+    with its `type`, and every object closed (`additionalProperties: false`) with every
+    property required.
+
+    A model in strict mode sends every property, so an optional one must say what its
+    "not given" is. A field whose default is null (`offset`, `range`, `occurrence`...)
+    becomes nullable: null is "not given", and the daemon takes null for it as it is,
+    the same as the sentinels of docs/tools.md (`range: ""`, `occurrence: ""`). A field
+    whose default is a value (`hashes: false`, `max_lines: 2000`) keeps its plain type,
+    the default said in its description: the daemon refuses null there, and a model can
+    always state the value. Nothing is lost: the daemon still checks what was dropped
+    (`minLength`)."""
+    out: JsonSchema = {}
+    redone = ("properties", "required", "additionalProperties") if "properties" in node else ()
+    for key, value in node.items():
+        if key not in OPENAI_STRICT_KEYS or key in redone:
+            continue
+        if key == "items":
+            value = strict_schema(value)
+        elif key == "anyOf":
+            value = [strict_schema(option) for option in value]
+        out[key] = value
+    if "enum" in out and "type" not in out:
+        out = {"type": _enum_type(out["enum"]), **out}
+    if "properties" in node:
+        out.update(_strict_properties(node))
+    return out
+
+
+def _strict_properties(node: JsonSchema) -> JsonSchema:
+    """`properties` (each in strict form), all of them `required`, no others allowed."""
+    required = set(node.get("required", ()))
+    properties = {
+        name: strict_schema(sub) if name in required else _strict_optional(sub)
+        for name, sub in node["properties"].items()
+    }
+    return {"properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _strict_optional(node: JsonSchema) -> JsonSchema:
+    """An optional property as a strict model must send it (see `strict_schema`)."""
+    strict = strict_schema(node)
+    default = node.get("default")
+    if default is None:
+        return _nullable(strict)
+    said = f"Default: {json.dumps(default)}."
+    known = strict.get("description")
+    return {**strict, "description": f"{known} {said}" if known else said}
+
+
+def _nullable(node: JsonSchema) -> JsonSchema:
+    """`node` that also admits null: `anyOf [node, null]`, its description kept outside."""
+    if _admits_null(node):
+        return node
+    if "anyOf" in node:
+        return {**node, "anyOf": [*node["anyOf"], NULL]}
+    rest = {k: v for k, v in node.items() if k != "description"}
+    said = {"description": node["description"]} if "description" in node else {}
+    return {"anyOf": [rest, NULL], **said}
+
+
+def _admits_null(node: JsonSchema) -> bool:
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_admits_null(option) for option in node.get("anyOf", ()))
+
+
+def _enum_type(values: list[Any]) -> str | list[str]:
+    """The JSON type(s) of an enum's values (bool before int: a bool is an int here)."""
+    kinds = []
+    for value in values:
+        kind = next((name for t, name in _ENUM_TYPES if isinstance(value, t)), "null")
+        if kind not in kinds:
+            kinds.append(kind)
+    return kinds[0] if len(kinds) == 1 else kinds
+
+
 # --- export formats --------------------------------------------------------------------------
 
 
@@ -274,36 +371,39 @@ def _mcp_entry(tool: ToolDef) -> dict[str, Any]:
     return entry
 
 
-def export(fmt: str, tools: list[ToolDef] | None = None) -> Any:
-    """The definitions as `fmt` expects them (a JSON-ready value)."""
+def _openai_entry(tool: ToolDef, fmt: str, strict: bool) -> dict[str, Any]:
+    """A chat completions tool (`function` nested), or the Responses API's flat one.
+
+    The Responses API's `FunctionTool` requires `strict` (the openai package's
+    `FunctionToolParam`), so that shape always says it; chat completions' entry says
+    it only when strict, as it did before strict mode was offered."""
+    parameters = strict_schema(tool.input_schema) if strict else tool.input_schema
+    function = {"name": tool.name, "description": tool.description, "parameters": parameters}
+    if fmt == "openai-responses":
+        return {"type": "function", **function, "strict": strict}
+    return {"type": "function", "function": {**function, "strict": True} if strict else function}
+
+
+def export(fmt: str, tools: list[ToolDef] | None = None, *, strict: bool = False) -> Any:
+    """The definitions as `fmt` expects them (a JSON-ready value); `strict` (only for
+    `STRICT_FORMATS`): in OpenAI's strict mode, schemas made by `strict_schema`."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}")
+    if strict and fmt not in STRICT_FORMATS:
+        raise ValueError(f"strict mode is OpenAI's: {' and '.join(STRICT_FORMATS)}, not {fmt}")
     tools = tool_definitions() if tools is None else tools
     if fmt == "mcp":  # entries of a tools/list result, as `editjournal mcp` lists them
         return [_mcp_entry(t) for t in tools]
-    if fmt == "openai":  # chat completions `tools`
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.input_schema,
-                },
-            }
-            for t in tools
-        ]
+    if fmt in STRICT_FORMATS:  # chat completions `tools`, or the Responses API's
+        return [_openai_entry(t, fmt, strict) for t in tools]
     if fmt == "anthropic":  # messages API `tools`
         return [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in tools
         ]
-    if fmt == "gemini":  # one entry of generateContent `tools`
-        declarations = [
-            {
-                "name": t.name,
-                "description": t.description,
-                "parameters": gemini_schema(t.input_schema),
-            }
-            for t in tools
-        ]
-        return {"functionDeclarations": declarations}
-    raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    # gemini: one entry of generateContent `tools`
+    declarations = [
+        {"name": t.name, "description": t.description, "parameters": gemini_schema(t.input_schema)}
+        for t in tools
+    ]
+    return {"functionDeclarations": declarations}

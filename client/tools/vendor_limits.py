@@ -5,12 +5,14 @@ are: a description over OpenAI's 1,024 characters fails the whole request, not
 just that tool. The limits live here, one entry per format, each with its source
 in a comment; `tooldefs` fits the descriptions to the shortest limit and
 `tests/unit/test_vendor_limits.py` checks every exported tool against its own
-format's entry. Pure data: nothing here does I/O.
+format's entry. OpenAI's strict mode (`tools --format openai --strict`) takes a
+smaller subset with size limits of its own (`OPENAI_STRICT_KEYS`, `OPENAI_STRICT_SIZE`),
+checked by `tests/unit/test_openai_strict.py`. Pure data: nothing here does I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ LIMITS: dict[str, VendorLimits] = {
     # length 1024" (as reported in getsentry/sentry-mcp#106, OpenHands#4838); the root
     # rule too: 400 invalid_function_parameters "schema must have type 'object' and not
     # have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level". Strict mode (a smaller
-    # keyword subset, every field required) is not used: the definitions leave it off.
+    # keyword subset, every field required) is `STRICT_LIMITS` below, with `--strict`.
     "openai": VendorLimits(
         name_pattern=r"[a-zA-Z0-9_-]{1,64}",
         description_max=1024,
@@ -96,3 +98,49 @@ LIMITS: dict[str, VendorLimits] = {
 DESCRIPTION_MAX = min(
     limits.description_max for limits in LIMITS.values() if limits.description_max is not None
 )
+
+# The Responses API's flat `FunctionTool` names its function as chat completions does
+# (the openai package's `FunctionToolParam`); its reference prints no description limit,
+# and the same account's chat completions refuse over 1,024: the stricter is kept.
+EXPORT_LIMITS: dict[str, VendorLimits] = {**LIMITS, "openai-responses": LIMITS["openai"]}
+
+# OpenAI strict mode (`strict: true`), Structured Outputs guide, "Supported schemas"
+# (developers.openai.com/api/docs/guides/structured-outputs#supported-schemas): the types
+# string, number, boolean, integer, object, array, enum, anyOf (never at the root); string
+# `pattern`, `format`; number `multipleOf`, `maximum`, `exclusiveMaximum`, `minimum`,
+# `exclusiveMinimum`; array `minItems`, `maxItems`; definitions (`$defs`, `$ref`) and
+# descriptions. "All fields must be required" (an optional one is a union with null),
+# "additionalProperties: false must always be set in objects"; not supported: `allOf`,
+# `not`, `dependentRequired`, `dependentSchemas`, `if`/`then`/`else`, and for fine-tuned
+# models `minLength`/`maxLength` and more. `default` is in no list: it is left out.
+OPENAI_STRICT_KEYS = frozenset(
+    {
+        "type", "description", "properties", "required", "additionalProperties", "items",
+        "anyOf", "enum", "const", "pattern", "format", "multipleOf", "maximum",
+        "exclusiveMaximum", "minimum", "exclusiveMinimum", "minItems", "maxItems", "$defs",
+        "$ref",
+    }
+)  # fmt: skip
+
+STRICT_LIMITS: dict[str, VendorLimits] = {
+    fmt: replace(EXPORT_LIMITS[fmt], schema_keys=OPENAI_STRICT_KEYS)
+    for fmt in ("openai", "openai-responses")
+}
+
+
+@dataclass(frozen=True)
+class StrictSize:
+    """The size limits of one strict schema (the same guide, "Objects have limitations on
+    nesting depth and size")."""
+
+    properties: int = 5000  # object properties in all
+    depth: int = 10  # levels of nested objects
+    # characters of every property name, definition name, enum value and const value
+    string_chars: int = 120_000
+    enum_values: int = 1000  # across all enums
+    # one string enum of more than this many values ...
+    long_enum: int = 250
+    long_enum_chars: int = 15_000  # ... may have at most this many characters in all
+
+
+OPENAI_STRICT_SIZE = StrictSize()
