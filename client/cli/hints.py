@@ -348,15 +348,35 @@ def _timeout(error: RequestError, ctx: HintContext) -> str:
     return f"check {_cmd(ctx, 'status')} and the daemon's log, {log}"
 
 
+# The daemon's words when the line number given with an anchor named no single twin.
+_NUMBER_DID_NOT_PICK = "does not single one out"
+
+
+def _identical_lines(error: RequestError, ctx: HintContext, otherwise: str) -> str:
+    """An anchor several lines share: the line number read with it picks one (`7#2d0680`).
+    When the number was given and picked none (lines moved since that read), a fresh
+    read gives numbers that do; `otherwise` picks without one."""
+    path = _path(error, ctx)
+    if _NUMBER_DID_NOT_PICK in error.message:
+        read = f"read the file again ({_cmd(ctx, 'read', path, '--hashes')})" if path else ""
+        again = f"{read} and copy the anchor with its new line number, or " if read else ""
+        return f"{again}{otherwise}, to pick one of the candidates above"
+    return (
+        "give the anchor with the line number you read it at (LINE#ANCHOR, as read showed it),"
+        f" or {otherwise}, to pick one of the candidates above"
+    )
+
+
 HINTS: dict[str, Hint] = {
     "anchor_stale": _anchor_stale,
-    "anchor_ambiguous": lambda e, c: (
-        'add "occurrence" (1-indexed, from the top) and "line" to the operation'
-        " to pick one of the candidates above"
+    "anchor_ambiguous": lambda e, c: _identical_lines(
+        e, c, 'add "occurrence" (1-indexed, from the top) and "line" to the operation'
     ),
-    "anchor_context_ambiguous": lambda e, c: (
+    "anchor_context_ambiguous": lambda e, c: _identical_lines(
+        e,
+        c,
         "anchor a range on a distinctive line nearby (widen it); a single-line operation"
-        ' can add "occurrence" and "line"'
+        ' can add "occurrence" and "line"',
     ),
     "anchor_low_entropy": lambda e, c: (
         "anchor on one of the neighbour anchors above, or wrap the line in a replace_range"

@@ -13,6 +13,13 @@ commands serve a profile or a list of tools (`client/tools/toolsets.py`).
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
+import os
+import shlex
+import sysconfig
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -114,7 +121,7 @@ def mcp(profile: str, names: str | None, allow_broad: bool) -> int:
     is found from the server's working directory; started from / or the home
     directory itself, it refuses to run (workspace_too_broad) unless a daemon
     serves that directory already or --allow-broad is given. Needs the `mcp` extra:
-    pip install 'editjournal[mcp]'."""
+    pip install 'editjournal[mcp]' (from a checkout: .venv/bin/pip install -e '.[mcp]')."""
     s = settings()
     methods = chosen_tools(profile, names)
     choice = s.choice
@@ -127,10 +134,55 @@ def mcp(profile: str, names: str | None, allow_broad: bool) -> int:
         from editjournal.client.mcp import server
     except ImportError as e:
         raise BadInput(
-            f"the MCP SDK is not installed ({e}); install it with: pip install 'editjournal[mcp]'"
+            f"the MCP SDK is not installed ({e}); install it with: {sdk_install_command()}"
         ) from e
     server.serve(root, s.agent, s.timeout, methods, options)
     return EXIT_OK
+
+
+RELEASE_INSTALL = "pip install 'editjournal[mcp]'"
+
+
+def sdk_install_command() -> str:
+    """How to add the `mcp` extra to the editjournal that is running. A release
+    installed from an index takes `pip install 'editjournal[mcp]'`; a checkout's
+    editable install (`make run`'s `.venv`) would get a second, released editjournal
+    that way, in whatever environment `pip` is first on PATH: it needs its own pip,
+    on its own source tree (`.venv/bin/pip install -e '.[mcp]'`)."""
+    return install_command(_editable_source(), Path(sysconfig.get_path("scripts")), Path.cwd())
+
+
+def install_command(source: Path | None, scripts: Path, cwd: Path) -> str:
+    """The command for an install from `source` (None: not an editable install) whose
+    scripts are in `scripts`, as typed in `cwd`: relative to the source tree, with a
+    `cd` there first when the user stands elsewhere."""
+    if source is None:
+        return RELEASE_INSTALL
+    pip = scripts / ("pip.exe" if os.name == "nt" else "pip")
+    shown = pip.relative_to(source) if pip.is_relative_to(source) else pip
+    command = f"{shlex.quote(str(shown))} install -e {shlex.quote('.[mcp]')}"
+    if cwd.resolve() != source.resolve():
+        command = f"cd {shlex.quote(str(source))} && {command}"
+    return f"{command} (editjournal runs from this checkout; {RELEASE_INSTALL} would add a release)"
+
+
+def _editable_source() -> Path | None:
+    """The source tree of an editable install of editjournal, from its PEP 610
+    `direct_url.json` (`{"dir_info": {"editable": true}, "url": "file:///..."}`). The
+    first record that has one: a checkout's `editjournal.egg-info`, found first when
+    Python runs from the checkout, has none."""
+    found = importlib.metadata.distributions(name="editjournal")
+    recorded = next((t for d in found if (t := d.read_text("direct_url.json"))), None)
+    try:
+        direct = json.loads(recorded or "null")
+    except ValueError:
+        return None
+    if not isinstance(direct, dict) or not (direct.get("dir_info") or {}).get("editable"):
+        return None
+    url = urllib.parse.urlparse(str(direct.get("url", "")))
+    if url.scheme != "file":
+        return None
+    return Path(urllib.request.url2pathname(url.path))
 
 
 @click.command(

@@ -58,7 +58,7 @@ Operation selection:
 | Remove a contiguous block of lines | delete_range |
 | Target line is repetitive (empty line, }, boilerplate) | replace_range wrapping it with unique neighbor anchors |
 | Several separate changes in one file | one edit call with several operations |
-| Target line is marked ? (an identical line with identical neighbors) | replace_line with occurrence + line |"""  # noqa: E501 - a markdown table row is one line
+| Target line is marked ? (identical lines share its anchor) | its anchor copied whole as LINE#ANCHOR: the number picks the one you read (a blank ?: end a replace_range on it) |"""  # noqa: E501 - a markdown table row is one line
 
 MULTI_FILE_EDITING_RULE = (
     "Multi-file editing: When modifying multiple files, complete all operations on one file "
@@ -148,10 +148,18 @@ computed over the whole file, so a partial read shows the same anchors as a full
 as }}, or boilerplate repeated 3 or more times. Do not use it as the anchor of a single-line \
 operation; anchor on a distinctive neighbor or wrap it in a replace_range. (A boilerplate \
 line that is marked ~ only because it repeats can still be targeted by the context anchor \
-read_file shows for it, or with occurrence + line; blank and bracket lines never can.)
-- A ? after the anchor marks a line that no anchor identifies uniquely (an identical line \
-with identical neighbors elsewhere in the file). An operation on it needs occurrence \
-(1-indexed, counting the lines that share the anchor from the top) and line."""
+read_file shows for it, by an occurrence, or by the line number that picks it among \
+identical lines; blank and bracket lines never can.)
+- A ? after the anchor marks a line that no anchor identifies uniquely: an identical line \
+with identical neighbors elsewhere in the file, a run of blank lines too (? is shown \
+before ~). Its anchor names every twin; copy it whole with its line number (LINE#ANCHOR, \
+or give line) and the number picks the one you read at that line, even after others moved \
+lines: it is read in the file as you read it (with your own edits since) and followed to \
+the file as it is now. Refused only when it cannot pick: the line changed since \
+(anchor_stale), or the number names no twin in the file as you were shown it \
+(anchor_ambiguous, anchor_context_ambiguous). Without a read of the file, occurrence \
+(1-indexed, counting the twins from the top) picks. A blank or bracket ? line is still no \
+single-line target: end a range on it."""
 
 EDIT_DESCRIPTION = f"""\
 Edit one text file by content-hash anchors taken from read_file(hashes: true), where each \
@@ -219,11 +227,15 @@ anchor matches nothing). The conflicts it lists name who changed it (seq, agent,
 lines; "an outside writer" for a change made outside the daemon) and the delta shows what \
 changed, new lines with fresh anchors: retry with those anchors in the same turn, no \
 re-read needed. Without a delta, re-read the file.
-- anchor_ambiguous: a hash matches several lines. Add occurrence (1-indexed) and line; \
-the candidates it lists give each line's number and text.
-- anchor_context_ambiguous: the anchor matches identical lines with identical neighbors. \
-For a range endpoint, choose a unique boundary (a distinctive line nearby, widening the \
-range); for a single-line operation, add occurrence and line.
+- anchor_ambiguous: a hash matches several lines and no line number picked one. Give \
+the anchor with the line number you read it at (LINE#ANCHOR); when the message says that \
+number does not single one out (lines moved between your read and your write), re-read \
+the file, or add occurrence (1-indexed) and line. The candidates it lists give each \
+line's number and text.
+- anchor_context_ambiguous: the anchor matches identical lines with identical neighbors \
+and no line number picked one. Give it with the line number you read it at; or, for a \
+range endpoint, choose a unique boundary (a distinctive line nearby, widening the range); \
+for a single-line operation, add occurrence and line.
 - anchor_low_entropy: the target is a blank, bracket or boilerplate line. Use one of \
 the neighbour anchors it lists, or a replace_range around it.
 - invalid_range_order: start_hash and end_hash resolve to the same line. Use replace_line \

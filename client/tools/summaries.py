@@ -26,8 +26,9 @@ before you change a file. Returns version (higher is newer, across all agents), 
 (of the whole file), content, line_count. With hashes: true each line is also shown as \
 LINE#ANCHOR|text, e.g. 12#a1b2c3|return x: the ANCHOR is what edit targets, the line \
 number is advisory only; ~ after an anchor marks a line too weak to anchor on (blank, \
-bracket, boilerplate), ? one that needs occurrence + line. range "A-B" reads part of a \
-file; a long read stops at max_lines with truncated: true (read on from end_line + 1). \
+bracket, boilerplate), ? one whose identical twins share its anchor (blank runs too): \
+copied whole with its number, LINE#ANCHOR, it picks the one you read. range "A-B" reads \
+part of a file; a long read stops at max_lines with truncated: true (read on from end_line + 1). \
 since_version: V returns only what changed since V, with fresh anchors. at_version: V \
 shows a stored version (read-only: not for editing). version and sha256 are the base a \
 safe_patch needs."""
@@ -36,14 +37,15 @@ EDIT_SUMMARY = """\
 Edit one file by line anchors from read_file(hashes: true), rows LINE#ANCHOR|text: the \
 anchor is the line's identity, the number only advisory. operations (one or more, all \
 applied or none): replace_line, insert_after, insert_before, delete_line take hash \
-(plus occurrence and line for a ? line); replace_range, delete_range take start_hash \
-and end_hash (both included). content is the new text only, lines separated by \\n. Take \
-every anchor from your read: operations do not shift each other. Put all changes to a \
-file in one call and finish it (read, edit) before reading the next. Do not anchor on ~ \
-lines: use replace_range between distinctive neighbours. The reply's diff has the new \
-anchors: keep editing with them. A line someone changed since your read is refused \
-anchor_stale with details.delta holding fresh anchors: retry with those at once. The \
-file is unchanged after any error."""
+(for a ? line copy LINE#ANCHOR whole: the number picks the twin you read); \
+replace_range, delete_range take start_hash and end_hash (both included). content is \
+the new text only, lines separated by \\n. Take every anchor from your read: operations \
+do not shift each other. Put all changes to a file in one call and finish it (read, \
+edit) before reading the next. Do not anchor on ~ or blank ? lines: use replace_range \
+between distinctive neighbours. The reply's diff has the new anchors: keep editing with \
+them. A line someone changed since your read is refused anchor_stale with the delta it \
+shows holding fresh anchors: retry with those at once. The file is unchanged after any \
+error."""
 
 SAFE_PATCH_SUMMARY = """\
 Apply a unified diff to one file, locked by the content it was made from: \
@@ -88,8 +90,8 @@ EDIT_FILE_SUMMARY = f"""\
 Replace old_string with new_string in a file. old_string must match exactly \
 (whitespace and indentation too; line breaks as \\n) and be unique, or pass \
 expected_replacements, the exact count. Use it to change a value or a few lines; \
-prefer it to rewriting a file. {ATOMIC_NOTE} no_match shows the closest lines in \
-details.similar_lines (copy the text exactly and retry); multiple_matches wants more \
+prefer it to rewriting a file. {ATOMIC_NOTE} no_match lists the closest similar lines \
+under it (copy the text exactly and retry); multiple_matches wants more \
 context. The file is unchanged after any error."""
 
 APPEND_TO_FILE_SUMMARY = f"""\
@@ -142,8 +144,8 @@ new_block; old_block must be unique, or occurrence picks one. {PLAN_NOTE}"""
 APPLY_FILE_MODIFICATION_SUMMARY = """\
 Write a hunk planned by a prepare_* tool (its hunk_id), in a later message than the \
 prepare. If the file changed since the plan, it lands when the lines it relies on are \
-untouched; otherwise it is refused apply_rejected with the changes in details.delta: \
-prepare again. Only the agent that prepared a hunk may apply it, once."""
+untouched; otherwise it is refused apply_rejected, the delta it shows holding the \
+changes: prepare again. Only the agent that prepared a hunk may apply it, once."""
 
 OVERWRITE_ENTIRE_FILE_SUMMARY = """\
 Replace a file's whole content (created when missing). For a change to part of a file \
@@ -171,7 +173,8 @@ Revert your latest write to a file (or agent's, or the write at seq) when the li
 changed still read as it left them (by content); other changes in the file are kept. \
 by: every write of that agent in every file (since a checkpoint or seq; dry_run to \
 preview), all or nothing. An undo is a write too: undo again to redo. Refused \
-undo_conflict (details.conflicts names the writes still in the way) or nothing_to_undo."""
+undo_conflict (the conflicts it lists name the writes still in the way) or \
+nothing_to_undo."""
 
 SHOW_SUMMARY = """\
 Show one journal event by its seq (a version from a reply): its fields and, for a write \

@@ -25,6 +25,7 @@ from typing import IO, Any
 import click
 
 from editjournal.client.library.errors import RequestError
+from editjournal.client.views.audit_render import short_command
 from editjournal.client.views.printable import printable
 from editjournal.schemas.endpoint import Endpoint
 from editjournal.schemas.tools import (
@@ -184,7 +185,10 @@ def agent_status_lines(result: AgentStatusResult) -> list[str]:
         for change in seen.changed_since:
             who = printable(change["agent"] or "outside")
             kind = printable(str(change["kind"]))
-            lines.append(f"{INDENT * 3}seq {change['seq']} {kind} by {who}")
+            ran = short_command(change.get("commands") or [])  # a shell window's change
+            lines.append(
+                f"{INDENT * 3}seq {change['seq']} {kind} by {who}" + f"  {ran}" * bool(ran)
+            )
     return lines
 
 

@@ -54,6 +54,7 @@ from editjournal.schemas.tools import (
     PrepareFileRangeEditParams,
     PrepareParams,
 )
+from editjournal.schemas.units import format_elapsed
 
 Finder = Callable[[Document], Found]
 
@@ -271,16 +272,35 @@ def summary(result: HunkPlanResult, found: Found) -> str:
     rows += [
         ("removed_lines", splice.end - splice.start),
         ("added_lines", len(splice.new_lines)),
-        ("normalized.file_eof_newline_added", result.normalized.file_eof_newline_added),
-        ("normalized.content_eof_newline_added", result.normalized.content_eof_newline_added),
+        ("final_newline_added", _newline_added(result.normalized)),
     ]
     if result.blankline_style is not None:
         style = result.blankline_style
         rows.append(("blankline_style", f"above {style.above}, below {style.below}"))
     if result.style_warning:
         rows.append(("style_warning", result.style_warning))
-    rows += [("expires_at_ms", result.expires_at_ms), ("replanned", result.replanned)]
+    rows += [("expires", _expiry(result)), ("replanned", result.replanned)]
     return "\n".join(f"{key}: {_yaml(value)}" for key, value in rows) + "\n"
+
+
+def _newline_added(normalized: HunkNormalized) -> str:
+    """The final-newline rule in words: where it added one, if anywhere."""
+    added = [
+        where
+        for where, done in (
+            ("to the file's last line", normalized.file_eof_newline_added),
+            ("to the new content", normalized.content_eof_newline_added),
+        )
+        if done
+    ]
+    return " and ".join(added) or "none"
+
+
+def _expiry(result: HunkPlanResult) -> str:
+    """When the plan expires, as a person reads it: a UTC time and how long the plan
+    lives (the milliseconds since the epoch stay in `expires_at_ms`)."""
+    at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(result.expires_at_ms / 1000))
+    return f"{at} ({format_elapsed(result.expires_at_ms - result.created_at_ms)} after planning)"
 
 
 def _yaml(value: object) -> str:

@@ -175,7 +175,10 @@ def test_the_anchored_tools_short_descriptions_keep_what_a_model_cannot_guess():
     for op in ("replace_line", "insert_after", "insert_before", "delete_line"):
         assert op in edit
     assert "replace_range" in edit and "delete_range" in edit and "start_hash" in edit
-    assert "anchor_stale" in edit and "details.delta" in edit
+    # the delta as the model sees it printed under the error, never a wire field's name
+    assert "anchor_stale" in edit and "the delta it shows" in edit
+    assert "LINE#ANCHOR whole" in edit  # a ? line: its number picks the twin
+    assert not [name for name, text in SUMMARIES.items() if "details." in text]
     assert "base_content_sha256" in patch and "state_mismatch" in patch and "rebase" in patch
 
 
