@@ -59,6 +59,7 @@ from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.fdlimit import raise_soft_limit
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
 from editjournal.daemon.runtime.groupcommit import Answer, Batch, GroupCommit, error_response
+from editjournal.daemon.runtime.hookhttp import HookHttp
 from editjournal.daemon.runtime.jobs import Jobs
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
@@ -158,6 +159,7 @@ class Server:
         self.router.setsockopt(zmq.MAXMSGSIZE, 2 * self.limits.frame_bytes)
         self.watching: Watching | None = None
         self._watch = watch
+        self.hook_http: HookHttp | None = None  # the hook over loopback HTTP (runtime.hookhttp)
         self.jobs = Jobs()
         # the parked requests' routes and frames, oldest first as `jobs` works them: a stop
         # answers each (never left hanging until the client's timeout)
@@ -185,6 +187,8 @@ class Server:
             self.state_dir,
             make_endpoint(self.workspace.root, self.address, self.info.events_socket, VERSION),
         )
+        # after the endpoint: its worker, a client, finds the daemon by that run file
+        self.hook_http = HookHttp.serve(self.workspace.root, self.state_dir)
         log.info("serving %s on %s (pid %d)", self.workspace.root, self.address, self.info.pid)
         on_ready()
         try:
@@ -247,6 +251,8 @@ class Server:
 
     def _shutdown(self) -> None:
         reason = self._stopping or "loop ended"
+        if self.hook_http is not None:  # first: no hook is taken in that cannot be answered
+            self.hook_http.stop()
         self._answer_parked(reason)
         self.router.close()
         if self.watching is not None:
