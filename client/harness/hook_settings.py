@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import difflib
 import json
 import os
+import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -39,6 +42,12 @@ from editjournal.schemas.errors import EditJournalError
 
 SCOPES = ("project", "local", "user")  # local: the project's file kept out of git
 CLI_MODULE = "editjournal.client.cli"
+# where the daemon says where it serves hooks over HTTP, and the token it requires: the
+# names daemon/runtime/hookhttp.py writes (the client may not import the daemon; a test
+# holds the two to the same names)
+STATE_DIR = ".editjournal"
+HOOK_URL_FILE, HOOK_TOKEN_FILE = "hook-http.json", "hook-http.token"
+_OUR_URL = re.compile(r"http://127\.0\.0\.1:[0-9]{1,5}/hook/")
 
 
 class SettingsFileError(EditJournalError):
@@ -54,6 +63,22 @@ class HookEntry:
 
 
 @dataclass(frozen=True)
+class HttpHook:
+    """The daemon's hook endpoint for one workspace: where to POST, and the token."""
+
+    url: str  # http://127.0.0.1:PORT/hook/ (the harness's name follows)
+    token: str
+
+    def hook(self, harness: Harness) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "url": self.url + harness.name,
+            "headers": {"Authorization": f"Bearer {self.token}"},
+            "timeout": harness.timeout,
+        }
+
+
+@dataclass(frozen=True)
 class Harness:
     name: str  # the word after `editjournal hook`
     title: str
@@ -64,6 +89,12 @@ class Harness:
     # an environment variable naming the directory the harness keeps its user settings
     # in instead of the home directory's (Claude Code's CLAUDE_CONFIG_DIR)
     config_dir_env: str | None = None
+    # the variable the harness sets to the project's directory when it runs a command
+    # hook: a committed hook names an editjournal inside the project through it
+    project_env: str | None = None
+    # the events whose hooks may be `"type": "http"` (Claude Code's, in the local scope:
+    # its URL is literal, see `choose`); the others stay commands
+    http_events: frozenset[str] = frozenset()
 
     def settings_file(self, scope: str, project: Path | None, home: Path) -> Path:
         place = self.files[scope]
@@ -79,8 +110,16 @@ class Harness:
     def in_home(self, scope: str) -> bool:
         return self.files[scope].startswith("~/")
 
-    def hook(self, command: str) -> dict[str, Any]:
+    def hook(self, command: str, http: HttpHook | None = None) -> dict[str, Any]:
+        if http is not None:
+            return http.hook(self)
         return {"type": "command", "command": command, "timeout": self.timeout}
+
+    @property
+    def fallback_scope(self) -> str:
+        """Where a project install goes when it cannot travel: the harness's uncommitted
+        project file, else the user's."""
+        return "local" if "local" in self.files else "user"
 
 
 CLAUDE_CODE = Harness(
@@ -105,6 +144,10 @@ CLAUDE_CODE = Harness(
     after_change="Claude Code reads its hooks when a session starts: start a new one"
     " (or review them in /hooks).",
     config_dir_env="CLAUDE_CONFIG_DIR",
+    project_env="CLAUDE_PROJECT_DIR",
+    # every tool call's events; UserPromptSubmit stays a command, once a prompt: it starts
+    # the daemon when none serves (so the http hooks of the turn find it) or says once why not
+    http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"}),
 )
 GEMINI_CLI = Harness(
     name="gemini-cli",
@@ -120,6 +163,7 @@ GEMINI_CLI = Harness(
     timeout=30_000,  # Gemini CLI counts milliseconds
     after_change="Gemini CLI reads its hooks when a session starts (project hooks only in a"
     " trusted folder): start a new one.",
+    project_env="GEMINI_PROJECT_DIR",
 )
 HARNESSES: dict[str, Harness] = {h.name: h for h in (CLAUDE_CODE, GEMINI_CLI)}
 
@@ -140,13 +184,56 @@ def program() -> list[str]:
     return [sys.executable, "-m", CLI_MODULE]
 
 
+def travelling_command(harness: Harness, project: Path) -> str | None:
+    """The hook command as a committed file may hold it, or None when there is none:
+    `editjournal hook NAME` when the `editjournal` on PATH is this one, else this one by
+    the project's directory (`"$CLAUDE_PROJECT_DIR"/.venv/bin/editjournal ...`) when it
+    lies inside the project. Never this machine's absolute path: a teammate's hook
+    would run a file that is not there."""
+    mine = program()
+    if len(mine) != 1:
+        return None
+    found = shutil.which("editjournal")
+    if found and os.path.realpath(found) == os.path.realpath(mine[0]):
+        return shlex.join(["editjournal", "hook", harness.name])
+    try:
+        inside = Path(os.path.abspath(mine[0])).relative_to(os.path.abspath(project))
+    except ValueError:
+        return None
+    if harness.project_env is None:
+        return None
+    return f'"${harness.project_env}"/{shlex.quote(inside.as_posix())} hook {harness.name}'
+
+
+def hook_endpoint(project: Path) -> HttpHook | None:
+    """Where the workspace's daemon serves hooks over HTTP, as its last start said (the
+    port is kept across starts while it is free), or None: no daemon has served here."""
+    state = project / STATE_DIR
+    try:
+        url = json.loads((state / HOOK_URL_FILE).read_text()).get("url")
+        token = (state / HOOK_TOKEN_FILE).read_text().strip()
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(url, str) or not _OUR_URL.fullmatch(url) or len(token) < 32:
+        return None
+    return HttpHook(url, token)
+
+
 def hook_command(harness: Harness, argv: list[str] | None = None) -> str:
     """The shell command a hook entry holds: `'/path/to/editjournal' hook claude-code`."""
     return shlex.join([*(argv if argv is not None else program()), "hook", harness.name])
 
 
 def is_ours(hook: object, harness: Harness) -> bool:
-    """Whether `hook` (one item of a matcher entry's `hooks`) is editjournal's for `harness`."""
+    """Whether `hook` (one item of a matcher entry's `hooks`) is editjournal's for `harness`:
+    a command running `editjournal hook NAME`, or an http hook to a daemon's endpoint."""
+    if isinstance(hook, dict) and hook.get("type") == "http":
+        url = hook.get("url")
+        return (
+            isinstance(url, str)
+            and _OUR_URL.fullmatch(url.removesuffix(harness.name)) is not None
+            and url.endswith("/" + harness.name)
+        )
     if not isinstance(hook, dict) or hook.get("type") != "command":
         return False
     command = hook.get("command")
@@ -209,25 +296,45 @@ def _ours_in(
                 yield event, group, hook
 
 
+def identity(hook: dict[str, Any]) -> str:
+    """What names a hook of ours to a person: its command, or its URL (never its token)."""
+    return str(hook.get("command") if hook.get("type") == "command" else hook.get("url"))
+
+
 def find_ours(settings: Mapping[str, Any], harness: Harness) -> list[Found]:
     """Every hook of ours, in any event and matcher, in file order."""
     return [
-        Found(event, group.get("matcher"), hook["command"])
+        Found(event, group.get("matcher"), identity(hook))
         for event, group, hook in _ours_in(settings, harness)
     ]
 
 
-def entry_states(settings: Mapping[str, Any], harness: Harness, command: str) -> list[EntryState]:
+def wanted_hook(
+    harness: Harness, entry: HookEntry, command: str, http: HttpHook | None
+) -> dict[str, Any]:
+    """The hook an entry gets: http where the harness takes it and an endpoint is known."""
+    return harness.hook(command, http if entry.event in harness.http_events else None)
+
+
+def _same(hook: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """`hook` does what `wanted` does (a timeout the user changed is theirs to keep)."""
+    return all(hook.get(k) == v for k, v in wanted.items() if k != "timeout")
+
+
+def entry_states(
+    settings: Mapping[str, Any], harness: Harness, command: str, http: HttpHook | None = None
+) -> list[EntryState]:
     """How each entry the harness wants stands: installed, outdated or missing."""
-    found = find_ours(settings, harness)
+    found = list(_ours_in(settings, harness))
     states = []
     for entry in harness.entries:
-        here = [f.command for f in found if (f.event, f.matcher) == (entry.event, entry.matcher)]
+        wanted = wanted_hook(harness, entry, command, http)
+        here = [h for e, g, h in found if (e, g.get("matcher")) == (entry.event, entry.matcher)]
         matcher = entry.matcher or ""
-        if command in here:
-            states.append(EntryState(entry.event, matcher, "installed", command))
+        if any(_same(h, wanted) for h in here):
+            states.append(EntryState(entry.event, matcher, "installed", identity(wanted)))
         elif here:
-            states.append(EntryState(entry.event, matcher, "outdated", here[0]))
+            states.append(EntryState(entry.event, matcher, "outdated", identity(here[0])))
         else:
             states.append(EntryState(entry.event, matcher, "missing"))
     return states
@@ -249,14 +356,18 @@ class ScopeStatus:
 
 
 def status(harness: Harness, scope: str, path: Path, command: str) -> ScopeStatus:
-    """How our hooks stand in `path`; a file install would refuse says why (`error`)."""
+    """How our hooks stand in `path` against what an install there would write (the
+    travelling command in the project's file, http hooks in the local one when the
+    daemon's endpoint is known); a file install would refuse says why (`error`)."""
+    chosen = choose(harness, scope, path, command, redirect=False)
+    command = chosen.command
     try:
         text, settings = read_settings(path)
         with _in(path):
             _check_shape(settings, harness)
     except SettingsFileError as e:
         return ScopeStatus(harness.name, scope, str(path), True, command, "invalid", [], [], str(e))
-    entries = entry_states(settings, harness, command)
+    entries = entry_states(settings, harness, command, chosen.http)
     wanted = {(e.event, e.matcher) for e in harness.entries}
     elsewhere = [f for f in find_ours(settings, harness) if (f.event, f.matcher) not in wanted]
     exists = text is not None
@@ -309,7 +420,7 @@ class Outcome:
 
 
 def install(
-    settings: Mapping[str, Any], harness: Harness, command: str
+    settings: Mapping[str, Any], harness: Harness, command: str, http: HttpHook | None = None
 ) -> tuple[dict[str, Any], list[Outcome]]:
     """`settings` with each of the harness's entries running `command`: added where
     missing (into the user's entry of the same matcher when there is one, else as a new
@@ -318,30 +429,38 @@ def install(
     _check_shape(settings, harness)
     new = copy.deepcopy(dict(settings))
     hooks = new.setdefault("hooks", {})
-    outcomes = [_install_entry(hooks, harness, entry, command) for entry in harness.entries]
+    outcomes = [
+        _install_entry(hooks, harness, entry, wanted_hook(harness, entry, command, http))
+        for entry in harness.entries
+    ]
     return new, outcomes
 
 
 def _install_entry(
-    hooks: dict[str, Any], harness: Harness, entry: HookEntry, command: str
+    hooks: dict[str, Any], harness: Harness, entry: HookEntry, wanted: dict[str, Any]
 ) -> Outcome:
     groups = hooks.setdefault(entry.event, [])
     mine = [g for g in groups if _is_group(g) and g.get("matcher") == entry.matcher]
     ours = [h for g in mine for h in g["hooks"] if is_ours(h, harness)]
+    named = identity(wanted)
     if not ours:
         if mine:
-            mine[0]["hooks"].append(harness.hook(command))
+            mine[0]["hooks"].append(wanted)
         elif entry.matcher is None:
-            groups.append({"hooks": [harness.hook(command)]})
+            groups.append({"hooks": [wanted]})
         else:
-            groups.append({"matcher": entry.matcher, "hooks": [harness.hook(command)]})
-        return Outcome(entry.event, entry.matcher, "added", command)
-    keep = next((h for h in ours if h["command"] == command), ours[0])
+            groups.append({"matcher": entry.matcher, "hooks": [wanted]})
+        return Outcome(entry.event, entry.matcher, "added", named)
+    keep = next((h for h in ours if _same(h, wanted)), ours[0])
     doomed = {id(h) for h in ours if h is not keep}
-    outcome = "already installed" if keep["command"] == command and not doomed else "updated"
-    keep["command"] = command  # in place: its position and its other keys stay
+    outcome = "already installed" if _same(keep, wanted) and not doomed else "updated"
+    if keep.get("type") != wanted["type"]:  # a command becomes an http hook, or back
+        keep.clear()
+        keep.update(wanted)
+    else:  # in place: its position stays, and so do its other keys (a timeout the user set)
+        keep.update({k: v for k, v in wanted.items() if k != "timeout"})
     hooks[entry.event] = _without(groups, doomed)
-    return Outcome(entry.event, entry.matcher, outcome, command)
+    return Outcome(entry.event, entry.matcher, outcome, named)
 
 
 def uninstall(
@@ -356,7 +475,7 @@ def uninstall(
     found = list(_ours_in(new, harness))
     if not found or not isinstance(hooks, dict):
         return new, []
-    outcomes = [Outcome(e, g.get("matcher"), "removed", h["command"]) for e, g, h in found]
+    outcomes = [Outcome(e, g.get("matcher"), "removed", identity(h)) for e, g, h in found]
     doomed = {id(hook) for _, _, hook in found}
     for event in dict.fromkeys(event for event, _, _ in found):
         groups = _without(hooks[event], doomed)
@@ -399,6 +518,10 @@ class Plan:
     before: str | None  # None: there is no file
     after: str | None
     outcomes: list[Outcome] = field(default_factory=list)
+    # what a person should know of the choice made (another scope, command hooks where
+    # http was wanted, and why)
+    notes: list[str] = field(default_factory=list)
+    private: bool = False  # the file holds the endpoint's token: written 0600
 
     @property
     def changes(self) -> bool:
@@ -413,10 +536,78 @@ class Plan:
 
 
 def plan_install(harness: Harness, scope: str, path: Path, command: str) -> Plan:
-    before, settings = read_settings(path)
-    with _in(path):
-        new, outcomes = install(settings, harness, command)
-    return Plan(harness, scope, path, before, _after(before, settings, new), outcomes)
+    """What installing into `scope`'s file would write. The choice of what travels is
+    made here (`choose`): the plan may name another scope's file than `path`, and says
+    why in its notes."""
+    chosen = choose(harness, scope, path, command)
+    before, settings = read_settings(chosen.path)
+    with _in(chosen.path):
+        new, outcomes = install(settings, harness, chosen.command, chosen.http)
+    after = _after(before, settings, new)
+    private = chosen.http is not None
+    return Plan(harness, chosen.scope, chosen.path, before, after, outcomes, chosen.notes, private)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What an install into a scope writes, where, and why."""
+
+    scope: str
+    path: Path
+    command: str
+    http: HttpHook | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def choose(harness: Harness, scope: str, path: Path, command: str, redirect: bool = True) -> Choice:
+    """The project's file (committed) gets command hooks that travel, or, when there are
+    none, nothing: the install goes to the harness's uncommitted scope (`redirect`).
+    The local file gets http hooks for every tool call when the harness takes them and a
+    daemon has served the workspace (its URL is literal: Claude Code expands no variable
+    in a hook's `url`, so it can never be committed), and only when git ignores the
+    file (it carries the token). Elsewhere: `command`, this editjournal's absolute path."""
+    if harness.in_home(scope):
+        return Choice(scope, path, command)
+    project = path.parents[len(Path(harness.files[scope]).parts) - 1]
+    if scope == "project":
+        travelling = travelling_command(harness, project)
+        if travelling is not None or not redirect:
+            return Choice(scope, path, travelling or command)
+        other = harness.fallback_scope
+        moved = choose(harness, other, harness.settings_file(other, project, Path.home()), command)
+        why = (
+            f"the project's file is committed and no editjournal can be named there for"
+            f" every machine (the `editjournal` on PATH is not {program()[0]}, which is"
+            f" outside the project): installed in the {other} scope instead"
+        )
+        return dataclasses.replace(moved, notes=[why, *moved.notes])
+    if scope != "local" or not harness.http_events:
+        return Choice(scope, path, command)
+    http = hook_endpoint(project)
+    if http is None:
+        why = (
+            "no daemon has served this workspace yet: command hooks; once one has"
+            " (`editjournal start`), install again for hooks over HTTP"
+        )
+        return Choice(scope, path, command, notes=[why])
+    if _tracked_by_git(path, project):
+        why = f"{path} is not ignored by git and would carry the endpoint's token: command hooks"
+        return Choice(scope, path, command, notes=[why])
+    return Choice(scope, path, command, http, [f"hooks over HTTP: {http.url}{harness.name}"])
+
+
+def _tracked_by_git(path: Path, project: Path) -> bool:
+    """Whether git would commit `path`: in a repository, and not ignored by it. No git,
+    or no repository: nothing commits it."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(project), "check-ignore", "-q", "--no-index", str(path)],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 1  # 0: ignored; 128: not a repository
 
 
 def plan_uninstall(harness: Harness, scope: str, path: Path) -> Plan:
@@ -443,7 +634,7 @@ def _after(before: str | None, old: dict[str, Any], new: dict[str, Any]) -> str 
 
 def carry_out(plan: Plan) -> None:
     if plan.after is not None:
-        write_settings(plan.path, plan.after)
+        write_settings(plan.path, plan.after, plan.private)
 
 
 def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
@@ -495,7 +686,7 @@ def render(settings: Mapping[str, Any], indent: int | str = 2) -> str:
     return json.dumps(settings, indent=indent, ensure_ascii=False) + "\n"
 
 
-def write_settings(path: Path, text: str) -> None:
+def write_settings(path: Path, text: str, private: bool = False) -> None:
     """Write `text` as the whole file or not at all: a temporary file in the same
     directory, flushed to disk, then renamed over it (a reader, Claude Code starting,
     never sees half a file). The file keeps its mode; a new one gets the umask's. A
@@ -503,7 +694,7 @@ def write_settings(path: Path, text: str) -> None:
     target = Path(os.path.realpath(path))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        mode = _mode_for(target)
+        mode = _mode_for(target) & (0o7700 if private else 0o7777)  # a token: this user's
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".new")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -22,7 +22,10 @@ from tests.e2e.cli_support import SCRIPT, cli, cli_env
 SCHEMA = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "claude-code-hooks.schema.json").read_text()
 )
-COMMAND = f"{SCRIPT} hook claude-code"  # the venv's console script, by its absolute path
+# a project's file is committed: it names editjournal as PATH finds it (the tests put this
+# one first on PATH), never this machine's absolute path
+COMMAND = "editjournal hook claude-code"
+ABSOLUTE = f"{SCRIPT} hook claude-code"  # the user's own files: the venv's console script
 OURS = {"type": "command", "command": COMMAND, "timeout": 30}
 WRITES = "Edit|MultiEdit|Write"
 READS = "Read|Edit|MultiEdit|Write"
@@ -42,6 +45,14 @@ INSTALLED = {
     }
 }
 ENTRIES = 6  # (event, matcher) entries an install makes
+
+
+def installed_as(command: str) -> dict[str, Any]:
+    """INSTALLED with `command` in every hook."""
+    text = json.dumps(INSTALLED).replace(json.dumps(COMMAND), json.dumps(command))
+    return dict(json.loads(text))
+
+
 PRETTIER = {"type": "command", "command": "prettier --check", "timeout": 5}
 # A user's settings: keys Claude Code knows and one it does not, hooks in other events,
 # another matcher, a foreign command under our very matcher, an entry left empty.
@@ -77,10 +88,15 @@ def home(tmp_path: Path) -> Path:
 
 def hooks(ws: Path, home: Path, *args: str, ok: bool = True) -> Any:
     """`editjournal hooks ARGS` in workspace `ws` with HOME at `home`; its result."""
-    done = cli(ws, "hooks", *args, env=cli_env(HOME=str(home)))
+    done = cli(ws, "hooks", *args, env=on_path(HOME=str(home)))
     if ok:
         assert done.returncode == 0, done.stderr
     return done
+
+
+def on_path(**extra: str) -> dict[str, str]:
+    """The CLI's environment with this editjournal first on PATH."""
+    return cli_env(PATH=f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}", **extra)
 
 
 def project_file(ws: Path) -> Path:
@@ -112,7 +128,7 @@ def test_install_into_an_empty_project_writes_our_two_entries(ws: Path, home: Pa
     assert read_json(project_file(ws)) == INSTALLED
     assert re.search(r"\n +PreToolUse +Edit\|MultiEdit\|Write +added\n", done.stdout)
     assert re.search(r"\n +PostToolUseFailure +Bash +added\n", done.stdout)
-    assert f"hook command: {COMMAND}" in done.stdout
+    assert f"hook command: {ABSOLUTE}" in done.stdout  # the CLI prints the absolute one
     assert project_file(ws).read_text().endswith("}\n")
     assert not (ws / ".editjournal").exists()  # no daemon was started for it
     assert not (home / ".claude").exists()
@@ -277,7 +293,7 @@ def test_status_before_and_after_each_scope(ws: Path, home: Path):
     }
     assert before["project"]["file"] == str(project_file(ws))
     assert before["user"]["file"] == str(home / ".claude" / "settings.json")
-    assert before["user"]["command"] == COMMAND
+    assert before["user"]["command"] == ABSOLUTE
 
     hooks(ws, home, "install", "claude-code")
     after = status_of(ws, home)
@@ -318,7 +334,7 @@ def test_user_scope_writes_under_home_and_keeps_the_files_mode(ws: Path, home: P
     write_json(user_file, {"model": "sonnet"})
     user_file.chmod(0o600)
     hooks(ws, home, "install", "claude-code", "--scope", "user")
-    assert read_json(user_file) == {"model": "sonnet", **INSTALLED}
+    assert read_json(user_file) == {"model": "sonnet", **installed_as(ABSOLUTE)}
     assert stat.S_IMODE(user_file.stat().st_mode) == 0o600
     assert not (ws / ".claude").exists()
     assert sorted(os.listdir(user_file.parent)) == ["settings.json"]  # no temporary left
@@ -373,7 +389,7 @@ def test_the_schema_would_catch_a_malformed_entry():
 def test_the_local_scope_is_claude_codes_uncommitted_file(ws: Path, home: Path):
     hooks(ws, home, "install", "claude-code", "--scope", "local")
     local = ws / ".claude" / "settings.local.json"
-    assert read_json(local) == INSTALLED
+    assert read_json(local) == installed_as(ABSOLUTE)  # no daemon ever served: commands
     assert not project_file(ws).exists()
     assert status_of(ws, home)["local"]["state"] == "installed"
     hooks(ws, home, "uninstall", "claude-code", "--scope", "local")
@@ -387,5 +403,63 @@ def test_the_user_scope_follows_claude_config_dir(ws: Path, home: Path, tmp_path
     env = cli_env(HOME=str(home), CLAUDE_CONFIG_DIR=str(config))
     done = cli(ws, "hooks", "install", "claude-code", "--scope", "user", env=env)
     assert done.returncode == 0, done.stderr
-    assert read_json(config / "settings.json") == INSTALLED
+    assert read_json(config / "settings.json") == installed_as(ABSOLUTE)
     assert not (home / ".claude").exists()
+
+
+# --- installs that travel, and hooks over HTTP -------------------------------------------------
+
+
+def test_a_project_install_that_cannot_travel_goes_to_the_local_scope(ws: Path, home: Path):
+    """No editjournal on PATH is this one, and this one lies outside the project: the
+    committed file would hold this machine's path, so it is not written at all."""
+    done = cli(
+        ws, "hooks", "install", "claude-code", env=cli_env(HOME=str(home), PATH="/usr/bin:/bin")
+    )
+    assert done.returncode == 0, done.stderr
+    assert not project_file(ws).exists()
+    local = ws / ".claude" / "settings.local.json"
+    assert f"installed in {local} (local scope)" in done.stdout
+    assert read_json(local) == installed_as(ABSOLUTE)
+
+
+def test_no_token_and_no_machine_path_in_the_committed_file(ws: Path, home: Path):
+    """A daemon has served the workspace (its endpoint files are there): the project's
+    file still gets commands that travel; the local file gets the http hooks, 0600."""
+    state = ws / ".editjournal"
+    state.mkdir(mode=0o700)
+    token = "t" * 43
+    url = "http://127.0.0.1:45678/hook/"
+    (state / "hook-http.json").write_text(json.dumps({"url": url, "port": 45678}))
+    (state / "hook-http.token").write_text(token + "\n")
+    hooks(ws, home, "install", "claude-code")
+    committed = project_file(ws).read_text()
+    assert token not in committed and str(SCRIPT) not in committed and "http" not in committed
+    assert read_json(project_file(ws)) == INSTALLED
+
+    hooks(ws, home, "install", "claude-code", "--scope", "local")
+    local = ws / ".claude" / "settings.local.json"
+    assert stat.S_IMODE(local.stat().st_mode) == 0o600  # it carries the token
+    http = {
+        "type": "http",
+        "url": url + "claude-code",
+        "headers": {"Authorization": f"Bearer {token}"},
+        "timeout": 30,
+    }
+    written = read_json(local)["hooks"]
+    assert written["PreToolUse"] == [
+        {"matcher": WRITES, "hooks": [http]},
+        {"matcher": SHELL, "hooks": [http]},
+    ]
+    assert written["PostToolUseFailure"] == [{"matcher": SHELL, "hooks": [http]}]
+    prompt = {"type": "command", "command": ABSOLUTE, "timeout": 30}
+    assert written["UserPromptSubmit"] == [{"hooks": [prompt]}]  # starts a daemon if none
+    assert status_of(ws, home)["local"]["state"] == "installed"
+    assert token not in hooks(ws, home, "status", "--json").stdout  # a URL, never the token
+
+    (state / "hook-http.token").write_text("u" * 43 + "\n")  # a new token: pointed at it
+    assert status_of(ws, home)["local"]["state"] == "outdated"
+    hooks(ws, home, "install", "claude-code", "--scope", "local")
+    assert "u" * 43 in local.read_text() and token not in local.read_text()
+    hooks(ws, home, "uninstall", "claude-code", "--scope", "local")
+    assert read_json(local) == {}
