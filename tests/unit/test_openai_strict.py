@@ -18,12 +18,6 @@ from typing import Any
 
 import jsonschema
 import msgspec
-import pydantic
-from agents.strict_schema import ensure_strict_json_schema
-from openai.lib._pydantic import _ensure_strict_json_schema
-from openai.types.chat import ChatCompletionFunctionToolParam
-from openai.types.responses import FunctionToolParam
-from openai.types.shared_params import FunctionDefinition
 
 from editjournal.client.library.blocking import Client
 from editjournal.client.tools.tooldefs import agent_methods, export, input_schema, strict_schema
@@ -135,7 +129,11 @@ def test_the_check_catches_what_strict_mode_refuses():
 def test_the_openai_packages_own_strict_pass_finds_nothing_to_change():
     """The SDK makes a schema strict before it sends one (`openai.lib._pydantic`, and the
     Agents SDK's `ensure_strict_json_schema`, which also refuses what cannot be made so):
-    on ours both must be a no-op."""
+    on ours both must be a no-op. Imported here: the Agents SDK takes seconds to import,
+    and every xdist worker collects this module."""
+    from agents.strict_schema import ensure_strict_json_schema
+    from openai.lib._pydantic import _ensure_strict_json_schema
+
     for tool in strict_tools():
         schema = tool["function"]["parameters"]
         assert _ensure_strict_json_schema(copy.deepcopy(schema), path=(), root={}) == schema
@@ -145,6 +143,11 @@ def test_the_openai_packages_own_strict_pass_finds_nothing_to_change():
 def test_both_shapes_are_the_openai_packages_types():
     """Chat completions' `ChatCompletionFunctionToolParam` and the Responses API's flat
     `FunctionToolParam`, strict or not: every key theirs, every required one there."""
+    import pydantic
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
+    from openai.types.shared_params import FunctionDefinition
+
     for fmt, shape in (
         ("openai", ChatCompletionFunctionToolParam),
         ("openai-responses", FunctionToolParam),
