@@ -42,7 +42,17 @@ pytest_plugins = [
 START_TIMEOUT = 15.0
 
 
-DAEMON_PRELOAD = ("editjournal.daemon.__main__", "editjournal.daemon.*", "editjournal.schemas.*")
+# what a daemon child finds imported (tests/zygote.py): what a daemon loads, not the
+# offline readers (docs/architecture.md) nor the OpenTelemetry SDK (loaded when on)
+OFFLINE_AUDIT = ("replay", "verify", "export", "report", "authorship", "authorlog")
+OFFLINE = ("fleet", *(f"audit.{module}" for module in OFFLINE_AUDIT))
+DAEMON_PRELOAD = (
+    "editjournal.daemon.__main__",
+    "editjournal.daemon.*",
+    "editjournal.schemas.*",
+    *(f"!editjournal.daemon.{room}" for room in OFFLINE),
+    "!editjournal.daemon.telemetry.otlp",
+)
 
 
 def spawn(

@@ -289,8 +289,10 @@ def _drain(
 def serve(control: socket.socket, preload: Sequence[str]) -> None:
     """Import, then fork a child per request and report exit statuses until the test
     worker closes its end."""
+    skip = tuple(name[1:] for name in preload if name.startswith("!"))
     for name in preload:
-        _preload(name)
+        if not name.startswith("!"):
+            _preload(name, skip)
     gc.collect()
     gc.freeze()  # children do not copy pages for the collector's sake
     codes: dict[int, int] = {}
@@ -325,16 +327,17 @@ def serve(control: socket.socket, preload: Sequence[str]) -> None:
             os.close(pidfd)
 
 
-def _preload(name: str) -> None:
+def _preload(name: str, skip: tuple[str, ...]) -> None:
     """Import `name`; `package.*`: every module below it that imports (one needing an
-    extra that is not installed is left to import when used, as it would)."""
+    extra that is not installed is left to import when used, as it would), except
+    those named in `skip` and below them."""
     if not name.endswith(".*"):
         importlib.import_module(name)
         return
     package = name.removesuffix(".*")
     root = importlib.import_module(package)
     for info in pkgutil.walk_packages(root.__path__, package + "."):
-        if not info.name.endswith("__main__"):
+        if not info.name.endswith("__main__") and not info.name.startswith(skip):
             with contextlib.suppress(Exception):
                 importlib.import_module(info.name)
 

@@ -17,14 +17,18 @@ from tests import zygote
 
 CLI_MODULE = "editjournal.client.cli"
 CLI = [sys.executable, "-m", CLI_MODULE]
-# what a CLI child finds imported (tests/zygote.py): the command line, what its commands
-# import (the library, views, tools, harness installers, the offline audit)
+# what a CLI child finds imported (tests/zygote.py): the command line and what its
+# commands import (the library, views, tools, hook installers, the offline audit); not
+# the SDK adapters (the Agents and Claude SDKs take seconds to import, and no command
+# loads them)
 CLI_PRELOAD = (
     "editjournal.client.cli.*",
     "editjournal.client.library.*",
     "editjournal.client.views.*",
     "editjournal.client.tools.*",
-    "editjournal.client.harness.*",
+    "editjournal.client.harness.hook",
+    "editjournal.client.harness.hook_settings",
+    "editjournal.client.harness.git_hooks",
     "editjournal.daemon.audit.*",
     "editjournal.schemas.*",
 )
