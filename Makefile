@@ -34,13 +34,13 @@ run: $(RUN_STAMP) ## serve WORKSPACE (default: found from this directory) in the
 		|| { code=$$?; test $$code -eq 130 || exit $$code; }
 
 # The suite runs on TEST_JOBS workers (pytest-xdist): every test has its own workspace,
-# daemon and temp dirs. The work is mostly processes starting (daemons, CLI calls), so
-# two workers per core keep both cores busy while tests wait on daemons (measured: 3
-# workers left 18% of the CPU idle, 4 none).
+# daemon and temp dirs. Daemons and CLI calls are forked from a zygote per worker that
+# has their modules imported (tests/zygote.py; EDITJOURNAL_TEST_EXEC=1 execs each one
+# instead). Two workers per core keep both cores busy while tests wait on daemons.
 TEST_JOBS ?= 4
 
-test: $(STAMP) ## the whole suite (stress suites excluded), TEST_JOBS in parallel
-	$(BIN)/python -m pytest -q -m "not stress" -n $(TEST_JOBS) --dist worksteal
+test: $(STAMP) ## the whole suite (stress suites excluded), TEST_JOBS in parallel; the 20 slowest listed
+	$(BIN)/python -m pytest -q -m "not stress" -n $(TEST_JOBS) --dist worksteal --durations=20
 
 stress: $(STAMP) ## the heavy suites
 	$(BIN)/python -m pytest -q -m stress
