@@ -427,5 +427,7 @@ def _run(module: str) -> int:
 
 
 if __name__ == "__main__":
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]  # run without -P: the tests' directory is no program's path
     with socket.socket(fileno=int(sys.argv[1])) as own:
         serve(own, sys.argv[2:-1])
