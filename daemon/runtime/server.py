@@ -183,12 +183,12 @@ class Server:
             self.watching.start()  # first, so nothing slips between the check and the watch
             self.watching.at_startup(self.state, self.group.record_outside)
             self.group.commit()
+        # before the endpoint: whoever sees the daemon serve finds its hook URL too
+        self.hook_http = HookHttp.serve(self.workspace.root, self.state_dir)
         write_endpoint(
             self.state_dir,
             make_endpoint(self.workspace.root, self.address, self.info.events_socket, VERSION),
         )
-        # after the endpoint: its worker, a client, finds the daemon by that run file
-        self.hook_http = HookHttp.serve(self.workspace.root, self.state_dir)
         log.info("serving %s on %s (pid %d)", self.workspace.root, self.address, self.info.pid)
         on_ready()
         try:
