@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench import checkpoints, concurrent, fleet, growth, hooks, latency, patch, startup
+from bench import checkpoints, concurrent, fleet, growth, hookhttp, hooks, latency, patch, startup
 from bench.compare import comparison
 from bench.detect import editjournal_latency, watchman_latency
 from bench.journal_fill import CACHE
@@ -42,6 +42,7 @@ GROUPS: dict[str, Group] = {
     "checkpoints": checkpoints.rows,
     "patch": patch.rows,
     "hooks": hooks.rows,
+    "hookhttp": hookhttp.rows,
     "fleet": fleet.rows,
 }
 
