@@ -23,26 +23,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from editjournal.client.harness.hook import HookProblem, decide
+
+if TYPE_CHECKING:  # the `claude` extra: typed against it, never imported without it
+    from claude_agent_sdk import HookCallback, HookContext, HookInput, HookMatcher
+    from claude_agent_sdk.types import HookEvent, SyncHookJSONOutput
 
 log = logging.getLogger(__name__)
 AGENT_PREFIX = "claude-sdk"  # sessions are journaled as claude-sdk:<session_id>
 WRITES = "Edit|MultiEdit|Write"
 READS_AND_WRITES = "Read|Edit|MultiEdit|Write"
-Callback = Callable[[Any, "str | None", Any], Awaitable[dict[str, Any]]]
 
 
-def callback(workspace: str | os.PathLike[str] | None = None) -> Callback:
-    """One hook callback for PreToolUse and PostToolUse alike (the payload says which)."""
+def callback(workspace: str | os.PathLike[str] | None = None) -> HookCallback:
+    """One hook callback for PreToolUse and PostToolUse alike (the payload says which),
+    of the SDK's `HookCallback` type."""
     root = Path(workspace).resolve() if workspace is not None else None
 
     async def editjournal_hook(
-        input_data: Any, tool_use_id: str | None, context: Any
-    ) -> dict[str, Any]:
+        input_data: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> SyncHookJSONOutput:
         payload = dict(input_data)
         try:
             answer = await asyncio.to_thread(
@@ -54,9 +57,26 @@ def callback(workspace: str | os.PathLike[str] | None = None) -> Callback:
         except Exception as e:  # never a failed hook: the SDK could block the tool
             log.warning("editjournal hook: unexpected %s: %s: allowed", type(e).__name__, e)
             return {}
-        return answer or {}
+        return _answer(answer)
 
     return editjournal_hook
+
+
+def _answer(found: dict[str, Any] | None) -> SyncHookJSONOutput:
+    """The command hook's answer as the SDK's type: `{}` to allow, or PreToolUse's deny
+    with its reason (the only answer `decide` gives Claude Code). Rebuilt field by field
+    so mypy checks it against the SDK's `PreToolUseHookSpecificOutput`."""
+    specific = (found or {}).get("hookSpecificOutput")
+    if not isinstance(specific, dict) or specific.get("permissionDecision") != "deny":
+        return {}
+    reason = str(specific.get("permissionDecisionReason") or "")
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def _note(warning: str) -> None:
@@ -64,11 +84,14 @@ def _note(warning: str) -> None:
     log.warning("editjournal hook: %s", warning)
 
 
-def hook_matchers(workspace: str | os.PathLike[str] | None = None) -> dict[str, list[Any]]:
-    """`ClaudeAgentOptions(hooks=...)`: our callback before edits, after reads and edits."""
+def hook_matchers(
+    workspace: str | os.PathLike[str] | None = None,
+) -> dict[HookEvent, list[HookMatcher]]:
+    """`ClaudeAgentOptions(hooks=...)`: our callback before edits, after reads and edits;
+    typed as that field is, so an application's own mypy run accepts it."""
     from claude_agent_sdk import HookMatcher
 
-    hook: Any = callback(workspace)  # its payloads and answers are the SDK's TypedDicts, as dicts
+    hook = callback(workspace)
     return {
         "PreToolUse": [HookMatcher(matcher=WRITES, hooks=[hook])],
         "PostToolUse": [HookMatcher(matcher=READS_AND_WRITES, hooks=[hook])],

@@ -6,9 +6,11 @@ call as JSON on stdin (Claude Code: `session_id`, `cwd`, `hook_event_name`,
 the agent `claude-code:<session_id>`, so the daemon knows that session's snapshot;
 before an Edit, MultiEdit or Write it asks the daemon (`check_write`) whether the
 change would land on lines someone changed since that snapshot, and denies the
-call with a reason the model acts on (who changed which lines, and the changes)
-when it would; after one, it claims the write (`claim_write`): the daemon journals as
-the session's edit the change its checked edits made, and whatever else the file
+call when it would, with a reason in the harness's words (`denial_reason`: the tool
+the model called, who changed which lines, those lines as they are now, and what to
+do with that harness's tools; never the daemon's tool or field names); after one, it
+claims the write (`claim_write`): the daemon journals as the session's edit the
+change its checked edits made, and whatever else the file
 holds as an outside change (a line on stderr says so). Around a shell command
 (Claude Code's Bash, Gemini CLI's run_shell_command) it opens and closes a shell
 window (`shell_window`): what the command changed is journaled as the session's,
@@ -45,7 +47,7 @@ import msgspec
 import zmq
 
 from editjournal.client.library.connection import choose_workspace, discover, live_endpoint
-from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Request, Response
+from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Error, Request, Response
 
 READ, EDIT, WRITE, SHELL, PROMPT = "read", "edit", "write", "shell", "prompt"
 # the refusals a hook turns into a denial (the daemon's check_write sends no other)
@@ -174,7 +176,7 @@ def decide(
                 (note or _warn)(warning)
             return None
         denied = daemon.check_write(path, call)
-    return None if denied is None else adapter.denial(denied)
+    return None if denied is None else adapter.denial(denial_reason(denied, call, path, adapter))
 
 
 def _payload_fields(payload: Any) -> tuple[dict[str, Any], str, str]:
@@ -286,6 +288,12 @@ class Adapter:
     def denial(reason: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    @classmethod
+    def redo(cls, call: Call, path: str, shown: bool) -> str:
+        """What to do after a denial, in this harness's tools; `shown`: the denial holds
+        the changed lines as they are now."""
+        raise NotImplementedError
+
 
 class ClaudeCode(Adapter):
     """Claude Code (and Claude Agent SDK applications, which run the same tools):
@@ -339,6 +347,14 @@ class ClaudeCode(Adapter):
             return None
         return (start, None if count is None else start + count - 1)
 
+    @classmethod
+    def redo(cls, call: Call, path: str, shown: bool) -> str:
+        """Claude Code's Read: the whole file after a Write's denial (a Write must not
+        replace lines of it the session has not seen, and a paged Read shows part)."""
+        if call.kind == WRITE:
+            return f"Read {path}, all of it (no offset or limit), then redo your Write."
+        return f"Read {path} again, then redo your {call.tool}."
+
     @staticmethod
     def denial(reason: str) -> dict[str, Any]:
         return {
@@ -385,6 +401,19 @@ class GeminiCli(Adapter):
     def lines(cls, tool_input: dict[str, Any], response: Any) -> tuple[int, int | None] | None:
         first, last = _int(tool_input.get("start_line")), _int(tool_input.get("end_line"))
         return None if first is None and last is None else (first or 1, last)
+
+    @classmethod
+    def redo(cls, call: Call, path: str, shown: bool) -> str:
+        """Gemini CLI's replace needs no read first: the changed lines shown are enough
+        to take its old_string from; a write_file wants the whole file read."""
+        if call.kind == WRITE:
+            return f"Call read_file on {path}, all of it, then redo your write_file."
+        if shown:
+            return (
+                f"Redo your {call.tool} with old_string taken from the + lines above (the file"
+                f" as it is now), or call read_file on {path} again first."
+            )
+        return f"Call read_file on {path} again, then redo your {call.tool}."
 
     @staticmethod
     def denial(reason: str) -> dict[str, Any]:
@@ -536,8 +565,9 @@ class Daemon:
         params = {} if call.content is None else {"prompt": call.content}
         self.request("prompt_checkpoint", params)
 
-    def check_write(self, path: str, call: Call) -> str | None:
-        """The denial's reason, or None: allowed (or not the journal's to judge)."""
+    def check_write(self, path: str, call: Call) -> Error | None:
+        """The daemon's refusal (`anchor_stale`, `write_access_denied`), or None: allowed
+        (or not the journal's to judge)."""
         params: dict[str, Any] = {"path": path, "tool": call.writer}
         if call.kind == WRITE:
             params["content"] = call.content
@@ -549,7 +579,7 @@ class Daemon:
             return None
         if error.code not in DENIED:
             raise HookProblem(f"check_write: {error.code}: {error.message}")
-        return denial_reason(error)
+        return error
 
     def __enter__(self) -> Daemon:
         return self
@@ -558,39 +588,118 @@ class Daemon:
         self._socket.close(linger=0)
 
 
-def denial_reason(error: Any) -> str:
-    """What the model reads: which lines it relied on changed, by whom, and the file
-    there as it is now (the delta, as plain text lines) — enough to redo the edit."""
-    details = error.details if isinstance(error.details, dict) else {}
-    parts = [f"editjournal: {error.message}"]
-    conflicts = details.get("conflicts") or []
-    if conflicts:
-        parts.append("Changed since your read by:")
-        parts += [f"  {_who(c)}" for c in conflicts if isinstance(c, dict)]
+def denial_reason(error: Error, call: Call, path: str, adapter: type[Adapter]) -> str:
+    """What the model reads, in its harness's words: the tool it called (`Edit`,
+    `replace`), the lines it relied on and who changed them since, those lines as they
+    are now, and what to do next in that harness. Built from the refusal's details,
+    never from its message: the message speaks the daemon's tools and fields
+    ("operation 1 (edit_file)", "details.delta"), which this model has never seen."""
+    details = error.details
+    what = _what(call, details)
+    if error.code == "write_access_denied":
+        return (
+            f"editjournal: your {what} of {path} was not made: this session may not write in"
+            " this workspace (the [access] list of its editjournal config). Do not retry it;"
+            " tell the user if the change is needed."
+        )
     found = details.get("delta")
-    if isinstance(found, dict) and found.get("diff"):
-        parts.append("The changes since your read (the file as it is now):")
-        parts.append(_plain_diff(str(found["diff"])))
-        if found.get("omitted"):
-            parts.append("(further changes elsewhere in the file are left out)")
-    parts.append(
-        "Your edit was not made. Redo it against the file as it is now: take the changed"
-        " lines above into account (or read the file again)."
-    )
+    diff = str(found.get("diff") or "") if isinstance(found, dict) else ""
+    parts = [f"editjournal: your {what} of {path} was not made: {_why(call, details)}"]
+    parts += [_who(c, call.agent) for c in details.get("conflicts") or [] if _is(c)]
+    if diff:
+        parts.append("The file there now (- as you last saw it, + as it is now):")
+        parts.append(_plain_diff(diff))
+        if isinstance(found, dict) and found.get("omitted"):
+            parts.append("(other parts of the file changed too; they are not shown here)")
+    parts.append(adapter.redo(call, path, shown=bool(diff)))
     text = "\n".join(parts)
     return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 1] + "…"
 
 
-def _who(conflict: dict[str, Any]) -> str:
-    lines = conflict.get("lines") or []
-    where = f", line(s) {', '.join(map(str, lines[:8]))}" if lines else ""
-    return f"{conflict.get('agent') or 'an outside writer'} (seq {conflict.get('seq')}{where})"
+def _what(call: Call, details: dict[str, Any]) -> str:
+    """The call as the model made it: `Edit`, `write_file`, "MultiEdit (its edit 2)"."""
+    index = details.get("edit")
+    if len(call.edits) > 1 and isinstance(index, int):
+        return f"{call.tool} (its edit {index} of {len(call.edits)})"
+    return call.tool
+
+
+def _why(call: Call, details: dict[str, Any]) -> str:
+    """Why, in one sentence: lines it relied on changed, lines it was not shown, or a
+    whole file it has not seen as it is."""
+    stale = [n for s in details.get("stale") or [] if _is(s) for n in s.get("lines") or []]
+    if call.kind == EDIT and stale:
+        return f"it relies on {_lines(stale)}, which changed since you read {_it(stale)}."
+    unseen = details.get("unseen_lines")
+    if call.kind == EDIT and unseen:
+        return f"it relies on {_lines(unseen)}, which your last read did not show you."
+    if "unseen" in details:  # its latest read showed part of the file
+        shown = _span(details.get("read_lines"))
+        part = f" ({_lines(list(range(shown[0], shown[1] + 1)))})" if shown else ""
+        since = (  # explained from its last full view, when the journal holds one
+            ", and the file changed since you last saw all of it."
+            if "base_version" in details
+            else ", and you have not been shown all of it."
+        )
+        return f"it would replace the whole file, but your last read showed part of it{part}{since}"
+    if "base_version" in details:
+        return "it would replace the whole file, which changed since you read it."
+    return "it would replace the whole file, which you have not read."
+
+
+def _span(value: Any) -> tuple[int, int] | None:
+    """A `[first, last]` pair of line numbers, or None."""
+    if isinstance(value, list) and len(value) == 2:
+        first, last = _int(value[0]), _int(value[1])
+        if first is not None and last is not None:
+            return first, last
+    return None
+
+
+def _is(item: Any) -> bool:
+    return isinstance(item, dict)
+
+
+def _it(lines: list[Any]) -> str:
+    return "it" if len(set(lines)) == 1 else "them"
+
+
+def _who(conflict: dict[str, Any], agent: str) -> str:
+    """One change, for the model: who made it, which lines, and its journal version."""
+    by = conflict.get("agent")
+    if not by:
+        by = "Someone outside the journal (a person, or a program)"
+    elif by == agent:
+        by = "You (an earlier call of this session)"
+    lines = [n for n in conflict.get("lines") or [] if isinstance(n, int)]
+    where = _lines(lines) if lines else "it"
+    return f"{by} changed {where} (version {conflict.get('seq')})."
+
+
+def _lines(numbers: list[Any], most: int = 8) -> str:
+    """`line 5`, `lines 5-7, 12`: runs of consecutive numbers, the first `most` runs."""
+    found = sorted({n for n in numbers if isinstance(n, int)})
+    runs: list[list[int]] = []
+    for n in found:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    shown = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:most]]
+    more = ", …" if len(runs) > most else ""
+    word = "line" if len(found) == 1 else "lines"
+    return f"{word} {', '.join(shown)}{more}"
 
 
 def _plain_diff(diff: str) -> str:
-    """The daemon's delta without its anchors: ` 12#a1b2c3|text` -> ` text`."""
+    """The daemon's delta without its anchors (` 12#a1b2c3|text` -> ` text`), each hunk
+    headed by where it is now (`@@ -3,5 +3,6 @@` -> `at line 3:`)."""
     rows = []
     for row in diff.splitlines():
+        if row.startswith("@@"):
+            now = row.split("+", 1)[1].split(",", 1)[0].split(" ", 1)[0] if "+" in row else ""
+            rows.append(f"  at line {now}:" if now.isdigit() else "  …")
+            continue
         sign, rest = row[:1], row[1:]
         if sign in " +-" and "|" in rest and rest.split("|", 1)[0].split("#")[0].strip().isdigit():
             rest = rest.split("|", 1)[1]

@@ -35,14 +35,24 @@ from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.harnesswrites import Announced, announced
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.atomic import edit_file_planner, write_file_planner
+from editjournal.daemon.model.state import Snapshot
 from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.text.lines import Document, parse, render
-from editjournal.daemon.text.ranges import LineRanges, normalized, subtract, to_ranges, whole
+from editjournal.daemon.text.ranges import (
+    LineRanges,
+    covered,
+    normalized,
+    subtract,
+    to_ranges,
+    whole,
+)
 from editjournal.daemon.text.replace import Joined, find_all
 from editjournal.daemon.text.replace import normalized as normalized_text
 from editjournal.daemon.text.toolwrite import Split, expected
 from editjournal.daemon.writing.guards import overwrite_refusal, overwritten_unseen
+from editjournal.daemon.writing.history import base_at
 from editjournal.daemon.writing.path import rejected, write
+from editjournal.daemon.writing.stale import brought_by, delta, named, shown_lines
 from editjournal.daemon.writing.target import EMPTY_SHA256, Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, FileRead, OutsideChangeRecorded
@@ -106,7 +116,7 @@ def _edits_refused(target: Target, params: CheckWriteParams) -> tuple[Outcome | 
     """The first edit the journal refuses, each planned on the file as it is (as
     `edit_file` plans it); an edit whose text is not there is left to the harness."""
     checked = 0
-    for edit in params.edits or ():
+    for index, edit in enumerate(params.edits or (), start=1):
         old = normalized_text(edit.old_string)
         if not old:
             continue
@@ -120,21 +130,81 @@ def _edits_refused(target: Target, params: CheckWriteParams) -> tuple[Outcome | 
         outcome = write(target, edit_file_planner(asked, params.tool), [])
         checked += 1
         if outcome.error is not None and outcome.error.code in DENIED:
+            outcome.error.details["edit"] = index  # which of a MultiEdit's, for the reply
             return outcome, checked
     return None, checked
 
 
 def _whole_refused(target: Target, params: CheckWriteParams) -> Outcome | None:
     """A whole new content over lines the agent has not seen (never read, or changed
-    since its read) is refused, naming whose changes it would overwrite."""
+    since its read) is refused, naming whose changes it would overwrite. After a ranged
+    re-read (Claude Code pages large files) the refusal is explained from the agent's
+    last full view (`_ranged_refusal`), and a file unchanged since that view is no
+    refusal at all: every line it replaces was shown."""
     writer = write_file_planner(
         WriteFileParams(path=target.path, content=params.content or ""), params.tool
     )
+    ranged = _ranged(target)
     overwritten = overwritten_unseen(target)
+    if ranged is not None and ranged.full_view and ranged.full_view[1] == target.snap.sha256:
+        overwritten = None  # its last full view is the file as it is: every line was shown
     if overwritten is None:
         outcome = write(target, writer, [])  # write access, and nothing else
         return outcome if outcome.error is not None and outcome.error.code in DENIED else None
-    return rejected(target, writer, overwrite_refusal(target, params.tool, overwritten), [])
+    if ranged is not None:
+        error = _ranged_refusal(target, params.tool, ranged, overwritten)
+    else:
+        error = overwrite_refusal(target, params.tool, overwritten)
+    return rejected(target, writer, error, [])
+
+
+def _ranged(target: Target) -> Snapshot | None:
+    """The agent's snapshot of the file when it holds lines the agent was not shown (a
+    ranged read, a delta that left some out), else None."""
+    ctx = target.ctx
+    seen = ctx.state.snapshots.get((ctx.agent, target.path))
+    return seen if seen is not None and seen.unseen and target.exists else None
+
+
+def _ranged_refusal(
+    target: Target, tool: str, seen: Snapshot, overwritten: list[dict[str, Any]]
+) -> ToolError:
+    """`anchor_stale` for a whole write by an agent whose latest read showed part of the
+    file: who changed which lines since it last saw all of it, and the changes (a delta
+    from that view). Its latest read is not the version to explain from: nothing may
+    have changed since it, and it showed only part. Without a stored full view, the
+    changes since its latest read (`overwritten`), and no delta."""
+    ctx, doc = target.ctx, target.doc
+    view = seen.full_view
+    full = base_at(ctx, target.snap, target.noticed, *view) if view is not None else None
+    unseen = normalized(target.unseen(target.agent_base) or [])
+    shown = f"lines {seen.lines[0]}-{seen.lines[1]}" if seen.lines else "part"
+    details: dict[str, Any] = {
+        "conflicts": overwritten,
+        "latest_version": seen.version,
+        "unseen": [list(span) for span in unseen],
+        "read_lines": list(seen.lines) if seen.lines else None,
+    }
+    message = (
+        f"{tool} would replace all {doc.line_count} lines of {target.path}; your latest read"
+        f" (version {seen.version}) showed {shown} of it"
+    )
+    if full is None:
+        who = named(overwritten)
+        message += ", and you have not been shown all of it" + (f" — by {who}" if who else "")
+        return ToolError(ErrorCode.ANCHOR_STALE, message, details)
+    kept = {n + 1 for n in full.line_map(doc) if n is not None}
+    changed = [n for n in range(1, doc.line_count + 1) if n not in kept]
+    lines = covered(changed, unseen) or changed
+    conflicts = brought_by(full, doc.lines, lines)
+    details["conflicts"], details["base_version"] = conflicts, full.version
+    details["delta"] = delta(full, doc, target.anchors, target.version)  # a write: every hunk
+    message += (
+        f", and since you last saw all of it (version {full.version}) line(s)"
+        f" {shown_lines(lines)} changed — by {named(conflicts)}; details.delta has the"
+        " changes with fresh anchors"
+    )
+    return ToolError(ErrorCode.ANCHOR_STALE, message, details)
 
 
 @handles("claim_write")

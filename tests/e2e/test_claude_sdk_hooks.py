@@ -9,6 +9,9 @@ No model and no Claude Code process run.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from tests.conftest import RunningDaemon
 from tests.e2e.hook_support import APP, claude_payload
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+REPO = Path(__file__).resolve().parents[2]
 
 
 input_data = claude_payload
@@ -56,7 +60,9 @@ def test_a_session_reads_another_edits_the_first_is_denied_on_those_lines(served
     over = {"old_string": "v6 = 6\nv7 = 7", "new_string": "v6 = 66\nv7 = 7", "replace_all": False}
     answer = ask(root, input_data(root, "a", "PreToolUse", "Edit", **over))["hookSpecificOutput"]
     assert answer["hookEventName"] == "PreToolUse" and answer["permissionDecision"] == "deny"
-    assert "claude-sdk:b" in answer["permissionDecisionReason"]
+    reason = answer["permissionDecisionReason"]
+    assert "claude-sdk:b changed line 6" in reason  # the command hook's words, as they are
+    assert reason.endswith("Read app.py again, then redo your Edit.")
 
     journal = served.journal()
     assert [r.agent for r in journal.records(kind="file_read")] == ["claude-sdk:a", "claude-sdk:b"]
@@ -67,3 +73,33 @@ def test_a_session_reads_another_edits_the_first_is_denied_on_those_lines(served
 def test_a_malformed_input_is_allowed(served: RunningDaemon):
     bad = {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "x"}
     assert ask(served.root, bad) == {}
+
+
+APPLICATION = """
+from claude_agent_sdk import ClaudeAgentOptions, HookCallback
+from editjournal.client.claude_sdk_hooks import callback, hook_matchers
+
+options = ClaudeAgentOptions(cwd="/project", hooks=hook_matchers("/project"))
+hook: HookCallback = callback("/project")
+"""
+
+
+@pytest.mark.stress  # a cold mypy over the SDK's types: ~9 s of CPU
+def test_an_applications_mypy_accepts_the_matchers_as_the_sdks_hooks(tmp_path: Path):
+    """`make lint` checks hook_matchers() against the SDK's types; this is the same
+    promise from the other side: an application's own `mypy --strict`."""
+    app = tmp_path / "app.py"
+    app.write_text(APPLICATION)
+    package = tmp_path / "typed" / "editjournal"  # the installed layout, as `make lint` links it
+    package.mkdir(parents=True)
+    for part in ("daemon", "client", "schemas"):
+        (package / part).symlink_to(REPO / part)
+    for name in ("__init__.py", "py.typed"):
+        (package / name).symlink_to(REPO / "editjournal" / name)
+    cache = str(tmp_path / "cache")
+    command = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", cache, str(app)]
+    env = {**os.environ, "MYPYPATH": str(package.parent)}
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

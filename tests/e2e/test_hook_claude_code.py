@@ -78,8 +78,9 @@ def test_two_sessions_one_edits_the_other_is_allowed_apart_and_denied_on_its_lin
 
     over = {"old_string": "v4 = 4\nv5 = 5\n", "new_string": "v4 = 4\nv5 = 55\n"}
     reason = denial(hook(payload(root, "s1", "PreToolUse", "Edit", **over)))
-    assert "claude-code:s2" in reason and "v5 = 50" in reason  # who, and the line as it is
-    assert "#" not in reason.split("The changes since")[1].split("Your edit")[0]  # no anchors
+    assert "claude-code:s2 changed line 5" in reason  # who, and which line
+    assert "    +v5 = 50" in reason.splitlines() and "#" not in reason  # as it is, no anchors
+    assert reason.endswith("Read app.py again, then redo your Edit.")  # in Claude Code's tools
     assert (root / "app.py").read_text() == APP.replace("v5 = 5\n", "v5 = 50\n")
 
     reads = [(r.agent, r.event.path) for r in events(served, "file_read")]
@@ -159,7 +160,8 @@ def test_a_write_over_content_the_session_never_saw_is_denied(served: RunningDae
     read(root, "s2")
     edit_cycle(root, "s2", "v3 = 3\n", "v3 = 30\n")
     reason = denial(hook(payload(root, "s1", "PreToolUse", "Write", content="new\n")))
-    assert "never read" in reason and "claude-code:s2" in reason
+    assert "which you have not read" in reason and "claude-code:s2 changed it" in reason
+    assert reason.endswith("Read app.py, all of it (no offset or limit), then redo your Write.")
 
     new = hook(payload(root, "s1", "PreToolUse", "Write", name="new.py", content="x = 1\n"))
     assert new.returncode == 0 and new.stdout == ""

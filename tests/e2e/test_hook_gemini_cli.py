@@ -9,12 +9,13 @@ real command against a real daemon; a denial is `{"decision": "deny", "reason"}`
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import RunningDaemon
-from tests.e2e.cli_support import cli
+from tests.e2e.cli_support import SCRIPT, cli, cli_env
 from tests.e2e.hook_support import APP, run_hook
 
 
@@ -64,7 +65,13 @@ def test_a_replace_over_another_sessions_lines_is_denied_in_gemini_clis_words(
     done = hook(payload(root, "g1", "BeforeTool", "replace", **over))
     answer = json.loads(done.stdout)
     assert done.returncode == 0 and answer["decision"] == "deny"
-    assert "gemini-cli:g2" in answer["reason"] and "v5 = 50" in answer["reason"]
+    reason = answer["reason"]
+    assert reason.startswith("editjournal: your replace of app.py was not made: it relies on")
+    assert "gemini-cli:g2 changed line 5" in reason and "    +v5 = 50" in reason.splitlines()
+    assert reason.endswith(  # Gemini CLI's replace needs no read: the lines shown do
+        "Redo your replace with old_string taken from the + lines above (the file as it is"
+        " now), or call read_file on app.py again first."
+    )
 
     journal = served.journal()
     [first, second] = journal.records(kind="file_read")
@@ -81,7 +88,10 @@ def test_a_failed_tool_records_nothing(served: RunningDaemon):
 
 
 def test_install_writes_gemini_clis_hooks(workspace: Path):
-    done = cli(workspace, "hooks", "install", "gemini-cli")
+    """The project's file, with `editjournal` on PATH (the command that travels: without
+    one, the install goes to the user's file, tests/e2e/test_hooks_install.py)."""
+    path = f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = cli(workspace, "hooks", "install", "gemini-cli", env=cli_env(PATH=path))
     assert done.returncode == 0, done.stderr
     settings = json.loads((workspace / ".gemini" / "settings.json").read_text())
     before = settings["hooks"]["BeforeTool"]
