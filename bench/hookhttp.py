@@ -49,6 +49,7 @@ def rows(tmp: Path, sizes: Sizes) -> Iterator[Row]:
                 "command edit": lambda: _run(command, edit),
             },
             n,
+            warmup=2 if sizes.latency_n < 100 else 5,  # --quick: the command hook is slow
         )
         kept.close()
     for name, what in (("read", "PostToolUse of a Read"), ("edit", "PreToolUse of an Edit")):

@@ -50,6 +50,9 @@ HOST = "127.0.0.1"
 MAX_HEAD = 16 * 1024  # bytes of a request line and headers
 MAX_BODY = 8 * 1024 * 1024  # bytes of a payload (a Write's whole content rides in it)
 IDLE_S = 60.0  # a keep-alive connection left idle this long is closed
+# connections open at once (a thread each): beyond, a new one is closed unread, so a
+# flood of idle connections costs the daemon a bounded number of threads
+MAX_CONNECTIONS = 64
 
 
 class HookHttp:
@@ -113,6 +116,9 @@ class HookHttp:
                 conn, _ = self._listener.accept()
             except OSError:
                 return  # closed by stop()
+            if len(self._connections) >= MAX_CONNECTIONS:
+                conn.close()
+                continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._connections.add(conn)
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
