@@ -11,6 +11,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -463,3 +464,20 @@ def test_no_token_and_no_machine_path_in_the_committed_file(ws: Path, home: Path
     assert "u" * 43 in local.read_text() and token not in local.read_text()
     hooks(ws, home, "uninstall", "claude-code", "--scope", "local")
     assert read_json(local) == {}
+
+
+def test_a_local_file_git_would_commit_never_gets_the_token(tmp_path: Path, home: Path):
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    state = ws / ".editjournal"
+    state.mkdir(mode=0o700)
+    (state / "hook-http.json").write_text(json.dumps({"url": "http://127.0.0.1:45678/hook/"}))
+    (state / "hook-http.token").write_text("t" * 43 + "\n")
+    hooks(ws, home, "install", "claude-code", "--scope", "local")
+    local = ws / ".claude" / "settings.local.json"
+    assert "t" * 43 not in local.read_text()  # not ignored by git: command hooks
+    assert read_json(local) == installed_as(ABSOLUTE)
+    (ws / ".gitignore").write_text(".claude/settings.local.json\n")
+    hooks(ws, home, "install", "claude-code", "--scope", "local")
+    assert "t" * 43 in local.read_text()
