@@ -292,6 +292,9 @@ def _bind(port: int) -> socket.socket:
     """127.0.0.1 only; the port the last start used when it is free (the URL the
     harness holds stays right), else one the kernel picks."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # the last start's connections may linger in TIME_WAIT on that port; on Linux this
+    # never lets a second listener share a port (that is SO_REUSEPORT, not set)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((HOST, port))
     except OSError:

@@ -127,6 +127,7 @@ def test_a_stopped_daemon_takes_its_endpoint_and_the_next_start_keeps_url_and_to
 ):
     root = served.root
     url, port, token = endpoint(root)
+    assert post(port, "{}", None)[0] == 401  # closed by the daemon: TIME_WAIT on its side
     assert served.stop() == 0
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
