@@ -135,6 +135,7 @@ class HookHttp:
                 status, body, keep = self._answer(*request, reader)
                 conn.sendall(_response(status, body, keep))
                 if not keep:
+                    _drained(conn)
                     return
         except (OSError, ValueError):
             return  # a connection dropped or spoke garbage: nothing to answer
@@ -211,6 +212,18 @@ class HookHttp:
         if not self._said_failed:
             self._said_failed = True
             log.warning("hooks over http: %s; calls are allowed unjudged", why)
+
+
+def _drained(conn: socket.socket) -> None:
+    """The answer sent, our side closed for writing, what the client still sends read
+    and dropped (a little, briefly): closing with unread bytes would reset the
+    connection, and the client could see the reset instead of the 401."""
+    with contextlib.suppress(OSError):
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(1.0)
+        left = 64 * 1024
+        while left > 0 and (chunk := conn.recv(min(left, 16 * 1024))):
+            left -= len(chunk)
 
 
 def _output_of(answer: bytes) -> bytes:

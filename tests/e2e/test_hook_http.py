@@ -98,6 +98,7 @@ def test_without_the_token_a_request_is_refused_and_journaled_nowhere(served: Ru
     before = served.journal().last_seq
     read = claude_payload(root, "s1", "PostToolUse", "Read", response={})
     assert post(port, read, None)[0] == 401
+    assert post(port, "x" * 200_000, None)[0] == 401  # its body unread: still an answer
     assert post(port, read, token[:-1] + ("A" if token[-1] != "A" else "B"))[0] == 401
     assert post(port, read, f"{token} ")[0] == 200  # the header's spacing is not the secret
     assert served.journal().last_seq == before + 1  # only the authorised read
