@@ -19,6 +19,7 @@ from typing import Any
 
 from editjournal.client.harness import hook_settings
 from editjournal.daemon.runtime import hookhttp
+from editjournal.schemas.events import EditApplied
 from tests.conftest import RunningDaemon, start
 from tests.e2e.hook_support import APP, claude_payload, run_hook
 
@@ -69,7 +70,11 @@ def test_the_same_payloads_get_the_same_json_through_the_command_and_over_http(
     read = claude_payload(root, "s1", "PostToolUse", "Read", response=shown)
     assert post(port, read, token) == (200, b"")  # s1's read, journaled over HTTP
     assert run_hook("claude-code", read | {"session_id": "s2"}).stdout == ""
-    edit = {"old_string": "v5 = 5\n", "new_string": "v5 = 50\n", "replace_all": False}
+    edit: dict[str, Any] = {
+        "old_string": "v5 = 5\n",
+        "new_string": "v5 = 50\n",
+        "replace_all": False,
+    }
     assert post(port, claude_payload(root, "s2", "PreToolUse", "Edit", **edit), token)[1] == b""
     (root / "app.py").write_text(APP.replace("v5 = 5\n", "v5 = 50\n"))
     claimed = claude_payload(root, "s2", "PostToolUse", "Edit", response={}, **edit)
@@ -89,6 +94,7 @@ def test_the_same_payloads_get_the_same_json_through_the_command_and_over_http(
     agents = {r.agent for r in served.journal().records(kind="file_read")}
     assert agents == {"claude-code:s1", "claude-code:s2"}
     [applied] = served.journal().records(kind="edit_applied")
+    assert isinstance(applied.event, EditApplied)
     assert (applied.agent, applied.event.writer) == ("claude-code:s2", "claude-code:Edit")
 
 
