@@ -227,7 +227,9 @@ def error_text(error: RequestError) -> str:
     lines = error_lines(error, action, say=lambda m: _words(m, shown, "below"))
     lines[0] = lines[0].replace("editjournal: ", "error ", 1)
     lines += _latest_state(error.details.get("latest_file_state"))
-    lines += [f"  {key}: {_value(error.details[key])}" for key in shown if key in _OTHERS]
+    lines += [
+        f"  {key}: {_value(error.details[key])}" for key, how in shown.items() if how == _OTHERS
+    ]
     return click.unstyle("\n".join(lines))
 
 

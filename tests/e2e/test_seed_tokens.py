@@ -212,7 +212,7 @@ def test_mcp_renders_the_hint_and_keeps_the_token_in_structured_content(
             assert shown.startswith("error anchor_stale:")
             action = shown.split("suggested action: ", 1)[1].splitlines()[0]
             assert action == f"use anchors a read gave you; this one never was: {READ_AGAIN}"
-            assert "reason='unknown_anchor'" in shown  # the detail is shown with the others
+            assert "reason: unknown_anchor" in shown  # the detail is shown with the others
             assert reply.structured_content is not None
             error = reply.structured_content["error"]
             assert error["suggested_action"] == "re-read_file"
