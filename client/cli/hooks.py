@@ -62,7 +62,9 @@ SCOPE_HELP = (
 def hooks() -> None:
     """A coding agent's hooks that journal its own reads and edits (Claude Code for now).
 
-    The hooks run `editjournal hook HARNESS` by this editjournal's absolute path.
+    The hooks run `editjournal hook HARNESS`: in the project's file (committed) as a
+    command every machine finds (on PATH, or inside the project), else in the local or
+    user file by this editjournal's absolute path (or over HTTP with --scope local).
     Everything else in the settings file stays as it was; nothing needs a daemon."""
 
 
@@ -105,7 +107,7 @@ def install_hooks(harness: str, scope: str, dry_run: bool) -> int:
         plan = plan_install(chosen, scope, _file(chosen, scope), command)
         if not dry_run:
             carry_out(plan)
-    _report(plan, dry_run, command, "install")
+    _report(plan, dry_run, plan.command or command, "install")
     return EXIT_OK
 
 
@@ -246,6 +248,7 @@ def _report(plan: Plan, dry_run: bool, command: str, verb: str) -> None:
                 "dry_run": dry_run,
                 "command": command,
                 "entries": plan.outcomes,
+                "notes": plan.notes,
                 "diff": plan.diff(),
             }
         )
@@ -258,10 +261,12 @@ def _report(plan: Plan, dry_run: bool, command: str, verb: str) -> None:
 def _summary(plan: Plan, dry_run: bool, command: str, verb: str) -> list[str]:
     where = f"{plan.path} ({plan.scope} scope)"
     title = plan.harness.title
+    notes = [f"note: {note}" for note in plan.notes]
     if not plan.changes:
         if verb == "install":
             return [
-                f"editjournal's {title} hooks are already installed in {where}: nothing written"
+                f"editjournal's {title} hooks are already installed in {where}: nothing written",
+                *notes,
             ]
         missing = " (no such file)" if plan.before is None else ""
         return [f"no editjournal {title} hooks in {where}{missing}: nothing to remove"]
@@ -272,6 +277,7 @@ def _summary(plan: Plan, dry_run: bool, command: str, verb: str) -> list[str]:
     lines += _outcome_lines(plan.outcomes, show_command=verb == "uninstall")
     if verb == "install":
         lines.append(f"hook command: {command}")
+    lines += notes
     if not dry_run:
         lines.append(plan.harness.after_change)
     return lines

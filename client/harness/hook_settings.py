@@ -522,6 +522,7 @@ class Plan:
     # http was wanted, and why)
     notes: list[str] = field(default_factory=list)
     private: bool = False  # the file holds the endpoint's token: written 0600
+    command: str | None = None  # the command the hooks run (http ones aside), as written
 
     @property
     def changes(self) -> bool:
@@ -545,7 +546,10 @@ def plan_install(harness: Harness, scope: str, path: Path, command: str) -> Plan
         new, outcomes = install(settings, harness, chosen.command, chosen.http)
     after = _after(before, settings, new)
     private = chosen.http is not None
-    return Plan(harness, chosen.scope, chosen.path, before, after, outcomes, chosen.notes, private)
+    return Plan(
+        harness, chosen.scope, chosen.path, before, after, outcomes, chosen.notes, private,
+        chosen.command,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
