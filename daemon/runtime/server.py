@@ -55,6 +55,7 @@ from editjournal.daemon.runtime.boundary import (
     loose_id,
     was_crash,
 )
+from editjournal.daemon.runtime.connections import ConnectionChurn
 from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.fdlimit import raise_soft_limit
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
@@ -157,6 +158,7 @@ class Server:
         self.router.setsockopt(zmq.LINGER, 1000)
         # over twice the frame limit libzmq drops the frame unread (and the connection)
         self.router.setsockopt(zmq.MAXMSGSIZE, 2 * self.limits.frame_bytes)
+        self.churn = ConnectionChurn(self.router)  # memory back after clients leave
         self.watching: Watching | None = None
         self._watch = watch
         self.hook_http: HookHttp | None = None  # the hook over loopback HTTP (runtime.hookhttp)
@@ -224,6 +226,7 @@ class Server:
 
     def _commit_stats(self) -> dict[str, Any]:
         stats = {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
+        stats["connections"] = self.churn.stats()  # disconnections, heap trims (connections.py)
         stats["flush"] = self.group.flusher.health()  # failed fsyncs, retried (flusher.py)
         if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
             stats["otel"] = self.group.publisher.telemetry()
@@ -254,6 +257,7 @@ class Server:
         if self.hook_http is not None:  # first: no hook is taken in that cannot be answered
             self.hook_http.stop()
         self._answer_parked(reason)
+        self.churn.close()  # before the router: its monitor would hold the context's term
         self.router.close()
         if self.watching is not None:
             self.watching.stop()
@@ -290,6 +294,7 @@ class Server:
     def _loop(self) -> None:
         poller = zmq.Poller()
         poller.register(self.router, zmq.POLLIN)
+        poller.register(self.churn.socket, zmq.POLLIN)
         if self.watching is not None:
             poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
@@ -297,6 +302,7 @@ class Server:
             ready = dict(poller.poll(0 if busy else POLL_MS))
             try:
                 self._turn(ready)
+                self.churn.after_turn(quiet=not ready)
             except Exception as e:  # the journal failing outside any request: keep serving
                 if not is_journal_failure(e):
                     raise
@@ -309,6 +315,8 @@ class Server:
         if len(self.workspace.late_writes):
             self.group.carry_late(self.workspace.late_writes.due())
         self.group.report_flushes()  # a failed fsync is told as it happens, not at a commit
+        if self.churn.socket in ready:
+            self.churn.take_events()
         if self.router in ready:
             self._serve_waiting()
         if self.jobs:  # after the requests waiting: none waits for more than a slice
