@@ -21,8 +21,9 @@ Instead, one write lands like this (daemon/files/renames.py):
 
 Comparisons are by bytes and SHA-256s are computed after the race, never in it.
 Every content met is reported (`Observed`) for the server to journal; the carried
-content is journaled as a carry by the writing agent. What is left: a writer that
-keeps an fd open on the old inode past the grace check (README "Guarantees").
+content is journaled as a carry by the writing agent. The old inode is then held
+for as long as anyone has it open for writing (daemon/files/latewrites.py), so a
+writer descheduled between its open and its write loses nothing either.
 """
 
 from __future__ import annotations
@@ -134,9 +135,9 @@ class _Where:
     def retire(
         self, write: PreparedWrite, name: str | None, held: bytes | None, changed: bool = False
     ) -> None:
-        """A displaced file that held `held` goes, held open for its grace check
-        (daemon/files/latewrites.py): a write that reaches it later is not lost. `changed`: it
-        holds more already, to be carried at once."""
+        """A displaced file that held `held` goes, held open while anyone may write
+        into it (daemon/files/latewrites.py): a write that reaches it later is not lost.
+        `changed`: it holds more already, to be carried at once."""
         if name is None:
             return
         if held is None:

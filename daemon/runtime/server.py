@@ -227,6 +227,7 @@ class Server:
     def _commit_stats(self) -> dict[str, Any]:
         stats = {**self.group.stats.as_dict(), "recovered": dataclasses.asdict(self.recovered)}
         stats["connections"] = self.churn.stats()  # disconnections, heap trims (connections.py)
+        stats["late_writes"] = self.workspace.late_writes.stats()  # displaced files held
         stats["flush"] = self.group.flusher.health()  # failed fsyncs, retried (flusher.py)
         if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
             stats["otel"] = self.group.publisher.telemetry()

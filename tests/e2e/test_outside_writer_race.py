@@ -261,3 +261,87 @@ def test_an_in_place_rewrite_through_an_old_fd_is_kept_beside_the_file(
     assert target.read_text() == "agent line\nHEADER 0\nbody\n"
     [event] = daemon.journal().records(kind="outside_change", path=kept.name)
     assert daemon.journal().blob(event.event.new_sha256) == b"REWRITE!\nbody\n"
+
+
+def test_a_line_written_through_an_fd_held_past_the_grace_is_carried_in(
+    shared: tuple[RunningDaemon, Path],
+) -> None:
+    """A writer descheduled between its `open` and its `write` for longer than the 0.5 s
+    grace: the daemon finds it still has the displaced file open for writing (a read
+    lease cannot be placed), keeps holding it and takes its line in, and lets the file
+    go once the writer closed it (daemon/files/latewrites.py)."""
+    daemon, target = shared
+    client = daemon.client("agent-a")
+    client.read_file(NAME)
+    inode = target.stat().st_ino
+    with open(target, "a", encoding="utf-8") as writer:  # opened before the write lands
+        client.prepend_to_file(NAME, "agent line\n")
+        assert _landed(target, inode)
+        wait_until(
+            lambda: _late_writes(client)["kept_for_writers"] >= 1,
+            10,
+            "the grace check to find the writer still there",
+        )
+        writer.write("late line\n")
+        writer.flush()
+        wait_until(
+            lambda: "late line" in target.read_text().splitlines(),
+            10,
+            "the line taken in while its writer holds the displaced file",
+        )
+    wait_until(lambda: _late_writes(client)["held"] == 0, 10, "the displaced file let go")
+    assert target.read_text().splitlines() == ["agent line", "HEADER 0", "body", "late line"]
+
+
+def _late_writes(client: Client) -> dict[str, int]:
+    stats: dict[str, int] = client.status().group_commit["late_writes"]
+    return stats
+
+
+PINNED = ("taskset", "-c", "0")
+
+
+@pytest.fixture
+def starved(workspace: Path) -> Iterator[tuple[RunningDaemon, Path]]:
+    """The daemon pinned to core 0 beside a busy loop pinned there too: both starved of
+    CPU, as on a loaded machine. Only processes this test starts are pinned."""
+    (workspace / NAME).write_text("HEADER 0\nbody\n")
+    busy = subprocess.Popen([*PINNED, sys.executable, "-c", "while True: pass"])
+    try:
+        running = start(workspace, prefix=PINNED)
+        yield running, workspace / NAME
+        if running.proc.poll() is None:
+            running.stop()
+    finally:
+        busy.kill()
+        busy.wait(10)
+
+
+@pytest.mark.stress
+def test_a_minute_of_a_starved_writer_at_ten_times_the_rate_loses_no_line(
+    starved: tuple[RunningDaemon, Path],
+) -> None:
+    """The issue's race made harder: an appender every 0.5 ms (ten times the rate above),
+    every 50th of its lines written 0.6-1.2 s after its `open`
+    (tests/e2e/starved_writer_worker.py), the writer and the daemon sharing one core
+    with a busy loop, agents writing with every tool for a minute: 0 lines lost."""
+    daemon, target = starved
+    agent = Agent(daemon.client("agent-a"))
+    agent.reread()
+    stop = target.parent.parent / "stop-writer"
+    writer = subprocess.Popen(
+        [*PINNED, sys.executable, "-m", "tests.e2e.starved_writer_worker", str(target), str(stop)],
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    try:
+        deadline = time.monotonic() + 60.0
+        for n in itertools.count():
+            if time.monotonic() > deadline:
+                break
+            TOOLS[list(TOOLS)[n % len(TOOLS)]](agent, n)
+    finally:
+        stop.write_text("stop")
+        writer.wait(60)
+    added = int(stop.with_name(stop.name + ".count").read_text())
+    _check(daemon, target, "append", agent, added)
+    print(f"late writes: {_late_writes(agent.client)}")
