@@ -9,6 +9,7 @@ with bounded polls, never bare sleeps.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -134,6 +135,38 @@ def start(root: Path, *extra: str, prefix: Sequence[str] = ()) -> RunningDaemon:
 
 def pytest_sessionfinish() -> None:
     close_all()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `slow` first, each file of them at the head of one worker's
+    share. pytest-xdist's worksteal hands each worker a contiguous share of this order
+    (sized as `xdist_shares` computes) and idle workers steal from the tails: a long
+    test left at the end of a share would run alone while the other workers idle. A
+    file's slow tests stay together (its module fixtures are set up once)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    slow: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            slow.setdefault(item.nodeid.split("::")[0], []).append(item)
+    if workers < 2 or not slow:
+        return
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for group in sorted(slow.values(), key=lambda g: -len(g)):
+        min(heads, key=len).extend(group)
+    chosen = {id(item) for group in heads for item in group}
+    rest = iter([item for item in items if id(item) not in chosen])
+    ordered: list[pytest.Item] = []
+    for head, size in zip(heads, xdist_shares(len(items), workers), strict=True):
+        ordered += head + list(itertools.islice(rest, max(0, size - len(head))))
+    items[:] = ordered + list(rest)
+
+
+def xdist_shares(count: int, workers: int) -> list[int]:
+    """The sizes of the shares worksteal's first schedule hands the workers."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append((count - sum(sizes)) // left)
+    return sizes
 
 
 @pytest.fixture

@@ -17,15 +17,16 @@ from tests import zygote
 
 CLI_MODULE = "editjournal.client.cli"
 CLI = [sys.executable, "-m", CLI_MODULE]
-# what a CLI child finds imported (tests/zygote.py): the command line and what its
-# commands import (the library, views, tools, hook installers, the offline audit); not
-# the SDK adapters (the Agents and Claude SDKs take seconds to import, and no command
-# loads them)
+# what a CLI or hook child finds imported (tests/zygote.py): the command line and what
+# its commands import (the library, views, tools, the hook and its installers, the
+# offline audit); not the SDK adapters (the Agents and Claude SDKs take seconds to
+# import, and no command loads them)
 CLI_PRELOAD = (
     "editjournal.client.cli.*",
     "editjournal.client.library.*",
     "editjournal.client.views.*",
     "editjournal.client.tools.*",
+    "editjournal.client.entry",
     "editjournal.client.harness.hook",
     "editjournal.client.harness.hook_settings",
     "editjournal.client.harness.git_hooks",
@@ -55,25 +56,40 @@ def cli(
     """`editjournal --workspace ROOT ARGS...` (no --workspace when root is None), run in
     `cwd` when given (else this process's working directory)."""
     workspace = ["--workspace", str(root)] if root is not None else []
+    env = env or cli_env(EDITJOURNAL_AGENT=agent)
+    return run_program(CLI_MODULE, [*workspace, *args], CLI, stdin=stdin, env=env, cwd=cwd)
+
+
+def run_program(
+    module: str,
+    args: Sequence[str],
+    command: Sequence[str],
+    *,
+    stdin: str | None,
+    env: dict[str, str],
+    cwd: Path | None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ARGS` forked from the worker's zygote (tests/zygote.py), or,
+    when it cannot be, `COMMAND ARGS` exec'd: its output captured as text."""
     done = zygote.run(
         [],
         CLI_PRELOAD,
-        CLI_MODULE,
-        [*workspace, *args],
+        module,
+        args,
         stdin=stdin,
-        env=env or cli_env(EDITJOURNAL_AGENT=agent),
+        env=env,
         cwd=str(cwd or Path.cwd()),
         timeout=TIMEOUT,
     )
     if done is not None:
         return done
     return subprocess.run(
-        [*CLI, *workspace, *args],
+        [*command, *args],
         input=stdin,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=env or cli_env(EDITJOURNAL_AGENT=agent),
+        env=env,
         cwd=cwd,
     )
 

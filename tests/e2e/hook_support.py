@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunningDaemon, start
-from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli_env
+from tests.e2e.cli_support import SCRIPT, cli_env, run_program
+
+ENTRY = "editjournal.client.entry"  # what the console script runs
 
 APP = "".join(f"v{n} = {n}\n" for n in range(1, 21))
 
@@ -31,17 +33,11 @@ def served(workspace: Path) -> Iterator[RunningDaemon]:
 def run_hook(
     harness: str, payload: Any, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The console script, as the installed hook runs it, with `payload` on stdin."""
+    """The console script's code, as the installed hook runs it, with `payload` on stdin
+    (forked from the worker's zygote: `editjournal.client.entry`, which the script
+    runs; tests/e2e/test_install.py runs the installed script itself)."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(
-        [str(SCRIPT), "hook", harness],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=cli_env(),
-        cwd=cwd,
-    )
+    return run_program(ENTRY, ["hook", harness], [str(SCRIPT)], stdin=text, env=cli_env(), cwd=cwd)
 
 
 def claude_payload(

@@ -14,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Every measure of issue 11's table, by words its row's name contains.

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from editjournal.client import Client
 from tests.conftest import RunningDaemon
 
@@ -44,6 +46,7 @@ def _tree(root: Path) -> None:
             (directory / f"mod{f:03}.py").write_text(f"# module {d}.{f}\nvalue = {f}\n")
 
 
+@pytest.mark.slow
 def test_other_agents_are_served_while_a_big_checkpoint_is_taken(daemon: RunningDaemon) -> None:
     _tree(daemon.root)
     (daemon.root / "notes.md").write_text("before\n")

@@ -14,6 +14,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from editjournal.client.library.connection import live_endpoint
 from tests.conftest import RunningDaemon, pid_alive, wait_until
 from tests.e2e.cli_support import CLI, cli
@@ -144,6 +146,7 @@ def test_serve_runs_in_the_foreground_and_ctrl_c_ends_it_with_130(workspace: Pat
     assert "stopped (SIGINT)" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_make_run_serves_a_workspace_with_spaces_and_its_commands_work_as_printed(
     tmp_path: Path,
 ):

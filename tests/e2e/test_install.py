@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 
 

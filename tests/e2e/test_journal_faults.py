@@ -31,6 +31,7 @@ def journal_locked(daemon: RunningDaemon) -> Iterator[None]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_locked_journal_refuses_requests_cleanly_and_the_daemon_goes_on(
     daemon: RunningDaemon, client: Client
 ):

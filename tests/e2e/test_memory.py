@@ -18,6 +18,8 @@ from editjournal.client import Client
 from editjournal.client.library.errors import RequestError
 from tests.conftest import RunningDaemon, start
 
+pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
+
 MB = 1024 * 1024
 
 

@@ -11,6 +11,8 @@ from bench.replay.__main__ import DEFAULT_CASES
 from bench.replay.cases import load
 from bench.replay.run import run, summarise
 
+pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
+
 CASES = 40  # the first 40 of pallets/click's cases: every tool, ~55 s of one worker
 
 

@@ -21,7 +21,8 @@ import pytest
 
 from editjournal.client import Client
 from tests.conftest import RunningDaemon, wait_until
-from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli_env
+from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli_env, run_program
+from tests.e2e.hook_support import ENTRY
 
 RUFF = Path(sys.executable).parent / "ruff"
 WRITER = "claude-code:Bash"
@@ -30,15 +31,10 @@ WRITER = "claude-code:Bash"
 def hook(
     payload: dict[str, Any], harness: str = "claude-code", **env: str
 ) -> subprocess.CompletedProcess[str]:
-    """The console script, as the installed hook runs it, with `payload` on stdin."""
-    done = subprocess.run(
-        [str(SCRIPT), "hook", harness],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=cli_env(**env),
-    )
+    """The console script's code, as the installed hook runs it, with `payload` on
+    stdin (forked from the worker's zygote, as tests/e2e/hook_support.py's `run_hook`)."""
+    command, text = [str(SCRIPT)], json.dumps(payload)
+    done = run_program(ENTRY, ["hook", harness], command, stdin=text, env=cli_env(**env), cwd=None)
     assert done.returncode == 0 and done.stdout == "", (done.stdout, done.stderr)
     return done
 
@@ -279,6 +275,7 @@ def _round(root: Path, r: int) -> dict[int, str]:
     return truth
 
 
+@pytest.mark.slow
 def test_a_scripted_two_session_run_credits_no_line_to_the_wrong_session(
     served: RunningDaemon,
 ):

@@ -13,6 +13,8 @@ from editjournal.daemon.model.state import fold
 from editjournal.daemon.store.journal import Journal
 from tests.conftest import RunningDaemon
 
+pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
+
 AGENTS, EDITS, LINES = 8, 100, 2000  # 800 racing edits; `make stress` runs 16 x 250
 
 

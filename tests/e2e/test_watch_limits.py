@@ -145,6 +145,7 @@ def heavy_if_the_queue_is_huge(test: Callable[..., None]) -> Callable[..., None]
     return pytest.mark.stress(reason=reason)(test)
 
 
+@pytest.mark.slow
 @heavy_if_the_queue_is_huge
 def test_an_overflowing_event_queue_triggers_a_rescan_and_loses_nothing(workspace: Path):
     # each new file queues at least a create and a close-after-write: 1.5 queues' worth

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
+import pytest
 import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,6 +108,7 @@ def _same(derived: AnchorIndex, lines: Sequence[str]) -> None:
             assert derived.match(digest[:n]) == scratch.match(digest[:n])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_incremental_equals_scratch(data: st.DataObject) -> None:
@@ -161,6 +163,7 @@ def _first_difference(old: Sequence[str], new: Sequence[str]) -> int:
     return next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_deriving_through_verified_changes_equals_scratch(data: st.DataObject) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from editjournal.daemon.text.anchors import AnchorIndex
 
 
@@ -33,6 +35,7 @@ def _retired(lines: list[str], rng: random.Random) -> AnchorIndex:
     return base
 
 
+@pytest.mark.slow
 def test_a_retired_index_answers_like_a_fresh_one() -> None:
     rng = random.Random(11)
     for _ in range(6):
