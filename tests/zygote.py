@@ -407,8 +407,9 @@ def _run(module: str) -> int:
     import runpy
 
     # preloaded for its imports; `python -m` runs it fresh, as `__main__` (runpy warns
-    # when it finds it already imported)
-    sys.modules.pop(f"{module}.__main__", None)
+    # when it finds it already imported): a package's `__main__`, or the module itself
+    found = sys.modules.get(module)
+    sys.modules.pop(f"{module}.__main__" if hasattr(found, "__path__") else module, None)
     try:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         code: object = 0
