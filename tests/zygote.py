@@ -394,6 +394,7 @@ def _become_child(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    time.tzset()  # TZ as the test's environment says, as a fresh interpreter reads it
     sys.argv = ["-m", *request["args"]]
     code = _run(request["module"])
     for stream in (sys.stdout, sys.stderr):
