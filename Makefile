@@ -39,11 +39,16 @@ run: $(RUN_STAMP) ## serve WORKSPACE (default: found from this directory) in the
 # instead). Two workers per core keep both cores busy while tests wait on daemons.
 TEST_JOBS ?= 4
 
+# Bytecode is cached (__pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE is
+# set: without it every worker recompiled and re-rewrote the asserts of every test
+# module (17 s of CPU each) and every process started compiled the modules it imported.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+
 test: $(STAMP) ## the whole suite (stress suites excluded), TEST_JOBS in parallel; the 20 slowest listed
-	$(BIN)/python -m pytest -q -m "not stress" -n $(TEST_JOBS) --dist worksteal --durations=20
+	$(PYTEST) -q -m "not stress" -n $(TEST_JOBS) --dist worksteal --durations=20
 
 stress: $(STAMP) ## the heavy suites
-	$(BIN)/python -m pytest -q -m stress
+	$(PYTEST) -q -m stress
 
 bench: $(STAMP) ## every performance row vs its same-run baseline: a table on stdout and bench/results/latest.json (BENCH_ARGS=--quick: tiny sizes)
 	$(BIN)/python -m bench $(BENCH_ARGS)
