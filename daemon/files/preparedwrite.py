@@ -83,7 +83,7 @@ class PreparedWrite:
         and drops or keeps it; the directory is fsynced by `sync_directory`."""
         try:
             if self.temp is None:
-                return self._move_away()
+                return self.move_away()
             return self._exchange(self.temp.name)
         except OSError as exc:
             self.discard()
@@ -107,9 +107,11 @@ class PreparedWrite:
                 continue
         raise kept_changing(self.snapshot.path)
 
-    def _move_away(self) -> Swap:
+    def move_away(self, aside: str | None = None) -> Swap:
+        """The target moved aside under `aside` (a fresh displaced name when None), or
+        removed where the file system cannot rename without replacing."""
         held, name = self.directory.fd, self.target.name
-        aside = displaced_name()
+        aside = aside or displaced_name()
         try:
             renames.rename_noreplace(held, name, aside)
         except FileNotFoundError:

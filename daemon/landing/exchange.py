@@ -31,10 +31,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import os
 from dataclasses import dataclass, field
 
-from editjournal.daemon.files import renames
 from editjournal.daemon.files.fileio import translate
 from editjournal.daemon.files.preparedwrite import PreparedWrite, Swap
 from editjournal.daemon.files.workspace import Workspace
@@ -222,22 +220,10 @@ def _swap_in(where: _Where, write: PreparedWrite) -> Swap:
     if write.temp is not None or where.aside is None:
         return write.swap_in()
     try:
-        return _move_aside(write, where.aside)
+        return write.move_away(where.aside)
     except OSError as exc:
         write.discard()
         raise translate(exc, write.snapshot.path) from exc
-
-
-def _move_aside(write: PreparedWrite, aside: str) -> Swap:
-    held, name = write.directory.fd, write.target.name
-    try:
-        renames.rename_noreplace(held, name, aside)
-    except FileNotFoundError:
-        return Swap(None)
-    except renames.Unsupported:
-        os.unlink(name, dir_fd=held)
-        return Swap(None, checked=False)
-    return Swap(aside)
 
 
 def _met(
