@@ -31,13 +31,14 @@ def served(workspace: Path) -> Iterator[RunningDaemon]:
 
 
 def run_hook(
-    harness: str, payload: Any, cwd: Path | None = None
+    harness: str, payload: Any, cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """The console script's code, as the installed hook runs it, with `payload` on stdin
     (forked from the worker's zygote: `editjournal.client.entry`, which the script
     runs; tests/e2e/test_install.py runs the installed script itself)."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    return run_program(ENTRY, ["hook", harness], [str(SCRIPT)], stdin=text, env=cli_env(), cwd=cwd)
+    command = [str(SCRIPT)]
+    return run_program(ENTRY, ["hook", harness], command, stdin=text, env=cli_env(**env), cwd=cwd)
 
 
 def claude_payload(
