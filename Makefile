@@ -7,21 +7,27 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
-PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+UV := $(BIN)/uv
+# uv installs the same packages as pip from the same registry, in 6-9 s where pip took 60-70 s
+# (most of it compiling every module's bytecode up front): the suite's processes compile what
+# they import, once, into __pycache__. uv itself comes from PyPI through the venv's pip.
+INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 WORKSPACE ?=
 
 .PHONY: run test stress bench lint format clean
 
-$(RUN_STAMP): pyproject.toml setup.py
+$(UV):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5,<1'
+
+$(RUN_STAMP): pyproject.toml setup.py | $(UV)
+	$(INSTALL) -e .
 	@touch $(RUN_STAMP)
 
 # claude-agent-sdk from its source: the tests need its types, not the 180 MB wheel's bundled
 # Claude Code binary (an application installs the wheel, which runs that binary).
-$(STAMP): pyproject.toml setup.py
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	PIP_NO_BINARY=claude-agent-sdk $(PIP) -e '.[dev]'
+$(STAMP): pyproject.toml setup.py | $(UV)
+	UV_NO_BINARY_PACKAGE=claude-agent-sdk $(INSTALL) -e '.[dev]'
 	@touch $(STAMP) $(RUN_STAMP)
 
 # Ctrl-C reaches make, the shell and the daemon alike: the daemon stops cleanly and
