@@ -67,6 +67,8 @@ class ErrorCode(str, enum.Enum):
     HUNK_NOT_FOUND = "hunk_not_found"
     HUNK_EXPIRED = "hunk_expired"
     WRONG_OWNER = "wrong_owner"
+    # the caller has the hunk's agent name but not the credential it was prepared with
+    HUNK_IDENTITY_MISMATCH = "hunk_identity_mismatch"
     HUNK_ALREADY_APPLIED = "hunk_already_applied"
     HUNK_KIND_MISMATCH = "hunk_kind_mismatch"
     APPLY_REJECTED = "apply_rejected"
@@ -78,6 +80,8 @@ class ErrorCode(str, enum.Enum):
     CHECKPOINT_EXISTS = "checkpoint_exists"
     NOTHING_TO_UNDO = "nothing_to_undo"
     UNDO_CONFLICT = "undo_conflict"
+    # a plain undo whose write was made under the caller's name with another credential
+    WRITE_IDENTITY_MISMATCH = "write_identity_mismatch"
     # the journal
     JOURNAL_CORRUPT = "journal_corrupt"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -108,6 +112,9 @@ class ErrorCode(str, enum.Enum):
     SHIPPER_BUSY = "shipper_busy"
     JOURNAL_DIVERGED = "journal_diverged"
     BLOBS_NOT_SHIPPED = "blobs_not_shipped"
+    # `editjournal git-notes` (never the daemon): git, or the repository, does not allow
+    # what was asked (no commits, a shallow clone's boundary, not a repository, no git)
+    GIT_REFUSED = "git_refused"
 
 
 @dataclass(frozen=True)
@@ -284,6 +291,13 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " (details.announced_by); nothing was done.",
         "prepare your own hunk; claim only a write your own check_write announced",
     ),
+    ErrorCode.HUNK_IDENTITY_MISMATCH: ErrorSpec(
+        "The hunk was prepared under this agent name by a client holding another credential"
+        " (another connection, process or session using the same name): a name alone does"
+        " not make a hunk yours; nothing was done.",
+        "prepare your own hunk (the client that prepared this one may apply or discard it);"
+        " give each agent session a name of its own",
+    ),
     ErrorCode.HUNK_ALREADY_APPLIED: ErrorSpec(
         "The hunk was applied already (details.applied_seq); a hunk applies at most once.",
         "read the file to see it; prepare a new hunk for a further change",
@@ -329,6 +343,14 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "Lines the write changed were changed again since (details.conflicts names those"
         " events: seq, agent, kind, lines); nothing was written.",
         "undo the later writes first, or edit the file as it is now (read_file shows it)",
+    ),
+    ErrorCode.WRITE_IDENTITY_MISMATCH: ErrorSpec(
+        "A plain undo takes back only your own latest write, and the latest write to the"
+        " file under this agent name was made by a client holding another credential"
+        " (another connection, process or session using the same name); nothing was"
+        " written.",
+        "name the write to take back: undo with the path and details.seq (journaled as"
+        " yours, as any undo of another agent's write), or undo --by the agent",
     ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
         "The journal's stored data is damaged: its SQLite file is malformed (cut short,"
@@ -436,6 +458,13 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " to the wrong event, so nothing was answered.",
         "run `editjournal ship --blobs` in that workspace: it sends the missing contents,"
         " those of the events shipped earlier too, and then ask again",
+    ),
+    ErrorCode.GIT_REFUSED: ErrorSpec(
+        "git, or the repository, does not allow what was asked: no commits yet, a commit"
+        " at a shallow clone's boundary, a revision that names no commit, not a repository,"
+        " no git; nothing in the repository was changed.",
+        "do what the message says (commit first, `git fetch --deepen=1`, name another"
+        " revision), then run the command again",
     ),
 }
 

@@ -34,7 +34,7 @@ from editjournal.client.library.connection import (
     require_workspace,
 )
 from editjournal.client.views.render import emit
-from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.errors import CATALOGUE, ErrorCode
 from editjournal.schemas.wire import agent_problem
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ALREADY_SERVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -317,9 +317,13 @@ def error_object(
 
 
 def bad_input_object(error: click.ClickException) -> dict[str, Any]:
-    """A usage error or unusable input as `--json` prints it (code invalid_params)."""
+    """A usage error or unusable input as `--json` prints it: code invalid_params, or the
+    catalogued code a `BadInput` subclass names (`code`, with the catalogue's hint)."""
     ctx = getattr(error, "ctx", None)
     where = ctx.command_path if ctx is not None else program()
+    code: ErrorCode | None = getattr(error, "code", None)
+    if code is not None:
+        return error_object(code.value, error.format_message(), {}, CATALOGUE[code].hint)
     return error_object(
         ErrorCode.INVALID_PARAMS.value,
         error.format_message(),

@@ -42,6 +42,7 @@ from editjournal.client.cli.common import (
 from editjournal.client.cli.help import verbatim
 from editjournal.client.views.render import emit
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+from editjournal.schemas.errors import ErrorCode
 
 if TYPE_CHECKING:
     from editjournal.daemon.audit.authorlog import AuthorshipLog
@@ -54,7 +55,10 @@ HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
 class GitRefused(BadInput):
-    """What git or the repository does not allow (exit 2); nothing was changed."""
+    """What git or the repository does not allow (exit 2, as any unusable input; `--json`
+    says `git_refused`); nothing was changed."""
+
+    code = ErrorCode.GIT_REFUSED
 
 
 @dataclass
@@ -290,7 +294,8 @@ def note_commit(
 
 
 def carry_notes(git: Git, pairs: Sequence[tuple[str, str]], how: str) -> list[str]:
-    """Each old commit's note onto its new commit (post-rewrite); lines said per pair."""
+    """Each old commit's note onto its new commit (post-rewrite; post-commit for a
+    cherry-pick, whose source keeps its own note); lines said per pair."""
     from editjournal.daemon.audit.authorlog import NoteError, merged, parse, render
 
     said: list[str] = []
@@ -306,7 +311,8 @@ def carry_notes(git: Git, pairs: Sequence[tuple[str, str]], how: str) -> list[st
         fresh_text = git.note(new)
         if fresh_text is not None:
             fresh = parse(fresh_text)  # ours, by post-commit
-            moved = merged(fresh, moved, new) if how == "amend" else merged(moved, fresh, new)
+            fresh_first = how in ("amend", "cherry-pick")
+            moved = merged(fresh, moved, new) if fresh_first else merged(moved, fresh, new)
         git.write_note(new, render(moved))
         if how == "amend":
             git.remove_note(old)  # the standard: the amended commit's note SHOULD go
@@ -397,11 +403,24 @@ def _git_notes(
         raise BadInput(f"no journal at {path}: editjournal has not served {root}")
     with opened(str(path)) as journal:
         done = [note_commit(git, journal, root, sha, parent) for sha, parent in commits]
+    if hook:
+        _carry_picked(git, commits[0][0])
     if settings().json:
         print_json({"notes": [n.as_json() for n in done]})
     else:
         emit([n.line() for n in done])
     return EXIT_OK
+
+
+def _carry_picked(git: Git, sha: str) -> None:
+    """A cherry-pick's commit carries its source's note too. post-rewrite does not run
+    for a cherry-pick (nor does `notes.rewrite.*` cover it), but post-commit does, with
+    CHERRY_PICK_HEAD naming the source: its note is moved onto the new commit's lines,
+    the note just computed from the journal winning where both name a line."""
+    source = git.maybe("rev-parse", "--quiet", "--verify", "CHERRY_PICK_HEAD^{commit}")
+    picked = source.decode().strip() if source else None
+    if picked and picked != sha:
+        emit(carry_notes(git, [(picked, sha)], "cherry-pick"))
 
 
 def _repository() -> Git:

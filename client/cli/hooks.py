@@ -173,12 +173,13 @@ def _git_dir() -> Path:
 
 @contextlib.contextmanager
 def _git_refused() -> Iterator[None]:
+    from editjournal.client.cli.gitnotes import GitRefused
     from editjournal.client.harness.git_hooks import GitHookError
 
     try:
         yield
     except (GitHookError, OSError) as e:
-        raise BadInput(str(e)) from e
+        raise GitRefused(str(e)) from e
 
 
 def _git_hooks(verb: str, scope: str, dry_run: bool) -> int:

@@ -180,6 +180,12 @@ class FleetProblem(RequestError):
     })  # fmt: skip
 
 
+class GitProblem(RequestError):
+    """`editjournal git-notes`: git, or the repository, refused what was asked."""
+
+    codes = frozenset({"git_refused"})
+
+
 class DaemonProblem(RequestError):
     """The daemon, not the request: an internal error, a daemon that cannot be reached,
     started or trusted."""

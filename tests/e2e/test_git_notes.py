@@ -181,6 +181,14 @@ def test_amend_and_a_plain_rebase_keep_the_logs_right(hooked: Path, daemon: Runn
     assert note(root, rebased) == {"a.txt": {a: [5], c: [8]}, "b.txt": {c: [1, 3, 4]}}
     assert git(root, "show", f"{rebased}:a.txt").splitlines()[4] == "alice 2"
 
+    # a cherry-pick (post-commit, CHERRY_PICK_HEAD): the source's note carried onto the
+    # new commit, and the source keeps its own
+    git(root, "checkout", "-q", "-b", "picked", "main~1")
+    said = git(root, "cherry-pick", rebased)
+    picked = git(root, "rev-parse", "HEAD").strip()
+    assert picked != rebased and f"{rebased[:12]} -> {picked[:12]}: 5 lines carried" in said
+    assert note(root, picked) == expected and has_note(root, rebased)
+
 
 # --- bad input: a clear message, and nothing else in the repository changed --------------------
 
@@ -207,7 +215,12 @@ def empty_journal(root: Path) -> Path:
 
 def test_a_repository_without_commits_is_refused(workspace: Path):
     init_repo(workspace)
-    refused(workspace, "git-notes", said="has no commits yet")
+    before = refs_and_status(workspace)
+    out = cli(workspace, "--json", "git-notes", cwd=workspace)
+    error = json.loads(out.stdout)
+    assert out.returncode == 2 and error["code"] == "git_refused", (out.stdout, out.stderr)
+    assert "has no commits yet" in error["message"] and "commit first" in error["hint"]
+    assert refs_and_status(workspace) == before
 
 
 def test_not_a_git_repository_and_no_git_are_refused(workspace: Path, tmp_path: Path):
