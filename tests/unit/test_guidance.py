@@ -88,11 +88,14 @@ def test_anchor_selection_guidance_present() -> None:
         "Avoid anchoring on empty lines, closing braces (}), or frequently repeated "
         "boilerplate (e.g., position: fixed;, display: flex; in CSS, </div> in HTML). For "
         "files with repetitive content, use replace_range with two unique boundary anchors "
-        "instead of replace_line — range operations enforce uniqueness on both endpoints and "
-        "are rejected if ambiguous. When a replace_line anchor matches multiple lines, use the "
-        "occurrence field (1-indexed) and line field (advisory line number) together to "
-        "disambiguate.",
+        "instead of replace_line — range operations enforce uniqueness on both endpoints: an "
+        "endpoint anchor that identical lines share is resolved by the line number copied "
+        "with it (LINE#ANCHOR, the number you read it at) and rejected if that number does "
+        "not single one out. When a replace_line anchor matches multiple lines, copy it with "
+        "its line number the same way; without a read of the file, use the occurrence field "
+        "(1-indexed) and line field (advisory line number) together to disambiguate.",
     )
+    assert "rejected if ambiguous" not in EDIT_DESCRIPTION  # twins resolve by line number
 
 
 @pytest.mark.parametrize("text", [EDIT_DESCRIPTION, TOOL_USE_RULES], ids=["edit", "rules"])
