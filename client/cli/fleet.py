@@ -35,6 +35,7 @@ from editjournal.client.library.errors import RequestError, WorkspaceNotFound
 from editjournal.client.views.audit_render import (
     blame_lines,
     legend,
+    short_command,
     short_names,
     stats_lines,
     when,
@@ -248,15 +249,23 @@ def fleet_log(
 
 def _log_rows(found: list[Any]) -> list[str]:
     """`fleet log`'s rows: the agent column as wide as its longest name shown (a name
-    past NAME_CAP shortened, a legend after the rows), every journal string escaped."""
+    past NAME_CAP shortened, a legend after the rows), every journal string escaped; a
+    shell command's change ends with its command, as in the local `log`."""
     names = short_names(e.agent for e in found if e.agent)
     agents = [names[e.agent] if e.agent else "-" for e in found]
     width = max(map(len, agents), default=0)
     return [
         f"{e.workspace_id[:8]} {e.seq:>7}  {when(e.ts_ms)}  {agent:<{width}}"
-        f"  {printable(e.summary)}"
+        f"  {printable(e.summary)}" + _command_column(e)
         for e, agent in zip(found, agents, strict=True)
     ] + legend(names)
+
+
+def _command_column(event: Any) -> str:
+    """`  $ command` after a shell command's change (a row built before FleetEvent had
+    `commands` has none)."""
+    commands = getattr(event, "commands", ())
+    return f"  {short_command(commands)}" if commands else ""
 
 
 @fleet.command(name="stats")

@@ -20,13 +20,13 @@ import psycopg
 
 from editjournal.daemon.audit.blame import blame as blame_of
 from editjournal.daemon.audit.stats import agent_stats
-from editjournal.daemon.audit.timeline import versions
+from editjournal.daemon.audit.timeline import commands_of, versions
 from editjournal.daemon.fleet.pgschema import server_version
 from editjournal.daemon.fleet.shipper import first_difference
 from editjournal.daemon.fleet.source import LocalJournal
 from editjournal.daemon.store.hashchain import GENESIS_HASH, StoredRow, row_problem
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import EVENT_DECODER, Record
+from editjournal.schemas.events import EVENT_DECODER, AnyEvent, Record
 from editjournal.schemas.tools import AgentStats, BlameResult
 
 Conn = psycopg.Connection[Any]
@@ -56,6 +56,9 @@ class FleetEvent:
     kind: str
     path: str | None
     summary: str
+    # the shell command(s) that made the change (`timeline.commands_of`, as the local
+    # `log` shows them); empty: not a shell window's edit
+    commands: tuple[str, ...] = ()
 
 
 def log(conn: Conn, filters: Filters) -> list[FleetEvent]:
@@ -68,10 +71,20 @@ def log(conn: Conn, filters: Filters) -> list[FleetEvent]:
         (*args, filters.limit),
     ).fetchall()
     found = [
-        FleetEvent(ws, host, wpath, seq, ts, agent, kind, path, EVENT_DECODER.decode(raw).summary())
+        _fleet_event(ws, host, wpath, seq, ts, agent, kind, path, EVENT_DECODER.decode(raw))
         for ws, host, wpath, seq, ts, agent, kind, path, raw in rows
     ]
     return found[::-1]
+
+
+def _fleet_event(
+    ws: str, host: str, wpath: str, seq: int, ts: int, agent: str | None, kind: str,
+    path: str | None, event: AnyEvent,
+) -> FleetEvent:  # fmt: skip
+    """One shipped event as `fleet log` shows it: decoded once for its summary and its
+    shell commands."""
+    summary, commands = event.summary(), tuple(commands_of(event))
+    return FleetEvent(ws, host, wpath, seq, ts, agent, kind, path, summary, commands)
 
 
 def _where(conn: Conn, f: Filters) -> tuple[str, list[Any]]:
