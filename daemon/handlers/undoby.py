@@ -38,6 +38,7 @@ from editjournal.daemon.writing.history import Base, base_at
 from editjournal.daemon.writing.path import Planned, Stale, Written, write_all
 from editjournal.daemon.writing.stale import named, shown_lines
 from editjournal.daemon.writing.target import Target, open_target
+from editjournal.daemon.writing.undo_renames import filed_where_now
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import EditApplied, Record
 from editjournal.schemas.tools import MAX_UNDO_BY_FILES, UndoneFile, UndoParams, UndoResult
@@ -59,7 +60,7 @@ def undo_by(ctx: Context, params: UndoParams) -> Outcome:
     """Every write of `params.by` after `params.since`, reverted in one `write_all`."""
     assert params.by is not None
     since = since_ref(ctx, params.since, params.by)
-    writes = writes_by_file(ctx, params.by, since)
+    writes = filed_where_now(ctx, params.by, writes_by_file(ctx, params.by, since))
     jobs: list[tuple[Target, _UndoAll]] = []
     unchanged: list[tuple[Target, _UndoAll]] = []
     for path, records in sorted(writes.items()):
@@ -211,7 +212,7 @@ class _UndoAll:
         first, seqs = self.records[0], [r.seq for r in self.records]
         rebased = [c.describe() for c in base.changes if c.seq not in seqs]
         reply = {"rebased_over": rebased, "seqs": seqs}
-        if not doc.lines and not existed_before(target.ctx, target.path, first.seq):
+        if not doc.lines and not existed_before(target.ctx, _write(first).path, first.seq):
             everything = Splice(0, WRITER, 0, target.doc.line_count, (), ())
             return Planned(EditPlan((everything,)), delete=target.exists, reply=reply)
         before = stored(target.ctx, _write(first).before_sha256)

@@ -1,0 +1,72 @@
+"""`undo --by AGENT` follows the renames the journal recorded (issue 37): an agent's
+lines in a file someone renamed since are taken back where the file is now, other
+writers' changes kept; a line changed since still refuses `undo_conflict`; a rename
+by the agent itself is its own write, undone as such."""
+
+from __future__ import annotations
+
+import pytest
+
+from editjournal.client import RequestError
+from tests.conftest import RunningDaemon
+from tests.polling import wait_until
+
+APP = "".join(f"line_{n} = {n}\n" for n in range(1, 9))
+
+
+def _move(ws: RunningDaemon, agent: str, src: str, dest: str, old: str = "", new: str = "") -> None:
+    """`agent` renames `src` to `dest` with apply_patch (a line changed too, if given)."""
+    hunk = f"@@\n-{old}\n+{new}\n" if old else ""
+    patch = f"*** Begin Patch\n*** Update File: {src}\n*** Move to: {dest}\n{hunk}*** End Patch\n"
+    ws.client(agent).apply_patch(patch)
+
+
+def test_an_agents_lines_are_undone_in_the_file_another_agent_renamed(daemon: RunningDaemon):
+    (daemon.root / "app.py").write_text(APP)
+    daemon.client("alice").edit_file("app.py", "line_2 = 2", "line_2 = 'alice'")
+    _move(daemon, "bob", "app.py", "lib/app.py", "line_7 = 7", "line_7 = 'bob'")
+    daemon.client("carol").edit_file("lib/app.py", "line_8 = 8", "line_8 = 'carol'")
+    done = daemon.client("boss").undo(by="alice")
+    assert [(f.path, f.action) for f in done.files] == [("lib/app.py", "reverted")]
+    expected = APP.replace("line_7 = 7", "line_7 = 'bob'").replace("line_8 = 8", "line_8 = 'carol'")
+    assert (daemon.root / "lib" / "app.py").read_text() == expected
+    assert not (daemon.root / "app.py").exists()
+
+
+def test_a_file_the_agent_made_and_a_shell_renamed_is_removed_where_it_is(daemon: RunningDaemon):
+    alice = daemon.client("alice")
+    alice.write_file("made.py", "made = 1\n")
+    alice.read_file("made.py")  # a file an agent has read: the watcher keeps its content
+    (daemon.root / "made.py").rename(daemon.root / "kept.py")
+    journal = daemon.journal()
+    wait_until(
+        lambda: any(r.event.path == "kept.py" for r in journal.records(kind="outside_change")),
+        what="the watcher to journal the rename",
+    )
+    (daemon.root / "app.py").write_text(APP)  # a file alice never wrote: left alone
+    done = daemon.client("boss").undo(by="alice")
+    assert [(f.path, f.action) for f in done.files] == [("kept.py", "removed")]
+    assert not (daemon.root / "kept.py").exists() and not (daemon.root / "made.py").exists()
+
+
+def test_a_line_changed_after_the_rename_still_refuses(daemon: RunningDaemon):
+    (daemon.root / "app.py").write_text(APP)
+    daemon.client("alice").edit_file("app.py", "line_2 = 2", "line_2 = 'alice'")
+    _move(daemon, "bob", "app.py", "lib.py")
+    daemon.client("carol").edit_file("lib.py", "line_2 = 'alice'", "line_2 = 'carol'")
+    with pytest.raises(RequestError) as refused:
+        daemon.client("boss").undo(by="alice")
+    assert refused.value.code == "undo_conflict"
+    assert refused.value.details["path"] == "lib.py" and "carol" in refused.value.message
+
+
+def test_the_agents_own_rename_is_undone_as_its_write(daemon: RunningDaemon):
+    (daemon.root / "app.py").write_text(APP)
+    alice = daemon.client("alice")
+    alice.edit_file("app.py", "line_2 = 2", "line_2 = 'alice'")
+    _move(daemon, "alice", "app.py", "lib.py")
+    done = daemon.client("boss").undo(by="alice")
+    assert sorted((f.path, f.action) for f in done.files) == [
+        ("app.py", "recreated"), ("lib.py", "removed"),
+    ]  # fmt: skip
+    assert (daemon.root / "app.py").read_text() == APP
