@@ -188,7 +188,17 @@ def _payload_fields(payload: Any) -> tuple[dict[str, Any], str, str]:
     if not isinstance(tool_input, dict) or not isinstance(session, str) or not session:
         raise HookProblem(f"the {tool} payload lacks tool_input or session_id")
     cwd = payload.get("cwd")
-    return tool_input, session, cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    return tool_input, _agent_session(payload, session), cwd
+
+
+def _agent_session(payload: dict[str, Any], session: str) -> str:
+    """The session, or a subagent's own name under it. Claude Code (CLI 2.1.332) sends a
+    subagent's tool calls with the parent's `session_id` and the subagent's `agent_id`
+    (and `agent_type`): without it, a subagent's work would be its parent's, and could
+    not be taken back alone (`undo --by claude-code:SESSION/AGENT_ID`)."""
+    agent_id = payload.get("agent_id")
+    return f"{session}/{agent_id}" if isinstance(agent_id, str) and agent_id else session
 
 
 def _path_of(tool: str, tool_input: dict[str, Any]) -> str:
