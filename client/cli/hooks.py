@@ -53,6 +53,7 @@ SCOPE_HELP = (
   editjournal hooks install claude-code                 .claude/settings.json of the workspace
   editjournal hooks install claude-code --scope user    ~/.claude/settings.json
   editjournal hooks install claude-code --dry-run       print the change, write nothing
+  editjournal hooks install codex                       .codex/hooks.json of the workspace
   editjournal hooks install git                         post-commit: git notes of authorship
   editjournal hooks status
   editjournal hooks uninstall claude-code"""
@@ -60,7 +61,10 @@ SCOPE_HELP = (
 )
 @global_options()
 def hooks() -> None:
-    """A coding agent's hooks that journal its own reads and edits (Claude Code for now).
+    """A coding agent's hooks that journal its reads, edits and shell commands.
+
+    Claude Code, Gemini CLI and Codex (docs/harnesses.md says what each one's hooks
+    can and cannot tell).
 
     The hooks run `editjournal hook HARNESS`: in the project's file (committed) as a
     command every machine finds (on PATH, or inside the project), else in the local or
@@ -149,7 +153,7 @@ def hooks_status(harness: str | None, scope: str | None) -> int:
         status(h, s, _file(h, s), hook_command(h))
         for h in chosen
         for s in ([scope] if scope else SCOPES)
-        if s in h.files or harness is not None  # a scope the harness lacks, when named
+        if s in h.files or scope is not None  # a scope the harness lacks, when named
     ]
     if settings().json:
         print_json({"hooks": rows})

@@ -20,7 +20,10 @@ it could not credit, and why, are a line each on stderr). When a prompt is submi
 checkpoint of the workspace for that turn (`claude-code:<session_id>/turn-<n>`, n
 counted by the journal), so `undo --by SESSION --since turn-N` rewinds to it; the
 prompt's text goes to the daemon, which keeps it only when the workspace's config
-says so. The same decisions serve the
+says so. Codex's hooks carry Claude Code's fields: its shell tool (`Bash`) gets a
+window, its `apply_patch` is judged and claimed file by file as an Edit or a Write
+(`parse_patch` reads the patch), and a file it deletes or moves is
+credited through a window around it. The same decisions serve the
 Claude Agent SDK's hook callbacks (`client/harness/claude_sdk_hooks.py`):
 `decide(payload)` is the whole of it.
 
@@ -50,6 +53,7 @@ from editjournal.client.library.connection import choose_workspace, discover, li
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Error, Request, Response
 
 READ, EDIT, WRITE, SHELL, PROMPT = "read", "edit", "write", "shell", "prompt"
+PATCH = "patch"  # Codex's apply_patch: files added, updated, moved, deleted
 # the refusals a hook turns into a denial (the daemon's check_write sends no other)
 DENIED = frozenset({"anchor_stale", "write_access_denied"})
 REQUEST_TIMEOUT_S = 10.0  # one request to a serving daemon
@@ -68,13 +72,28 @@ class HookProblem(Exception):
     """Why the hook could not judge the call: it is allowed, and this said on stderr."""
 
 
+class PatchFile(NamedTuple):
+    """One file of a Codex apply_patch: what the patch does to it (`parse_patch`)."""
+
+    action: str  # "add" | "update" | "delete"
+    path: str  # as the patch names it (relative to the session's cwd, or absolute)
+    move_to: str | None = None  # update: the name it ends up with
+    edits: tuple[dict[str, Any], ...] = ()  # update: old_string, new_string, replace_all
+    content: str | None = None  # add: the whole new file
+    claimable: bool = True  # False: only a shell window can credit it
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,) if self.move_to is None else (self.path, self.move_to)
+
+
 class Call(NamedTuple):
     """One harness tool call, as the hook judges it (harness-neutral)."""
 
     harness: str
     event: str  # "before" | "after"
     tool: str  # the harness's own tool name (Edit, replace, ...): the journaled writer
-    kind: str  # READ | EDIT | WRITE | SHELL | PROMPT
+    kind: str  # READ | EDIT | WRITE | SHELL | PROMPT | PATCH
     session: str
     cwd: str
     path: str  # as the harness gives it (absolute, or relative to cwd); SHELL: the cwd
@@ -83,6 +102,7 @@ class Call(NamedTuple):
     lines: tuple[int, int | None] | None = None  # READ: first and last line shown (None: all)
     command: str = ""  # SHELL: the command line
     window: str = ""  # SHELL: what pairs the before and the after (Claude Code: tool_use_id)
+    patch: tuple[PatchFile, ...] = ()  # PATCH: its files (the patch's text is `command`)
 
     @property
     def agent(self) -> str:
@@ -146,7 +166,7 @@ def decide(
         call = call._replace(harness=agent_prefix)
     with Daemon(workspace or workspace_of(call), call.agent) as daemon:
         path = daemon.relative(call.path, call.cwd)
-        if path is None and call.kind == SHELL:
+        if path is None and call.kind in (SHELL, PATCH):
             raise HookProblem(
                 f"the command runs in {call.cwd}, outside the workspace {daemon.root}: no"
                 " shell window is opened, nothing it changes is credited to the session"
@@ -164,19 +184,52 @@ def decide(
         if call.kind == SHELL:
             daemon.shell_window(call, note or _warn)
             return None
+        if call.kind == PATCH:
+            return _patch(daemon, call, adapter, note or _warn)
         if call.event == "after" and call.kind == READ:
             daemon.request("read_file", _read_params(path, call.lines))
             return None
         if call.event == "after":  # what was not the session's change, the reply says
-            claimed = daemon.call("claim_write", {"path": path, "tool": call.writer})
-            if claimed.error is not None:
-                error = claimed.error
-                raise HookProblem(f"claim_write: {error.code}: {error.message}")
-            for warning in claimed.warnings or ():
-                (note or _warn)(warning)
+            daemon.claim_write(path, call.writer, note or _warn)
             return None
         denied = daemon.check_write(path, call)
     return None if denied is None else adapter.denial(denial_reason(denied, call, path, adapter))
+
+
+def _patch(
+    daemon: Daemon, call: Call, adapter: type[Adapter], note: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """Codex's apply_patch. Before: each file it adds or updates is judged as a Write or
+    an Edit is (the first the journal refuses denies the whole patch); after: each is
+    claimed. The files only a shell window can credit (deleted, moved, a hunk with no
+    line to find) get one around the tool, paired by its tool_use_id."""
+    claimed: list[tuple[str, PatchFile]] = []
+    windowed: list[str] = []
+    for found in call.patch:
+        where = [daemon.relative(name, call.cwd) for name in found.paths]
+        if None in where:
+            note(f"{found.path}: outside the workspace {daemon.root}: not journaled as yours")
+        elif found.claimable:
+            claimed.append((str(where[0]), found))
+        else:
+            windowed += [str(name) for name in where]
+    if call.event == "before":
+        for path, found in claimed:
+            kind = WRITE if found.action == "add" else EDIT
+            one = call._replace(kind=kind, path=path, edits=found.edits, content=found.content)
+            denied = daemon.check_write(path, one)
+            if denied is not None:
+                return adapter.denial(denial_reason(denied, one, path, adapter))
+    else:
+        for path, _ in claimed:  # one refused claim leaves the others to be made
+            try:
+                daemon.claim_write(path, call.writer, note)
+            except HookProblem as e:
+                note(f"{path}: {e}")
+    if windowed:  # the files as they are, kept as the window opens
+        present = [p for p in windowed if (daemon.root / p).is_file()]
+        daemon.shell_window(call, note, paths=present)
+    return None
 
 
 def _payload_fields(payload: Any) -> tuple[dict[str, Any], str, str]:
@@ -430,9 +483,147 @@ class GeminiCli(Adapter):
         return {"decision": "deny", "reason": reason}
 
 
+class Codex(ClaudeCode):
+    """Codex (codex-rs/hooks): PreToolUse / PostToolUse with Claude Code's payload
+    fields and answers (`hookSpecificOutput.permissionDecision: "deny"`), fired for its
+    shell tools (tool_name `Bash`, `tool_input.command`) and for `apply_patch` (the
+    patch text as `tool_input.command`); `tool_use_id` pairs a call's two hooks. It
+    has no read tool of its own (it reads through the shell): nothing journals its
+    reads, so an apply_patch is judged against the session's own last write there, or,
+    when it has none, the file as it is."""
+
+    name = "codex"
+    events: ClassVar[dict[str, str]] = {"PreToolUse": "before", "PostToolUse": "after"}
+    kinds: ClassVar[dict[str, str]] = {"Bash": SHELL, "apply_patch": PATCH}
+
+    @classmethod
+    def call(cls, payload: Any) -> Call | None:
+        if isinstance(payload, dict) and payload.get("tool_name") == "apply_patch":
+            event = cls.events.get(str(payload.get("hook_event_name")))
+            return None if event is None else cls.patch(payload, event)
+        return super().call(payload)
+
+    @classmethod
+    def patch(cls, payload: dict[str, Any], event: str) -> Call:
+        """An apply_patch call: its files, and its text as the window's command."""
+        tool_input, session, cwd = _payload_fields(payload)
+        text = _text("apply_patch", tool_input, "command")
+        try:
+            files = parse_patch(text)
+        except ValueError as e:
+            raise HookProblem(f"the apply_patch payload holds no patch it can read: {e}") from None
+        call = Call(cls.name, event, "apply_patch", PATCH, session, cwd, cwd, command=text)
+        return call._replace(window=cls.window(payload, text), patch=files)
+
+    @classmethod
+    def redo(cls, call: Call, path: str, shown: bool) -> str:
+        """Codex reads through its shell; its patch needs the lines as they are now."""
+        if call.kind == WRITE:
+            return f"Read all of {path} again, then redo your apply_patch."
+        if shown:
+            return (
+                f"Redo your apply_patch with its context and - lines taken from the + lines"
+                f" above (the file as it is now), or read {path} again first."
+            )
+        return f"Read {path} again, then redo your apply_patch."
+
+
+# --- Codex's apply_patch text, read as the files it changes -----------------------------
+# The envelope (`*** Begin Patch`, `*** Add File: P` with + lines, `*** Delete File: P`,
+# `*** Update File: P` with an optional `*** Move to: Q` and hunks of ' ', '-', '+'
+# lines after optional `@@` headers, `*** End Patch`). The daemon's own reader
+# (daemon/text/v4a.py) is the daemon's: the hook may not import it. This one only says
+# which files change and how; it never applies a patch. A hunk is a replacement of whole
+# lines (its context and - lines by its context and + lines). A file whose change
+# cannot be said that way (deleted, moved, a hunk with no line to find) is not
+# `claimable`: the hook credits it through a shell window around the tool.
+
+PATCH_BEGIN, PATCH_END = "*** Begin Patch", "*** End Patch"
+PATCH_ADD, PATCH_DELETE, PATCH_UPDATE = "*** Add File: ", "*** Delete File: ", "*** Update File: "
+PATCH_MOVE, PATCH_EOF = "*** Move to: ", "*** End of File"
+MAX_PATCH_FILES = 256
+
+
+def parse_patch(text: str) -> tuple[PatchFile, ...]:
+    """The files of a patch, in its order; `ValueError` when it is not one."""
+    lines = text.strip().splitlines()
+    if not lines or lines[0].strip() != PATCH_BEGIN:
+        raise ValueError(f"the patch does not start with {PATCH_BEGIN!r}")
+    if lines[-1].strip() != PATCH_END:
+        raise ValueError(f"the patch does not end with {PATCH_END!r}")
+    body, files, at = lines[1:-1], [], 0
+    heads = (PATCH_ADD, PATCH_DELETE, PATCH_UPDATE)
+    while at < len(body):
+        end = next((i for i in range(at + 1, len(body)) if body[i].startswith(heads)), len(body))
+        files.append(_patch_file(body[at], body[at + 1 : end]))
+        at = end
+    if len(files) > MAX_PATCH_FILES:
+        raise ValueError(f"the patch names {len(files)} files, more than {MAX_PATCH_FILES}")
+    return tuple(files)
+
+
+def _patch_file(head: str, rows: list[str]) -> PatchFile:
+    if head.startswith(PATCH_ADD):
+        if any(not row.startswith("+") for row in rows):
+            raise ValueError(f"{head!r}: every line of an added file starts with +")
+        content = "".join(row[1:] + "\n" for row in rows)
+        return PatchFile("add", _patch_name(head, PATCH_ADD), content=content)
+    if head.startswith(PATCH_DELETE):
+        return PatchFile("delete", _patch_name(head, PATCH_DELETE), claimable=False)
+    if head.startswith(PATCH_UPDATE):
+        return _patch_update(_patch_name(head, PATCH_UPDATE), rows)
+    raise ValueError(f"{head!r} is not a file header of a patch")
+
+
+def _patch_name(line: str, prefix: str) -> str:
+    name = line[len(prefix) :].strip()
+    if not name:
+        raise ValueError(f"{line!r} names no file")
+    return name
+
+
+def _patch_update(path: str, rows: list[str]) -> PatchFile:
+    """An updated file, one replacement per hunk; moved, or with a hunk of + lines
+    only: not claimable, its edits not said."""
+    move_to = None
+    if rows and rows[0].startswith(PATCH_MOVE):
+        move_to, rows = _patch_name(rows[0], PATCH_MOVE), rows[1:]
+    hunks: list[list[str]] = []
+    for row in rows:
+        if row.startswith("@@") or not hunks:
+            hunks.append([])
+        if not row.startswith("@@") and row.strip() != PATCH_EOF:
+            hunks[-1].append(row)
+    edits = tuple(e for e in map(_hunk_edit, hunks) if e is not None)
+    whole = move_to is None and len(edits) == len(hunks) and bool(edits)
+    return PatchFile("update", path, move_to, edits if whole else (), claimable=whole)
+
+
+def _hunk_edit(hunk: list[str]) -> dict[str, Any] | None:
+    """A hunk as a replacement of whole lines; None when it has no line to find."""
+    old: list[str] = []
+    new: list[str] = []
+    for row in hunk:
+        mark, text = (row[:1], row[1:]) if row else (" ", "")  # a bare blank context line
+        if mark not in " +-":
+            raise ValueError(f"{row!r} is not a line of a hunk (' ', '-' or '+' first)")
+        if mark != "+":
+            old.append(text)
+        if mark != "-":
+            new.append(text)
+    if not old:
+        return None
+    return {
+        "old_string": "".join(line + "\n" for line in old),
+        "new_string": "".join(line + "\n" for line in new),
+        "replace_all": False,
+    }
+
+
 ADAPTERS: dict[str, type[Adapter]] = {
     ClaudeCode.name: ClaudeCode,
     GeminiCli.name: GeminiCli,
+    Codex.name: Codex,
 }
 HARNESSES = tuple(ADAPTERS)
 
@@ -550,9 +741,12 @@ class Daemon:
         self._last_warnings = list(response.warnings or ())
         return response.result
 
-    def shell_window(self, call: Call, note: Callable[[str], None]) -> None:
+    def shell_window(
+        self, call: Call, note: Callable[[str], None], paths: list[str] | None = None
+    ) -> None:
         """Open (before) or close (after) the command's window; what the daemon could not
-        credit to the session, and why, goes to `note`."""
+        credit to the session, and why, goes to `note`. `paths`: the files whose content
+        the daemon keeps as the window opens (default: those the command line names)."""
         params: dict[str, Any] = {
             "window": call.window,
             "phase": "open" if call.event == "before" else "close",
@@ -561,13 +755,24 @@ class Daemon:
             "expires_s": _window_s(),
         }
         if call.event == "before":
-            params["paths"] = named_files(call.command, call.cwd, self.root)
+            named = named_files(call.command, call.cwd, self.root) if paths is None else paths
+            params["paths"] = named[:MAX_NAMED]
         result = self.request("shell_window", params)
         for warning in self._last_warnings:
             note(warning)
         for change in (result or {}).get("changes") or ():
             if isinstance(change, dict) and not change.get("credited"):
                 note(f"{change.get('path')}: not credited to you: {change.get('why')}")
+
+    def claim_write(self, path: str, tool: str, note: Callable[[str], None]) -> None:
+        """Journal the tool's write as the session's; what was not its change (the
+        reply's warnings) goes to `note`."""
+        claimed = self.call("claim_write", {"path": path, "tool": tool})
+        if claimed.error is not None:
+            error = claimed.error
+            raise HookProblem(f"claim_write: {error.code}: {error.message}")
+        for warning in claimed.warnings or ():
+            note(warning)
 
     def prompt_checkpoint(self, call: Call) -> None:
         """The session's checkpoint for this turn. A failure is a `HookProblem`: the

@@ -1,9 +1,10 @@
 """editjournal's hooks in a harness's settings file: what they are, where, and the edit.
 
 A harness is data (`HARNESSES`): where its settings file lives per scope, which
-(event, matcher) entries call `editjournal hook HARNESS`, and their timeout. Claude
-Code is the one so far; a harness whose settings keep hooks the same way (an object of
-events, each a list of `{"matcher", "hooks": [...]}` entries) is one more row.
+(event, matcher) entries call `editjournal hook HARNESS`, and their timeout: Claude
+Code, Gemini CLI and Codex so far; a harness whose settings keep hooks the same way
+(an object of events, each a list of `{"matcher", "hooks": [...]}` entries) is one
+more row.
 
 The functions on a settings object are pure: `install` and `uninstall` return a new
 object and what they did (their argument is never changed), `find_ours` and
@@ -165,7 +166,24 @@ GEMINI_CLI = Harness(
     " trusted folder): start a new one.",
     project_env="GEMINI_PROJECT_DIR",
 )
-HARNESSES: dict[str, Harness] = {h.name: h for h in (CLAUDE_CODE, GEMINI_CLI)}
+CODEX = Harness(  # codex-rs/hooks: hooks.json beside each config layer, Claude Code's shape
+    name="codex",
+    title="Codex",
+    files={"project": ".codex/hooks.json", "user": "~/.codex/hooks.json"},
+    entries=(
+        HookEntry("PreToolUse", "apply_patch"),  # its file edits: judged, then claimed
+        HookEntry("PostToolUse", "apply_patch"),
+        HookEntry("PreToolUse", "Bash"),  # its shell tools' window
+        HookEntry("PostToolUse", "Bash"),
+        HookEntry("UserPromptSubmit", None),  # each prompt's checkpoint
+    ),
+    timeout=30,
+    after_change="Codex reads its hooks when a session starts and runs a new or changed"
+    " one only once you trust it: review them in /hooks (a project's hooks load only"
+    " when the project is trusted).",
+    config_dir_env="CODEX_HOME",
+)
+HARNESSES: dict[str, Harness] = {h.name: h for h in (CLAUDE_CODE, GEMINI_CLI, CODEX)}
 
 
 # --- the command a hook runs ----------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 The callbacks are the ones `hook_matchers()` hands the SDK (checked to be the SDK's own
 `HookMatcher`s), called as the SDK calls them: `(input_data, tool_use_id, context)`,
-with `input_data` in the SDK's `PreToolUseHookInput` / `PostToolUseHookInput` shape.
-No model and no Claude Code process run.
+with `input_data` in the SDK's `PreToolUseHookInput` / `PostToolUseHookInput` /
+`PostToolUseFailureHookInput` / `UserPromptSubmitHookInput` shape. No model and no
+Claude Code process run; a Bash command's change is made by a real `sed -i`.
 """
 
 from __future__ import annotations
@@ -31,15 +32,17 @@ input_data = claude_payload
 def ask(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     hook = callback(root)
     context = claude_agent_sdk.HookContext(signal=None)
-    return asyncio.run(hook(data, data["tool_use_id"], context))
+    return asyncio.run(hook(data, data.get("tool_use_id"), context))
 
 
 def test_the_matchers_are_the_sdks(tmp_path: Path):
     hooks = hook_matchers(tmp_path)
-    assert set(hooks) == {"PreToolUse", "PostToolUse"}
+    assert set(hooks) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
     for matchers in hooks.values():
         assert all(isinstance(m, claude_agent_sdk.HookMatcher) for m in matchers)
-    assert hooks["PreToolUse"][0].matcher == "Edit|MultiEdit|Write"
+    assert [m.matcher for m in hooks["PreToolUse"]] == ["Edit|MultiEdit|Write", "Bash"]
+    assert [m.matcher for m in hooks["PostToolUseFailure"]] == ["Bash"]
+    assert [m.matcher for m in hooks["UserPromptSubmit"]] == [None]
     options = claude_agent_sdk.ClaudeAgentOptions(cwd=str(tmp_path), hooks=hooks)
     assert options.hooks is hooks
 
@@ -68,6 +71,48 @@ def test_a_session_reads_another_edits_the_first_is_denied_on_those_lines(served
     assert [r.agent for r in journal.records(kind="file_read")] == ["claude-sdk:a", "claude-sdk:b"]
     [applied] = journal.records(kind="edit_applied")
     assert (applied.agent, applied.event.writer) == ("claude-sdk:b", "claude-sdk:Edit")
+
+
+def bash(root: Path, event: str, command: str, call: str) -> dict[str, Any]:
+    """The SDK's input for a Bash call of session s1 (its Post carries the response)."""
+    data = input_data(root, "s1", event, "Bash")
+    data["tool_input"] = {"command": command, "description": "edit it"}
+    data["tool_use_id"] = call
+    if event == "PostToolUse":
+        data["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
+    if event == "PostToolUseFailure":
+        data["error"], data["is_interrupt"] = "Exit code 1", False
+    return data
+
+
+def sed(root: Path, command: str) -> None:
+    subprocess.run(["bash", "-c", command], cwd=root, timeout=60)
+
+
+def test_a_prompt_and_bash_commands_a_checkpoint_and_the_sessions_lines(served: RunningDaemon):
+    root = served.root
+    prompt = {
+        "session_id": "s1", "transcript_path": "/tmp/s1.jsonl", "cwd": str(root),
+        "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "go",
+    }  # fmt: skip
+    assert ask(root, prompt) == {}
+    lister = served.client("lister")
+    assert [c.name for c in lister.checkpoint_list().checkpoints] == ["claude-sdk:s1/turn-1"]
+
+    command = "sed -i 's/^v7 = 7$/v7 = 70/' app.py"
+    assert ask(root, bash(root, "PreToolUse", command, "toolu_1")) == {}
+    sed(root, command)
+    assert ask(root, bash(root, "PostToolUse", command, "toolu_1")) == {}
+    failing = "sed -i 's/^v9 = 9$/v9 = 90/' app.py && false"
+    assert ask(root, bash(root, "PreToolUse", failing, "toolu_2")) == {}
+    sed(root, failing)  # it changed the file, then failed: its window closes all the same
+    assert ask(root, bash(root, "PostToolUseFailure", failing, "toolu_2")) == {}
+
+    blamed = [(line.text, line.agent) for line in lister.blame("app.py").lines]
+    mine = [text for text, who in blamed if who == "claude-sdk:s1"]
+    assert mine == ["v7 = 70", "v9 = 90"]  # line by line: the rest keep their author
+    edits = served.journal().records(kind="edit_applied")
+    assert [(r.agent, r.event.writer) for r in edits] == [("claude-sdk:s1", "claude-sdk:Bash")] * 2
 
 
 def test_a_malformed_input_is_allowed(served: RunningDaemon):
