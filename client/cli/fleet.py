@@ -5,6 +5,10 @@
 The server's URL is `--to` / `--from`, else `url` under `[fleet]` in
 `.editjournal/config.toml`. psycopg is the `fleet` extra's: without it these commands
 say how to install it; nothing else of the CLI needs it (imported here on use).
+
+`ship --follow --otel` also exports the events it ships as OpenTelemetry spans, through
+the daemon's own tap and span builder (daemon/telemetry), configured by the `[otel]`
+section and the OTEL_EXPORTER_OTLP_* variables; `otel` is the extra it needs.
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ def _fleet() -> Any:
         """Examples:
   editjournal ship --to postgresql://ship@db.example/fleet
   editjournal ship --to "$FLEET_URL" --blobs --follow     # as events commit; Ctrl-C stops
+  editjournal ship --to "$FLEET_URL" --follow --otel      # and as OpenTelemetry spans
   editjournal ship --new-identity --to "$FLEET_URL"       # a copied workspace, its own id"""
     )
 )
@@ -104,17 +109,25 @@ def _fleet() -> Any:
 @click.option("--follow", is_flag=True, help="Keep shipping as events commit, until stopped.")
 @click.option("--blobs", is_flag=True, help="Ship the contents too (fleet blame needs them).")
 @click.option(
+    "--otel",
+    is_flag=True,
+    help="With --follow: export the events shipped as OpenTelemetry spans too, where [otel]"
+    " in config.toml or the OTEL_EXPORTER_OTLP_* variables say (its `enabled` aside).",
+)
+@click.option(
     "--new-identity",
     is_flag=True,
     help="Give this workspace a new id first (a copy of another workspace must not ship"
     " under the original's).",
 )
 @global_options()
-def ship(url: str | None, follow: bool, blobs: bool, new_identity: bool) -> int:
+def ship(url: str | None, follow: bool, blobs: bool, otel: bool, new_identity: bool) -> int:
     """Copy this workspace's journal into PostgreSQL: resumable, never twice, refused
     when the local journal no longer continues the copy already shipped."""
     root = check_workspace()
     target = _url(url, root)
+    if otel and not follow:
+        raise BadInput("--otel exports what --follow ships: give both")
     shipper_module, _ = _fleet()
     if new_identity:
         from editjournal.daemon.store.identity import new_workspace_id
@@ -124,7 +137,7 @@ def ship(url: str | None, follow: bool, blobs: bool, new_identity: bool) -> int:
         shipper = shipper_module.Shipper(root, target, blobs=blobs)
         try:
             if follow:
-                return _follow(shipper)
+                return _follow(shipper, _exporter(root, shipper) if otel else None)
             done = shipper.ship()
         finally:
             shipper.close()
@@ -132,8 +145,25 @@ def ship(url: str | None, follow: bool, blobs: bool, new_identity: bool) -> int:
     return EXIT_OK
 
 
-def _follow(shipper: Any) -> int:
-    """Until SIGINT or SIGTERM: a round's report per batch shipped."""
+def _exporter(root: Path, shipper: Any) -> Any:
+    """The OpenTelemetry tap `--otel` feeds: the daemon's, forced on; a broken `[otel]`
+    section is refused now (`config_invalid`), the missing extra said."""
+    from editjournal.daemon.settings import otel
+    from editjournal.daemon.telemetry.tap import Tap
+
+    try:
+        import editjournal.daemon.telemetry.otlp  # noqa: F401  (the SDK, here rather than later)
+    except ImportError as e:
+        raise BadInput(
+            f"--otel needs the otel extra ({e}): pip install 'editjournal[otel]'"
+        ) from None
+    otel.load(root / STATE_DIR_NAME)
+    return Tap(root / STATE_DIR_NAME, shipper.workspace_id, forced=True)
+
+
+def _follow(shipper: Any, tap: Any = None) -> int:
+    """Until SIGINT or SIGTERM: a round's report per batch shipped; with a `tap`, each
+    batch's events exported too, and what became of them said at the end."""
     stop = threading.Event()
 
     def stopped(signum: int, frame: FrameType | None) -> None:
@@ -142,11 +172,34 @@ def _follow(shipper: Any) -> int:
     previous = {s: signal.signal(s, stopped) for s in (signal.SIGINT, signal.SIGTERM)}
     target = shipper.url
     try:
-        shipper.follow(stop, report=lambda done: _report(done, target))
+        shipper.follow(
+            stop, report=lambda done: _report(done, target), shipped=_exporting(tap, stop)
+        )
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if tap is not None:
+            tap.close()
+            _said_exported(tap.stats())
     return EXIT_OK
+
+
+def _exporting(tap: Any, stop: threading.Event) -> Callable[[Any], None] | None:
+    if tap is None:
+        return None
+    from editjournal.daemon.fleet.shipper import records_of
+    from editjournal.daemon.telemetry.spans import EXPORTED_KINDS
+
+    return lambda rows: tap.offer_paced(records_of(rows, EXPORTED_KINDS), stop)
+
+
+def _said_exported(otel: dict[str, Any]) -> None:
+    emit(
+        f"OpenTelemetry: {otel['exported']} span(s) exported to {otel['endpoint']},"
+        f" {otel['dropped']} dropped, {otel['queued']} left queued"
+        + (f" ({otel['problem']})" if otel.get("problem") else ""),
+        err=True,
+    )
 
 
 def _report(done: Any, url: str) -> None:

@@ -87,6 +87,7 @@ def status_lines(result: StatusResult) -> list[str]:
             ("agents", str(result.agents)),
             ("journal", f"{result.journal_path} ({format_size(result.journal_bytes)})"),
             ("watcher", watcher_words(result.watcher)),
+            *otel_row(result.group_commit.get("otel") or {}),
             ("log", result.log_path),
             ("socket", result.socket),
             ("events socket", result.events_socket),
@@ -110,6 +111,24 @@ def watcher_words(watcher: dict[str, Any]) -> str:
         why = watcher.get("error")
         return click.style(polling + (f" ({why})" if why else ""), fg="yellow")
     return state
+
+
+def otel_row(otel: dict[str, Any]) -> list[tuple[str, str]]:
+    """The OpenTelemetry export's row (daemon/telemetry/tap.py `stats`), when it is on or
+    wanted and unavailable; none when it is off."""
+    state = otel.get("state")
+    if state == "unavailable":
+        return [("otel", click.style(f"unavailable: {otel.get('problem')}", fg="yellow"))]
+    if state != "on":
+        return []
+    words = (
+        f"to {otel.get('endpoint') or 'the OTEL_EXPORTER_OTLP_* endpoint'}:"
+        f" {otel.get('exported', 0)} exported, {otel.get('queued', 0)} queued,"
+        f" {otel.get('dropped', 0)} dropped"
+    )
+    if otel.get("collector_failing"):
+        return [("otel", click.style(words + " (the collector is failing)", fg="yellow"))]
+    return [("otel", words)]
 
 
 def event_line(event: PublishedEvent | LogEntry, *, with_time: bool = False) -> str:

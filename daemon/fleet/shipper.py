@@ -11,6 +11,9 @@ shipped links to the one before; a rewritten or truncated journal is refused
 overwritten. One shipper per workspace and server (a session advisory lock:
 `shipper_busy`). `follow` keeps shipping as the daemon commits (the journal is
 polled every `poll_s`), and rides out a server that goes away (retries with backoff).
+Whoever follows may be handed each batch's rows once its transaction has committed
+(`shipped`): `ship --follow --otel` exports them as OpenTelemetry spans (`records_of`
+decodes the ones it wants; the fleet never imports the telemetry).
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from editjournal.daemon.store.blobrefs import stored_blobs
 from editjournal.daemon.store.hashchain import GENESIS_HASH, StoredRow
 from editjournal.daemon.store.identity import workspace_id
 from editjournal.schemas.errors import ErrorCode, ToolError
-from editjournal.schemas.events import EVENT_DECODER
+from editjournal.schemas.events import EVENT_DECODER, Record
 
 log = logging.getLogger(__name__)
+Rows = Callable[[Sequence[StoredRow]], None]  # a batch's rows, once on the server
 BATCH = 5000  # events per transaction
 CONNECT_TIMEOUT_S = 10
 POLL_S = 0.1  # follow: how often the journal is looked at for new events
@@ -137,9 +141,10 @@ class Shipper:
                 {"workspace_id": self.workspace_id},
             )
 
-    def catch_up(self, conn: psycopg.Connection[Any]) -> Shipped:
+    def catch_up(self, conn: psycopg.Connection[Any], shipped: Rows | None = None) -> Shipped:
         """Every event after the server's tail, batch by batch (with `blobs`, first the
-        contents of the events shipped earlier without them)."""
+        contents of the events shipped earlier without them); each batch's rows handed
+        to `shipped` once its transaction has committed."""
         last_seq, last_hash, blobs_seq = self._tail(conn)
         self._check_continues(conn, last_seq, last_hash)
         done = Shipped(self.workspace_id, last_seq=last_seq)
@@ -158,6 +163,8 @@ class Shipper:
                     " WHERE workspace_id = %s",
                     (rows[-1].seq, rows[-1].hash, self.blobs, rows[-1].seq, self.workspace_id),
                 )
+            if shipped is not None:
+                shipped(rows)
             done.first_seq = done.first_seq or rows[0].seq
             done.events += len(rows)
             last_seq, last_hash = rows[-1].seq, rows[-1].hash
@@ -268,16 +275,17 @@ class Shipper:
         stop: threading.Event,
         report: Callable[[Shipped], None] | None = None,
         poll_s: float = POLL_S,
+        shipped: Rows | None = None,
     ) -> None:
         """Ship what is there, then every event as it commits, until `stop` is set. A
         server that goes away is retried with backoff; the copy resumes where it ended.
-        A divergence or another shipper ends it (an error)."""
+        A divergence or another shipper ends it (an error). `shipped`: see `catch_up`."""
         wait = BACKOFF_S[0]
         while not stop.is_set():
             try:
                 with self.session() as conn:
                     wait = BACKOFF_S[0]
-                    self._follow_on(conn, stop, report, poll_s)
+                    self._follow_on(conn, stop, report, poll_s, shipped)
             except ToolError as e:
                 if e.code is not ErrorCode.FLEET_UNAVAILABLE:
                     raise
@@ -291,15 +299,28 @@ class Shipper:
         stop: threading.Event,
         report: Callable[[Shipped], None] | None,
         poll_s: float,
+        shipped: Rows | None = None,
     ) -> None:
         while not stop.is_set():
             started = time.monotonic()
-            done = self.catch_up(conn)
+            done = self.catch_up(conn, shipped)
             if done.events and report is not None:
                 done.seconds = time.monotonic() - started
                 report(done)
             while not stop.is_set() and self.local.last_seq() <= done.last_seq:
                 stop.wait(poll_s)
+
+
+def records_of(rows: Iterable[StoredRow], kinds: frozenset[str]) -> list[Record]:
+    """The rows of these kinds as records (only those are decoded)."""
+    return [
+        Record(
+            seq=row.seq, ts=row.ts, agent=row.agent, event=EVENT_DECODER.decode(row.body),
+            prev_hash=row.prev_hash, hash=row.hash,
+        )
+        for row in rows
+        if row.kind in kinds
+    ]  # fmt: skip
 
 
 def json_body(raw: bytes) -> str:

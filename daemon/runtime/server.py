@@ -127,10 +127,13 @@ class Server:
         self._lock_fd = acquire_lock(self.state_dir)
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
         # before the state and the start-up scan: finish writes a crash left half done
+        began = time.monotonic()
         unclean = _unclean_previous_run(self.journal) is not None
         self.recovered = recover(workspace, self.journal, unclean, faults.boot_id or boot_id())
         snapshots = Snapshotter()
         state = load_state(self.journal, snapshots)  # checked, or refused
+        # start-up recovery's duration (the telemetry's editjournal.recovery.duration)
+        self.recovery_s = time.monotonic() - began
         self.group = GroupCommit(
             self.journal, state, workspace, self.limits, faults, self._send, snapshots
         )
@@ -176,7 +179,8 @@ class Server:
         for stale in (self.sock_path, self.events_path):  # we hold the lock: nobody serves them
             stale.unlink(missing_ok=True)
         self.router.bind(self.address)
-        tap = Tap(self.state_dir, self.info.workspace_id)  # OpenTelemetry, off unless [otel]
+        # OpenTelemetry, off unless [otel]
+        tap = Tap(self.state_dir, self.info.workspace_id, recovery_s=self.recovery_s)
         self.group.publisher = Publisher(self._zmq, self.info.events_socket, tap)
         self.group.record_now(None, self._started_event())
         if self._watch is not None:

@@ -83,6 +83,15 @@ class OtlpSink:
             "{edit}",
             "Writes carried over unseen changes",
         )
+        self._recovery = meter.create_histogram(
+            "editjournal.recovery.duration",
+            "s",
+            "How long the daemon's start-up recovery took (unfinished writes, the checked fold)",
+        )
+
+    def recovered(self, seconds: float) -> None:
+        """The daemon's start-up recovery: one measurement per daemon run."""
+        self._recovery.record(seconds)
 
     def export(self, batch: Sequence[SpanFacts]) -> bool:
         """Send one batch; False if the collector refused it or could not be reached

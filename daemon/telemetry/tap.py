@@ -11,6 +11,12 @@ importing the SDK, building spans, sending them — happens on the export thread
 collector that refuses or never answers blocks only that thread, for at most the
 exporter's timeout per batch; meanwhile the queue fills and further events are dropped
 with a count that `status` shows (group_commit.otel).
+
+`ship --follow --otel` runs a Tap of its own over the events it ships (daemon/fleet,
+client/cli/fleet.py): `forced` turns export on whatever `enabled` says (the rest of the
+section still configures it), and `offer_paced` lets that reader, which may wait, wait
+for room in the queue rather than drop a catch-up's events, but never for a collector
+that is failing.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +44,24 @@ SETTINGS_EVERY_S = 2.0  # how soon a changed [otel] section counts
 DRAIN_EVERY_S = 0.2  # how long an event may wait for its batch
 BATCH = 128  # spans per export request (encoding one holds the GIL: keep it short)
 CLOSE_WAIT_S = 1.0  # what a shutdown gives the last batch before leaving it behind
+PACED_WAIT_S = 0.05  # offer_paced: how often a full queue is looked at again
 
 
 class Tap:
     """Owned by the publisher; `offer` and `stats` run on the owner thread, the rest on
     the export thread it starts."""
 
-    def __init__(self, state_dir: Path, workspace_id: str) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        workspace_id: str,
+        recovery_s: float | None = None,
+        forced: bool = False,
+    ) -> None:
+        """`recovery_s`: how long the daemon's start-up recovery took, recorded once, when
+        export first runs; `forced`: export whatever `[otel] enabled` says."""
         self._state_dir, self._workspace_id = state_dir, workspace_id
+        self._forced, self._recovery_s = forced, recovery_s
         self._queue: deque[Record] = deque()
         # read here, once, so the first events are exported when the section says so;
         # from then on the export thread reads it
@@ -74,6 +91,23 @@ class Tap:
                 self._counts["dropped_queue_full"] += 1
             else:
                 queue.append(record)
+
+    def offer_paced(self, records: Sequence[Record], stop: threading.Event) -> None:
+        """Queue the records, waiting for room while the collector answers (a reader
+        that may wait: `ship --follow`). While it fails, or once `stop` is set, a full
+        queue drops and counts as `offer` does; so a dead collector costs the reader at
+        most one exporter timeout."""
+        wanted = [r for r in records if r.event.kind in EXPORTED_KINDS]
+        step = max(1, self._limit // 2)
+        for start in range(0, len(wanted), step):
+            while (
+                len(self._queue) > self._limit - step
+                and self._on
+                and not self._failing
+                and not stop.wait(PACED_WAIT_S)
+            ):
+                pass
+            self.offer(wanted[start : start + step])
 
     def stats(self) -> dict[str, Any]:
         """What `status` shows: whether export is on, where to, and what became of events."""
@@ -121,7 +155,8 @@ class Tap:
     def _read_settings(self) -> tuple[OtelSettings, str | None]:
         """The section now; on a broken file, the settings in force stay, with the problem."""
         try:
-            return otel.load(self._state_dir), None
+            settings = otel.load(self._state_dir)
+            return (replace(settings, enabled=True) if self._forced else settings), None
         except ToolError as e:
             return getattr(self, "_settings", otel.OFF), e.message
 
@@ -139,6 +174,8 @@ class Tap:
 
     def _drain(self) -> None:
         if not self._queue:
+            if self._on and self._recovery_s is not None and self._sink is None:
+                self._open_sink()  # the recovery time goes out even before any event
             return
         sink = self._sink or self._open_sink()
         if sink is None:
@@ -171,6 +208,9 @@ class Tap:
             return None
         self._sink = OtlpSink(self._settings, self._workspace_id)
         self._endpoint = self._sink.endpoint
+        if self._recovery_s is not None:  # once per daemon: the first sink sends it
+            self._sink.recovered(self._recovery_s)
+            self._recovery_s = None
         return self._sink
 
     def _drop_queued(self) -> None:

@@ -1,107 +1,46 @@
 """OpenTelemetry export (issue 38): a real daemon sends its journal events over OTLP/HTTP to
-a real receiver the test starts — an HTTP server on 127.0.0.1 that decodes the protobuf
-requests with opentelemetry-proto, as a collector does. A dead collector (a closed
-port) never delays a reply, and what it loses is counted in `status`."""
+a real receiver the test starts (tests/e2e/otel_support.py: an HTTP server on 127.0.0.1
+that decodes the protobuf requests with opentelemetry-proto, as a collector does), and
+so does `ship --follow --otel` with the events it ships. A dead collector (a closed
+port) or one that never answers never delays a reply, and what it loses is counted in
+`status`."""
 
 from __future__ import annotations
 
+import signal
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceRequest,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from editjournal.client import Client, RequestError
+from editjournal.client.views.render import status_lines
 from tests.conftest import RunningDaemon, start
+from tests.e2e.otel_support import (
+    Receiver,
+    SilentCollector,
+    configure,
+    in_background,
+    listening_silently,
+    receiving,
+)
+from tests.pg_support import PostgresServer
 from tests.polling import wait_until
 
 FILE = "".join(f"def step_{n}(state):\n    return state + {n}\n\n" for n in range(1, 21))
 
 
-class Receiver:
-    """An OTLP/HTTP receiver: every span and metric data point it was sent, decoded."""
-
-    def __init__(self) -> None:
-        self.spans: list[dict[str, Any]] = []
-        self.resources: list[dict[str, Any]] = []
-        self.metrics: dict[str, float] = {}  # counter name -> the latest cumulative sum
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                if self.path == "/v1/traces":
-                    receiver.traces(body)
-                elif self.path == "/v1/metrics":
-                    receiver.counters(body)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:  # no noise on stderr
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def traces(self, body: bytes) -> None:
-        request = ExportTraceServiceRequest.FromString(body)
-        for resource_spans in request.resource_spans:
-            self.resources.append(_attributes(resource_spans.resource.attributes))
-            for scope in resource_spans.scope_spans:
-                for span in scope.spans:
-                    self.spans.append(
-                        {
-                            "name": span.name,
-                            "status": span.status.code,
-                            "start": span.start_time_unix_nano,
-                            **_attributes(span.attributes),
-                        }
-                    )
-
-    def counters(self, body: bytes) -> None:
-        request = ExportMetricsServiceRequest.FromString(body)
-        for resource_metrics in request.resource_metrics:
-            for scope in resource_metrics.scope_metrics:
-                for metric in scope.metrics:
-                    points = metric.sum.data_points
-                    self.metrics[metric.name] = sum(p.as_int or p.as_double for p in points)
-
-    def kinds(self) -> set[str]:
-        return {span["editjournal.event.kind"] for span in self.spans}
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    yield from receiving()
 
 
-def _attributes(pairs: Any) -> dict[str, Any]:
-    return {pair.key: _value(pair.value) for pair in pairs}
-
-
-def _value(value: AnyValue) -> Any:
-    return getattr(value, value.WhichOneof("value") or "string_value")
-
-
-def _configure(root: Path, **keys: Any) -> None:
-    lines = ["[otel]", "enabled = true"]
-    for key, value in keys.items():
-        lines.append(f"{key} = {value!r}".replace("'", '"'))
-    state = root / ".editjournal"
-    state.mkdir(exist_ok=True)
-    (state / "config.toml").write_text("\n".join(lines) + "\n")
+@pytest.fixture
+def silent_collector() -> Iterator[SilentCollector]:
+    yield from listening_silently()
 
 
 @pytest.fixture
@@ -117,13 +56,6 @@ def started(workspace: Path) -> Iterator[Callable[[], RunningDaemon]]:
     for running in daemons:
         if running.proc.poll() is None:
             running.stop()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    running = Receiver()
-    yield running
-    running.close()
 
 
 def _refused(call: Any) -> RequestError:
@@ -142,7 +74,7 @@ def _otel(client: Client) -> dict[str, Any]:
 def test_writes_refusals_outside_changes_and_checkpoints_arrive_as_spans(
     workspace: Path, receiver: Receiver, started: Callable[[], RunningDaemon]
 ):
-    _configure(workspace, endpoint=receiver.url, metrics_interval_seconds=3600)
+    configure(workspace, endpoint=receiver.url, metrics_interval_seconds=3600)
     (workspace / "steps.py").write_text(FILE)
     running = started()
     a, b = running.client("agent-a"), running.client("agent-b")
@@ -191,21 +123,32 @@ def test_writes_refusals_outside_changes_and_checkpoints_arrive_as_spans(
     exported = _otel(a)
     assert exported["state"] == "on" and exported["dropped"] == 0
     assert exported["endpoint"] == f"{receiver.url}/v1/traces"
+    row = next(line for line in status_lines(a.status()) if line.startswith("\x1b[1motel"))
+    assert f"to {receiver.url}/v1/traces: " in row and " exported, " in row  # the text status
 
     running.stop()  # the counters are sent once more as the daemon stops
     applied_count = sum(1 for s in receiver.spans if s["editjournal.event.kind"] == "edit_applied")
     assert receiver.metrics["editjournal.edits"] == applied_count + 1  # and one refusal
     assert receiver.metrics["editjournal.stale_refusals"] == 1
     assert receiver.metrics["editjournal.carried_edits"] == 1
+    count, seconds = receiver.histograms["editjournal.recovery.duration"]
+    assert count == 1 and 0 < seconds < 10  # this daemon's start-up recovery, once
 
 
-def test_a_dead_collector_never_delays_a_reply_and_its_losses_show_in_status(
-    workspace: Path, started: Callable[[], RunningDaemon]
-):
-    with socket.socket() as probe:  # a port nobody listens on once this is closed
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    _configure(workspace, endpoint=f"http://127.0.0.1:{port}", timeout_seconds=5, queue_size=4)
+@pytest.mark.parametrize("collector", ["refusing", "silent"])
+def test_a_dead_or_silent_collector_never_delays_a_reply_and_its_losses_show_in_status(
+    workspace: Path, started: Callable[[], RunningDaemon], collector: str,
+    request: pytest.FixtureRequest,
+):  # fmt: skip
+    """A refusing collector (a closed port) or one that accepts the connection and never
+    answers: the replies stay fast, the drops are counted, the daemon stops in time."""
+    if collector == "silent":
+        url = request.getfixturevalue("silent_collector").url
+    else:
+        with socket.socket() as probe:  # a port nobody listens on once this is closed
+            probe.bind(("127.0.0.1", 0))
+            url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    configure(workspace, endpoint=url, timeout_seconds=5, queue_size=4)
     (workspace / "steps.py").write_text(FILE)
     running = started()
     a = running.client("agent-a")
@@ -215,15 +158,16 @@ def test_a_dead_collector_never_delays_a_reply_and_its_losses_show_in_status(
         began = time.monotonic()
         a.edit_file("steps.py", f"    return state + {n}\n", f"    return state * {n}\n")
         slowest = max(slowest, time.monotonic() - began)
-    # the exporter retries a refused connection for about 3 s of its 5 s timeout, on the
-    # export thread: no reply waits for it (the bound is loose for a busy machine)
+    # the exporter retries a refused connection for about 3 s of its 5 s timeout, and
+    # waits the whole 5 s for a silent one, on the export thread: no reply waits for it
+    # (the bound is loose for a busy machine)
     assert slowest < 2.5
     otel = wait_until(lambda: (o := _otel(a))["dropped"] > 0 and o, what="a count of drops")
     assert (otel["state"], otel["exported"]) == ("on", 0)
-    assert otel["endpoint"] == f"http://127.0.0.1:{port}/v1/traces"
+    assert otel["endpoint"] == f"{url}/v1/traces"
     began = time.monotonic()
     assert running.stop() == 0
-    assert time.monotonic() - began < 4.0  # the batch still retrying is left behind
+    assert time.monotonic() - began < 4.0  # the batch still waiting is left behind
 
 
 def test_export_turns_on_in_a_running_daemon_and_a_bad_section_is_named(
@@ -233,11 +177,46 @@ def test_export_turns_on_in_a_running_daemon_and_a_bad_section_is_named(
     a = running.client("agent-a")
     assert _otel(a)["state"] == "off"
     a.write_file("one.txt", "one\n")
-    _configure(workspace, endpoint=receiver.url, queue_size=0)  # refused: it names the key
+    configure(workspace, endpoint=receiver.url, queue_size=0)  # refused: it names the key
     wait_until(lambda: _otel(a)["problem"], what="the bad section named")
     assert "otel.queue_size" in _otel(a)["problem"] and _otel(a)["state"] == "unavailable"
-    _configure(workspace, endpoint=receiver.url)
+    configure(workspace, endpoint=receiver.url)
     wait_until(lambda: _otel(a)["state"] == "on", what="export turned on")
     a.write_file("two.txt", "two\n")
     wait_until(lambda: receiver.kinds() == {"edit_applied"}, what="the write after")
     assert [s["editjournal.path"] for s in receiver.spans] == ["two.txt"]
+
+
+def test_ship_follow_otel_exports_the_events_it_ships(
+    workspace: Path, receiver: Receiver, started: Callable[[], RunningDaemon],
+    postgres: PostgresServer,
+):  # fmt: skip
+    """`ship --follow --otel`: the events shipped (the catch-up, then each as it commits)
+    arrive as the daemon's own spans would, though the daemon exports nothing."""
+    configure(workspace, enabled=False, endpoint=receiver.url, metrics_interval_seconds=3600)
+    (workspace / "steps.py").write_text(FILE)
+    running = started()
+    a = running.client("agent-a")
+    a.read_file("steps.py")
+    a.edit_file("steps.py", "    return state + 1\n", "    return state * 1\n")
+    proc, stderr = in_background(
+        workspace, "ship", "--to", postgres.new_database(), "--follow", "--otel"
+    )
+    try:
+        wait_until(lambda: len(receiver.spans) == 1, what="the catch-up's span")
+        a.edit_file("steps.py", "    return state + 2\n", "    return state * 2\n")
+        wait_until(lambda: len(receiver.spans) == 2, what="the span of the write shipped next")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0
+    said = stderr.read().decode()
+    assert "OpenTelemetry: 2 span(s) exported to" in said and ", 0 dropped" in said, said
+    journal = {r.seq: r for r in running.journal().records()}
+    for span in receiver.spans:
+        record = journal[span["editjournal.seq"]]
+        assert (span["editjournal.event.kind"], span["gen_ai.tool.name"]) == (
+            "edit_applied", "edit_file",
+        )  # fmt: skip
+        assert span["editjournal.event.hash"] == record.hash
+        assert span["gen_ai.conversation.id"] == "agent-a"
+    assert _otel(a)["state"] == "off"  # the daemon itself exported nothing
