@@ -39,6 +39,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from editjournal.daemon.audit import lanelayout
 from editjournal.daemon.audit.stats import agent_stats
 from editjournal.daemon.audit.timeline import commands_of
 from editjournal.daemon.audit.views import event_diff
@@ -55,7 +56,7 @@ DIFFED_EVENTS = 1_000
 DIFF_LINES = 400
 TIP_COMMAND = 200  # characters of a shell command a hover title holds
 LINE_COMMAND = 80  # ... and an event's row (its details hold it whole)
-TRACK_PX = (600, 12_000)  # a lane's least and greatest width: wider scrolls sideways
+TIP_PATHS = 10  # paths a cluster's hover title names
 OUTSIDE, DAEMON = "outside", "daemon"
 FIXED = {OUTSIDE: ("#777777", "✎"), DAEMON: ("#bbbbbb", "⚙")}  # colour, label
 # Okabe & Ito's colour-blind-safe set, then Paul Tol's: every pair is at least
@@ -90,11 +91,13 @@ th{background:#f4f4f4;text-align:left}.num{text-align:right}
 border-radius:2px;font:bold 10px/16px system-ui,sans-serif;text-align:center;
 text-decoration:none;white-space:nowrap;vertical-align:middle}
 .m.rd{border-radius:8px}.m.rej{outline:2px solid #d00;outline-offset:-1px}
-.lanes{overflow-x:auto;margin:6px 0 18px;padding-bottom:4px}
-.lane{display:flex;align-items:center;border-bottom:1px solid #eee}
-.who{flex:0 0 10em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-.track{position:relative;flex:1 0 auto;height:20px;margin:0 12px}
-.track .m{position:absolute;top:2px;transform:translateX(-50%)}
+.lanes{display:grid;grid-template-columns:max-content max-content;overflow-x:auto;
+margin:6px 0 18px;padding-bottom:4px}
+.lane{display:contents}
+.who{position:sticky;left:0;z-index:2;background:#fff;padding-right:8px;white-space:nowrap;
+line-height:20px;border-bottom:1px solid #eee}
+.track{position:relative;height:20px;margin-left:8px;border-bottom:1px solid #eee}
+.track .m{position:absolute;top:2px;width:24px;padding:0}
 .track .m:hover{z-index:1;outline:2px solid #000}
 .axis .track{height:1.5em;font-size:11px;color:#555}
 .tick{position:absolute;top:0;border-left:1px solid #999;padding-left:3px;white-space:nowrap}
@@ -337,7 +340,8 @@ def _shell_cell(s: AgentStats) -> str:
 
 
 def _lanes(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
-    """One lane per agent, marks placed by time: who was editing what, when."""
+    """One lane per agent, marks placed by time: who was editing what, when. The lanes
+    scroll sideways together with their axis, the names column staying in view."""
     yield "<h2>Timeline</h2>"
     marks = list(scan.lanes)
     if not marks:
@@ -346,18 +350,23 @@ def _lanes(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:
     start, end = min(r.ts for r in marks), max(r.ts for r in marks)
     yield _lanes_intro(scan, start, end)
     listed_from = scan.listed[0].seq if scan.listed else 0
-    width = min(TRACK_PX[1], max(TRACK_PX[0], 12 * len(marks)))
     by_who: dict[str, list[Record]] = {}
     for record in marks:
         by_who.setdefault(_who(record), []).append(record)
+    width = lanelayout.track_width(max(len(lane) for lane in by_who.values()))
+    shown = lanelayout.short_names(by_who)
     yield "<div class='lanes'>"
     for who in sorted(by_who, key=name_order):
+        lane = sorted(by_who[who], key=lambda r: (r.ts, r.seq))
+        times = [r.ts for r in lane]
         track = "".join(
-            _mark(r, looks, listed_from, _lane_title(r), _at(r.ts, start, end)) for r in by_who[who]
+            _cluster(lane[c.first : c.last + 1], c.left, looks, listed_from)
+            for c in lanelayout.clusters(times, start, end, width)
         )
+        name = f"{_chip(who, looks)} {_e(shown[who])}"
         yield (
-            f"<div class='lane' data-agent='{_e(who)}'><span class='who'>{_named(who, looks)}"
-            f"</span><div class='track' style='min-width:{width}px'>{track}</div></div>"
+            f"<div class='lane' data-agent='{_e(who)}'><span class='who' title='{_e(who)}'>"
+            f"{name}</span><div class='track' style='width:{width}px'>{track}</div></div>"
         )
     yield _axis(start, end, width) + "</div>"
     idle = sorted(set(scan.lane_counts) - set(by_who), key=name_order)
@@ -372,25 +381,56 @@ def _lanes_intro(scan: _Scan, start: int, end: int) -> str:
         which = f"the last {len(scan.lanes)} of {total} reads, writes and rejections"
     shapes = (
         "<span class='m rd x1'>●</span> read, <span class='m x1'>■</span> write,"
-        " <span class='m rej x1'>✕</span> rejected"
+        " <span class='m rej x1'>✕</span> rejected, <span class='m x1'>12</span> twelve"
+        " events too close in time to tell apart (drawn at the first; square if any"
+        " wrote, crossed if any was rejected)"
     )
     return (
         f"<p>To scale: {which}, {_time(start)} to {_time(end)}"
-        f" ({format_elapsed(end - start)}); {shapes}. Hover a mark for its event.</p>"
+        f" ({format_elapsed(end - start)}); {shapes}. Hover a mark for its events.</p>"
     )
 
 
-def _at(ts: int, start: int, end: int) -> str:
-    share = 50.0 if end == start else (ts - start) * 100 / (end - start)
-    return f"left:{share:.3f}%"
+def _cluster(records: list[Record], left: float, looks: dict[str, Look], listed_from: int) -> str:
+    """One mark in a lane: one event, or several close in time (their count shown). Its
+    shape is the strongest kind among them: a rejection, else a write, else a read."""
+    kinds = {SHAPES[r.kind] for r in records}
+    shape = next(k for k in ("rej", "wr", "rd") if k in kinds)
+    look = looks[_who(records[0])]
+    cls = f"m {shape} {look.css}"
+    if len(records) == 1:
+        text, tip = ("✕" if shape == "rej" else ""), _lane_title(records[0])
+    else:
+        text, tip = lanelayout.count_text(len(records)), _cluster_title(records)
+    attrs = f"class='{cls}' title='{_e(tip)}' style='left:{left:.1f}px'"
+    linked = [r for r in records if r.seq >= listed_from]
+    if not linked:  # not in the event list: nothing to link to
+        return f"<span {attrs}>{text}</span>"
+    return f"<a {attrs} href='#e{linked[0].seq}'>{text}</a>"
 
 
 def _lane_title(record: Record) -> str:
-    stamp = f"{_time(record.ts)}.{record.ts % 1000:03d}"
+    where = f"{record.path or '-'} by {_who(record)}, {_stamp(record.ts)}"
+    return f"#{record.seq} {record.kind} {where}{_tip_command(record)}"
+
+
+def _cluster_title(records: list[Record]) -> str:
+    """`N events, #a to #b, from .. to .. by who: 5 file_read, 5 edit_applied; paths`."""
+    first, last = records[0], records[-1]
+    kinds = Counter(r.kind for r in records)
+    paths = list(dict.fromkeys(r.path or "-" for r in records))
+    more = len(paths) - TIP_PATHS
+    named = ", ".join(paths[:TIP_PATHS]) + (f" and {more} more" if more > 0 else "")
     return (
-        f"#{record.seq} {record.kind} {record.path or '-'} by {_who(record)}, {stamp}"
-        + _tip_command(record)
+        f"{len(records)} events, #{first.seq} to #{last.seq}, {_stamp(first.ts)} to"
+        f" {_stamp(last.ts)} by {_who(first)}: "
+        + ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+        + f"; {named}"
     )
+
+
+def _stamp(ms: int) -> str:
+    return f"{_time(ms)}.{ms % 1000:03d}"
 
 
 def _first_line(command: str, width: int) -> str:
@@ -413,16 +453,22 @@ def _tip_command(record: Record) -> str:
 
 
 def _axis(start: int, end: int, width: int) -> str:
-    ticks = [f"<span class='tick' style='left:0%'>{_time(start)}</span>"]
+    """Ticks at the start, each quarter and the end, each at the centre a mark of that
+    time has; the last one's label ends at its tick, inside the track."""
+    ticks = [_tick("", lanelayout.centre(start, start, end, width), _time(start))]
     if end > start:
         for share in (25, 50, 75, 100):
-            at = format_elapsed((end - start) * share / 100)
-            end_cls = " end" if share == 100 else ""
-            ticks.append(f"<span class='tick{end_cls}' style='left:{share}%'>+{at}</span>")
+            took = format_elapsed((end - start) * share / 100)
+            at = lanelayout.centre(start + (end - start) * share // 100, start, end, width)
+            ticks.append(_tick(" end" if share == 100 else "", at, f"+{took}"))
     return (
         f"<div class='lane axis'><span class='who'></span>"
-        f"<div class='track' style='min-width:{width}px'>{''.join(ticks)}</div></div>"
+        f"<div class='track' style='width:{width}px'>{''.join(ticks)}</div></div>"
     )
+
+
+def _tick(cls: str, at: float, text: str) -> str:
+    return f"<span class='tick{cls}' style='left:{at:.1f}px'>{_e(text)}</span>"
 
 
 def _timelines(scan: _Scan, looks: dict[str, Look]) -> Iterator[str]:

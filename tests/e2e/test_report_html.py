@@ -224,7 +224,7 @@ def test_every_agent_and_the_outside_editor_get_one_lane(report: Report):
     for lane in report.page.find("lane"):
         if "data-agent" in lane.attrs:
             marks = [e for e in lane.children[1].children if "m" in e.classes]
-            assert len(marks) == report.agents[lane.attrs["data-agent"]]
+            assert sum(map(_events_in, marks)) == report.agents[lane.attrs["data-agent"]]
 
 
 def test_twelve_agents_get_twelve_colours_far_apart_and_the_thirteenth_its_own(report: Report):
@@ -234,42 +234,51 @@ def test_twelve_agents_get_twelve_colours_far_apart_and_the_thirteenth_its_own(r
     assert closest > 25, "two of the first twelve agents look alike"
 
 
-def test_every_mark_carries_its_agents_label_and_names_its_event(report: Report):
+def test_every_mark_carries_its_agents_colour_and_names_its_events(report: Report):
+    """A file's row mixes agents: each mark there carries its agent's label too. A lane
+    is one agent's (its name heads the lane): a mark there is its colour and the count
+    of the events it stands for, and its title names them."""
     assert len(set(report.labels.values())) == len(report.labels)
     assert report.labels["agent-1"] == "A1" and report.labels["agent-13"] == "A13"
     by_css = {_css_of(report, who): who for who in report.labels}
-    marks = [e for e in report.page.find("m") if e.attrs.get("title")]
-    assert len(marks) > sum(report.agents.values())  # lanes and per-file rows
-    for mark in marks:
-        (css,) = mark.classes & set(by_css)
-        assert mark.text.startswith(report.labels[by_css[css]]), mark.attrs["title"]
-    for lane in report.page.find("track"):
-        for mark in (e for e in lane.children if "m" in e.classes):
-            assert re.match(
-                r"#\d+ (file_read|edit_applied|edit_rejected|outside_change) \S+ by ",
-                mark.attrs["title"],
-            )
+    for row in report.page.find("tl"):
+        for mark in (e for e in row.children if "m" in e.classes):
+            (css,) = mark.classes & set(by_css)
+            assert mark.text.startswith(report.labels[by_css[css]]), mark.attrs["title"]
+    for lane in report.page.find("lane"):
+        who = lane.attrs.get("data-agent")
+        for mark in (e for e in lane.children[1].children if "m" in e.classes) if who else ():
+            assert by_css[next(iter(mark.classes & set(by_css)))] == who
+            one = r"#\d+ (file_read|edit_applied|edit_rejected|outside_change) \S+ by "
+            many = r"\d+ events, #\d+ to #\d+, .* by \S+: \d+ (file_read|edit_\w+|outside_change)"
+            assert re.match(one if _events_in(mark) == 1 else many, mark.attrs["title"])
 
 
 def test_a_refused_write_is_crossed_in_its_agents_lane(report: Report):
     lane = next(e for e in report.page.find("lane") if e.attrs.get("data-agent") == "agent-1")
     refused = [e for e in lane.children[1].children if "rej" in e.classes]
-    assert len(refused) == 1 and refused[0].text == "A1✕"
-    assert " edit_rejected a.txt by agent-1, " in refused[0].attrs["title"]
+    assert len(refused) == 1 and refused[0].text in {"✕", *map(str, range(2, 10))}
+    title = refused[0].attrs["title"]
+    assert " edit_rejected a.txt by agent-1, " in title or " 1 edit_rejected" in title
 
 
 def test_lane_marks_sit_where_their_time_puts_them(report: Report):
-    placed = []
-    for track in report.page.find("track"):
-        for mark in (e for e in track.children if "m" in e.classes):
-            left = float(re.fullmatch(r"left:([\d.]+)%", mark.attrs["style"]).group(1))
-            stamp = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3})$", mark.attrs["title"])
-            ms = time.mktime(time.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S")) * 1000
-            placed.append((ms + int(stamp.group(2)), left))
-    start, end = min(t for t, _ in placed), max(t for t, _ in placed)
+    """A mark's centre is its (first) event's time on the track's scale, which runs from
+    half a mark in to half a mark short of the end: no mark sticks out of its track."""
+    lanes = {"file_read", "edit_applied", "edit_rejected", "outside_change"}
+    times = [r.ts for r in open_readonly(report.journal).records() if r.kind in lanes]
+    start, end = min(times), max(times)
     assert end > start
-    for ts, left in placed:
-        assert left == pytest.approx((ts - start) * 100 / (end - start), abs=0.01)
+    mark_px = html_report.lanelayout.MARK_PX
+    for track in report.page.find("track"):
+        width = float(re.fullmatch(r"width:([\d.]+)px", track.attrs["style"]).group(1))
+        for mark in (e for e in track.children if "m" in e.classes):
+            left = float(re.fullmatch(r"left:([\d.]+)px", mark.attrs["style"]).group(1))
+            stamp = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3})", mark.attrs["title"])
+            ms = time.mktime(time.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S")) * 1000
+            share = (ms + int(stamp.group(2)) - start) / (end - start)
+            assert left == pytest.approx(share * (width - mark_px), abs=0.06)
+            assert 0 <= left <= width - mark_px
 
 
 def test_durations_read_in_units_not_raw_milliseconds(report: Report):
@@ -291,7 +300,7 @@ def test_a_long_journals_timeline_keeps_its_last_marks_and_says_so(
     page.close()
     lanes = [lane for lane in page.find("lane") if "data-agent" in lane.attrs]
     marks = [e for lane in lanes for e in lane.children[1].children if "m" in e.classes]
-    assert len(marks) == 10 and page.misnested == []
+    assert sum(map(_events_in, marks)) == 10 and page.misnested == []
     total = sum(report.agents.values())
     assert f"the last 10 of {total} reads, writes and rejections" in page.root.text
     shown = {lane.attrs["data-agent"] for lane in lanes}
@@ -316,6 +325,11 @@ def test_a_long_journals_timeline_keeps_its_last_marks_and_says_so(
 )
 def test_a_duration_is_given_in_its_largest_units(ms: float, text: str):
     assert format_elapsed(ms) == text
+
+
+def _events_in(mark: Element) -> int:
+    """How many events a lane's mark stands for: its count, or one."""
+    return int(mark.text) if mark.text.isdigit() else 1
 
 
 def _css_of(report: Report, who: str) -> str:

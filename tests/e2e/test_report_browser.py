@@ -1,0 +1,287 @@
+"""The HTML report's timeline as people see it: Debian's headless Chromium loads the
+report of a busy journal from disk (file://, offline) and the page itself measures
+what it drew (issue 39: marks close in time overlapped and clipped, three lanes read
+`claude-code…`, the timeline hid its last events and the end of its axis).
+
+The journal: twenty agents, six of them `claude-code:<uuid>` and three
+`gemini-cli:<uuid>` (long names that share a prefix), each reading and patching its
+files in rounds, one refused a stale edit, and an outside editor: 2,000 events or
+more, written by a real daemon for real clients in a couple of seconds (each request
+reads or patches ten files). Its events crowd together in time, which is the case
+that broke.
+
+The browser is Debian's `chromium` (installed by the session fixture when missing),
+driven over the DevTools protocol (tests/e2e/browser_support.py). A screenshot of
+the timeline is written beside the report; with EDITJOURNAL_DOCS_SCREENSHOT=1 it
+also replaces docs/img/report-timeline.png (the docs' picture is regenerated on
+purpose, never by every run of the suite).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from editjournal.client import Client, RequestError
+from editjournal.daemon.audit import open_readonly
+from tests.conftest import start, wait_until
+from tests.e2e.browser_support import chromium, ensure_chromium
+from tests.e2e.cli_support import cli
+
+pytestmark = pytest.mark.slow
+
+LONG = [f"claude-code:{uuid.uuid5(uuid.NAMESPACE_DNS, f'c{n}.example')}" for n in range(6)]
+LONG += [f"gemini-cli:{uuid.uuid5(uuid.NAMESPACE_DNS, f'g{n}.example')}" for n in range(3)]
+AGENTS = [*LONG, *(f"agent-{n}" for n in range(1, 10)), "codex", "cursor"]
+ROUNDS = 5  # each agent reads then patches its files, once a round
+FILES_EACH = 10  # files per agent: one request reads (or patches) all ten
+VIEWPORT = (1280, 900)
+DOCS_PNG = Path(__file__).parents[2] / "docs" / "img" / "report-timeline.png"
+ROOT = Path(__file__).parents[2]
+
+
+@dataclass
+class Seen:
+    """What the browser measured on the page, and what it saw happen."""
+
+    page: dict[str, Any]
+    requests: list[str]
+    errors: list[str]
+    url: str
+    last_seq: int
+    png: bytes
+
+
+def busy_run(root: Path) -> int:
+    """Twenty agents read and patch their ten files each, round after round; agent-1's
+    stale anchor is refused once; an editor saves two files. The last event's seq."""
+    for n in range(len(AGENTS)):
+        for f in range(FILES_EACH):
+            (root / f"a{n:02d}" / f"f{f}.txt").parent.mkdir(exist_ok=True)
+            (root / f"a{n:02d}" / f"f{f}.txt").write_text("v0\n")
+    daemon = start(root)
+    try:
+        clients = [daemon.client(name) for name in AGENTS]
+        for r in range(ROUNDS):
+            for n, client in enumerate(clients):
+                paths = [f"a{n:02d}/f{f}.txt" for f in range(FILES_EACH)]
+                client.read_many_files(paths)
+                client.apply_patch(operations=[_bump(p, r) for p in paths])
+            if r == ROUNDS // 2:
+                _refused_then_recovered(clients[AGENTS.index("agent-1")], clients[0])
+        _outside_saves(root, clients[-1])
+        return clients[0].log(limit=1).last_seq
+    finally:
+        daemon.stop()
+
+
+def _bump(path: str, r: int) -> dict[str, str]:
+    return {"type": "update_file", "path": path, "diff": f"@@\n-v{r}\n+v{r + 1}\n"}
+
+
+def _refused_then_recovered(agent: Client, other: Client) -> None:
+    """`agent` edits a line `other` changed after its read: refused, then it reads again."""
+    (Path(agent.root) / "shared.txt").write_text("one\ntwo\n")
+    stale = {r.text: r.hash for r in agent.read_file("shared.txt", hashes=True).lines or []}
+    other.read_file("shared.txt")
+    other.edit_file("shared.txt", "two\n", "two, changed\n")
+    with pytest.raises(RequestError) as refused:
+        agent.edit("shared.txt", [{"op": "replace_line", "hash": stale["two"], "content": "2"}])
+    assert refused.value.code == "anchor_stale"
+    fresh = {r.text: r.hash for r in agent.read_file("shared.txt", hashes=True).lines or []}
+    agent.edit("shared.txt", [{"op": "replace_line", "hash": fresh["one"], "content": "1"}])
+
+
+def _outside_saves(root: Path, client: Client) -> None:
+    for path in ("a00/f0.txt", "a01/f0.txt"):
+        (root / path).write_text("an editor saved this\n")
+    wait_until(
+        lambda: len(client.log(kind="outside_change", limit=10).events) >= 2,
+        20,
+        "the editor's saves to be recorded",
+    )
+
+
+# The page measures itself: every rectangle in CSS pixels, in the lanes' scrollable
+# content where that is what counts (a mark is clipped if it leaves its track or the
+# area the lanes scroll over; an end of the axis past it is lost).
+MEASURE = """
+(() => {
+  const box = e => e.getBoundingClientRect();
+  const lanes = document.querySelector('.lanes');
+  const within = (inner, outer) => inner.left >= outer.left - 0.5
+    && inner.right <= outer.right + 0.5 && inner.top >= outer.top - 0.5
+    && inner.bottom <= outer.bottom + 0.5;
+  const describe = (e) => (e.title || e.textContent).slice(0, 120);
+  lanes.scrollLeft = 0;
+  const lb = box(lanes);
+  const content = {left: lb.left, top: lb.top, right: lb.left + lanes.scrollWidth,
+                   bottom: lb.top + lanes.scrollHeight};
+  const marks = [...document.querySelectorAll('.track .m, .tl .m')]
+    .map(e => ({e, r: box(e)})).sort((a, b) => a.r.left - b.r.left);
+  const overlaps = [];
+  for (let i = 0; i < marks.length; i++) {
+    const a = marks[i].r;
+    for (let j = i + 1; j < marks.length && marks[j].r.left < a.right - 0.5; j++) {
+      const b = marks[j].r;
+      if (b.top < a.bottom - 0.5 && a.top < b.bottom - 0.5)
+        overlaps.push([describe(marks[i].e), describe(marks[j].e)]);
+    }
+  }
+  const clipped = [];
+  for (const e of document.querySelectorAll('.track .m, .track .tick')) {
+    const r = box(e);
+    if (!within(r, box(e.closest('.track'))) || !within(r, content)) clipped.push(describe(e));
+    else if (e.scrollWidth > e.clientWidth + 0.5) clipped.push('text of ' + describe(e));
+  }
+  const names = [...document.querySelectorAll('.lane[data-agent]')].map(lane => {
+    const who = lane.querySelector('.who');
+    return {agent: lane.dataset.agent, shown: who.innerText.trim(),
+            cut: who.scrollWidth > who.clientWidth + 0.5};
+  });
+  const seen = (e) => {
+    e.scrollIntoView({block: 'center', inline: 'center'});
+    const r = box(e);
+    const hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+    return r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight
+      && (hit === e || e.contains(hit));
+  };
+  const last = [...document.querySelectorAll('.track .m')].find(
+    e => e.title.startsWith('#LAST ') || e.title.includes(' to #LAST, '));
+  const ticks = [...document.querySelectorAll('.axis .tick')];
+  const result = {
+    marks: marks.length,
+    laneMarks: document.querySelectorAll('.track .m').length,
+    overlaps: overlaps.slice(0, 20), overlapCount: overlaps.length,
+    clipped: clipped.slice(0, 20), clippedCount: clipped.length,
+    names,
+    scrolls: getComputedStyle(lanes).overflowX,
+    lanesFit: lb.left >= 0 && lb.right <= innerWidth + 0.5,
+    axisInLanes: ticks.length > 0 && ticks.every(t => lanes.contains(t)),
+    lastMark: last ? describe(last) : null,
+    lastReachable: last ? seen(last) : false,
+    axisEndReachable: ticks.length > 0 && seen(ticks[ticks.length - 1]),
+    axisStartReachable: ticks.length > 0 && seen(ticks[0]),
+  };
+  lanes.scrollLeft = 0;
+  scrollTo(0, 0);
+  const heading = [...document.querySelectorAll('h2')].find(h => h.textContent === 'Timeline');
+  const top = box(heading).top + scrollY, end = box(lanes).bottom + scrollY;
+  result.clip = {x: 0, y: top - 24, width: innerWidth, height: end - top + 32};
+  return result;
+})()
+"""
+
+
+@pytest.fixture(scope="session")
+def chromium_binary() -> Path:
+    """Debian's chromium, installed now if missing; the test fails when it cannot be."""
+    return ensure_chromium()
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory, chromium_binary: Path) -> Iterator[Seen]:
+    """The busy journal's report, rendered by the CLI, loaded and measured in Chromium."""
+    root = tmp_path_factory.mktemp("browser") / "ws"
+    root.mkdir()
+    with isolated():
+        busy_run(root)
+        out = root.parent / "report.html"
+        done = cli(root, "report", "--html", str(out))
+        assert done.returncode == 0, done.stderr
+    last = max(
+        r.seq
+        for r in open_readonly(root / ".editjournal" / "journal.db").records()
+        if r.kind in {"file_read", "edit_applied", "edit_rejected", "outside_change"}
+    )
+    url = out.resolve().as_uri()
+    with chromium(chromium_binary) as browser:
+        browser.open(url, *VIEWPORT)
+        page = browser.evaluate(MEASURE.replace("LAST", str(last)))
+        png = browser.screenshot(page["clip"])
+        events = list(browser.events)
+    (root.parent / "report-timeline.png").write_bytes(png)
+    if os.environ.get("EDITJOURNAL_DOCS_SCREENSHOT") == "1":
+        DOCS_PNG.parent.mkdir(exist_ok=True)
+        DOCS_PNG.write_bytes(png)
+    yield Seen(page, _requests(events, url), _errors(events), url, last, png)
+
+
+def _requests(events: list[dict[str, Any]], url: str) -> list[str]:
+    """Every URL the page asked for but its own file."""
+    sent = (
+        e["params"]["request"]["url"]
+        for e in events
+        if e.get("method") == "Network.requestWillBeSent"
+    )
+    return [u for u in sent if u != url]
+
+
+def _errors(events: list[dict[str, Any]]) -> list[str]:
+    """Console errors, uncaught exceptions and error-level log entries, as text."""
+    found = []
+    for event in events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params.get("type") == "error":
+            found.append(json.dumps(params.get("args")))
+        elif method == "Runtime.exceptionThrown":
+            found.append(json.dumps(params.get("exceptionDetails")))
+        elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+            found.append(json.dumps(params["entry"]))
+    return found
+
+
+@contextmanager
+def isolated() -> Iterator[None]:
+    """For this module's one daemon what the autouse fixture does for each test (a
+    module's fixture starts before it): no user's registry, home or settings touched."""
+    own = Path(tempfile.mkdtemp(prefix="ejb"))  # short: sockets may be placed in it
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            for name in ("EDITJOURNAL_WORKSPACE", "EDITJOURNAL_AGENT"):
+                patch.delenv(name, raising=False)
+            patch.setenv("HOME", str(own / "home"))
+            patch.setenv("XDG_RUNTIME_DIR", str(own / "run"))
+            patch.setenv("XDG_CONFIG_HOME", str(own / "home" / ".config"))
+            patch.setenv("XDG_STATE_HOME", str(own / "home" / ".local" / "state"))
+            yield
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+
+
+def test_no_two_marks_overlap(seen: Seen):
+    assert seen.page["laneMarks"] > len(AGENTS)
+    assert seen.page["overlapCount"] == 0, seen.page["overlaps"]
+
+
+def test_every_lane_name_is_distinct_as_shown_and_whole(seen: Seen):
+    names = seen.page["names"]
+    assert sorted(n["agent"] for n in names) == sorted([*AGENTS, "outside"])
+    shown = [n["shown"] for n in names]
+    assert len(set(shown)) == len(shown), shown
+    assert not [n for n in names if n["cut"]], "a lane's name is cut by its column"
+
+
+def test_nothing_is_clipped_and_the_last_event_and_the_axis_end_are_reachable(seen: Seen):
+    page = seen.page
+    assert page["clippedCount"] == 0, page["clipped"]
+    assert page["lanesFit"] and page["scrolls"] == "auto" and page["axisInLanes"]
+    assert page["lastMark"] is not None, f"no lane mark holds #{seen.last_seq}"
+    assert page["lastReachable"], page["lastMark"]
+    assert page["axisStartReachable"] and page["axisEndReachable"]
+
+
+def test_the_page_renders_offline_without_a_console_error(seen: Seen):
+    assert seen.requests == []
+    assert seen.errors == []
+    assert seen.png.startswith(b"\x89PNG\r\n\x1a\n") and len(seen.png) > 10_000
