@@ -20,6 +20,7 @@ claude-code`. Then blame, the checkpoints and `undo --by` are asked as a person 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,7 +44,7 @@ from tests.e2e.cli_support import cli, cli_env
 
 pytestmark = pytest.mark.stress
 
-RUFF = Path(__file__).parents[2] / ".venv" / "bin" / "ruff"
+RUFF = Path(sys.executable).parent / "ruff"  # the venv's formatter: a real process
 PERSON = "agent-a"  # wrote every file first, through the journal
 ONE = "11111111-1111-4111-8111-111111111111"  # session ids: the CLI takes UUIDs
 TWO = "22222222-2222-4222-8222-222222222222"
@@ -87,6 +88,10 @@ def no_tool_failed(model: ScriptedModel, marker: str) -> None:
     assert not failed, failed
 
 
+def edit(path: Path, old: str, new: str) -> dict[str, Any]:
+    return tool_use("Edit", file_path=str(path), old_string=old, new_string=new)
+
+
 def sed(path: str, *changes: tuple[str, str]) -> dict[str, Any]:
     script = " ".join(f"-e 's/^{old}$/{new}/'" for old, new in changes)
     return tool_use("Bash", command=f"sed -i {script} {path}", description="sed")
@@ -99,16 +104,7 @@ def test_one_sessions_edit_sed_and_formatter_are_its_own_and_undo_by_takes_them_
     written(person, {"app.py": numbered("v", 10), "fmt.py": UNFORMATTED})
     script = [
         Step([tool_use("Read", file_path=str(root / "app.py"))]),
-        Step(
-            [
-                tool_use(
-                    "Edit",
-                    file_path=str(root / "app.py"),
-                    old_string="v2 = 2",
-                    new_string="v2 = 20",
-                )
-            ]
-        ),
+        Step([edit(root / "app.py", "v2 = 2", "v2 = 20")]),
         Step([sed("app.py", ("v3 = 3", "v3 = 30"))]),
         Step([tool_use("Bash", command=f"{RUFF} format --quiet fmt.py", description="format")]),
         Step([text("done")]),
@@ -130,6 +126,8 @@ def test_one_sessions_edit_sed_and_formatter_are_its_own_and_undo_by_takes_them_
     applied = served.journal().records(kind="edit_applied")
     writers = {(r.agent, getattr(r.event, "writer", None)) for r in applied}
     assert {(agent, "claude-code:Edit"), (agent, "claude-code:Bash")} <= writers
+    reads = {(r.agent, r.event.path) for r in served.journal().records(kind="file_read")}
+    assert (agent, "app.py") in reads
     checkpoints = [c.name for c in person.checkpoint_list().checkpoints]
     assert f"{agent}/turn-1" in checkpoints
 
@@ -157,36 +155,21 @@ def test_two_sessions_at_once_their_overlapping_bash_changes_are_not_guessed(
         """Alone: a Read, an Edit, a sed of two lines; then, once the other session is
         done with its own, a Bash command that changes a shared line while the other's
         runs (each waits, inside its command, until the other's has started)."""
-        path = str(root / name)
         overlap = (
             f"touch {sync / marker}; {wait_for(sync / other)};"
             f" sed -i 's/^{shared} = {shared[1:]}$/{shared} = 0/' shared.py"
         )
-        first = [tool_use("Read", file_path=path)]
+        two, three = ((f"{prefix}{n} = {n}", f"{prefix}{n} = 0") for n in (2, 3))
+        first = marker == "session-one"  # goes first; the other waits for its turn 3
         return [
-            Step(first, after=((other, 3),) if marker == "session-two" else ()),
             Step(
-                [
-                    tool_use(
-                        "Edit",
-                        file_path=path,
-                        old_string=f"{prefix}1 = 1",
-                        new_string=f"{prefix}1 = 0",
-                    )
-                ]
+                [tool_use("Read", file_path=str(root / name))], after=() if first else ((other, 3),)
             ),
-            Step(
-                [
-                    sed(
-                        name,
-                        (f"{prefix}2 = 2", f"{prefix}2 = 0"),
-                        (f"{prefix}3 = 3", f"{prefix}3 = 0"),
-                    )
-                ]
-            ),
+            Step([edit(root / name, f"{prefix}1 = 1", f"{prefix}1 = 0")]),
+            Step([sed(name, two, three)]),
             Step(
                 [tool_use("Bash", command=overlap, description="overlap")],
-                after=((other, 3),) if marker == "session-one" else (),
+                after=((other, 3),) if first else (),
             ),
             Step([text("done")]),
         ]
@@ -241,30 +224,25 @@ def test_a_subagents_calls_are_its_own_agent_and_undo_by_it_keeps_the_parents_ch
 ):
     root, person = served.root, served.client(PERSON)
     written(person, {"c.py": numbered("c", 6)})
-    path = str(root / "c.py")
-    task = "subagent-task: change c3 and c5"
+    path = root / "c.py"
+    delegate = tool_use(
+        "Agent",
+        description="change c3",
+        prompt="subagent-task: c3 and c5",
+        subagent_type="general-purpose",
+    )
     scripts = {
         "parent-run": [
-            Step([tool_use("Read", file_path=path)]),
-            Step(
-                [
-                    tool_use(
-                        "Agent",
-                        description="change c3",
-                        prompt=task,
-                        subagent_type="general-purpose",
-                    )
-                ]
-            ),
+            Step([tool_use("Read", file_path=str(path))]),
+            Step([delegate]),
             Step(  # once the subagent is done with its tools (it may run in the background)
-                [tool_use("Edit", file_path=path, old_string="c1 = 1", new_string="c1 = 10")],
-                after=(("subagent-task", 3),),
+                [edit(path, "c1 = 1", "c1 = 10")], after=(("subagent-task", 3),)
             ),
             Step([text("done")]),
         ],
         "subagent-task": [
-            Step([tool_use("Read", file_path=path)]),
-            Step([tool_use("Edit", file_path=path, old_string="c3 = 3", new_string="c3 = 30")]),
+            Step([tool_use("Read", file_path=str(path))]),
+            Step([edit(path, "c3 = 3", "c3 = 30")]),
             Step([sed("c.py", ("c5 = 5", "c5 = 50"))]),
             Step([text("subagent done")]),
         ],

@@ -36,7 +36,11 @@ def test_a_subagents_read_and_edit_are_its_own_agent_under_the_session(served: R
     shown.update({"startLine": 1, "totalLines": lines})
     response = {"type": "text", "file": shown}
     silent(as_subagent(claude_payload(root, "s1", "PostToolUse", "Read", response=response)))
-    asked = {"old_string": "v3 = 3\n", "new_string": "v3 = 30\n", "replace_all": False}
+    asked: dict[str, Any] = {
+        "old_string": "v3 = 3\n",
+        "new_string": "v3 = 30\n",
+        "replace_all": False,
+    }
     silent(as_subagent(claude_payload(root, "s1", "PreToolUse", "Edit", **asked)))
     (root / "app.py").write_text(text.replace("v3 = 3\n", "v3 = 30\n"))
     silent(as_subagent(claude_payload(root, "s1", "PostToolUse", "Edit", response={}, **asked)))
