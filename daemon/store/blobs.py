@@ -9,7 +9,9 @@ would pass the full copy's own, or past `MAX_DEPTH` versions. So the full copies
 cost at most what the deltas do (a one-line edit of a 100 KB file pays a 21 KB
 copy once per ~256 edits, not per 64), and reading any version applies at most
 `MAX_DEPTH - 1` deltas, each spliced in place. Old journals' full blobs (codec
-zlib/raw, no base) are read as they are.
+zlib/raw, no base) are read as they are. A checkpoint manifest's chunk is a version
+of its `delta_key` (daemon.store.manifest), with the same rules; no event names that
+key, so after a restart a chunk's first new version is a full copy again.
 
 Addresses are stored as 32 raw bytes since schema 3 (hex text before, which a
 read-only open of an older journal still reads); in Python they are hex strings.
@@ -33,6 +35,7 @@ from typing import NamedTuple
 
 from editjournal.daemon.store import linedelta
 from editjournal.daemon.store.hashchain import hash_text
+from editjournal.daemon.store.manifest import DELTA_KEY, delta_key
 
 MAX_DEPTH = 256  # versions per full copy at most: bounds a read to MAX_DEPTH - 1 deltas
 CACHE_BYTES = 32 * 1024 * 1024  # verified contents kept to serve bases and re-reads
@@ -125,7 +128,8 @@ class BlobStore:
         for digest, data in blobs.items():
             if digest in packed.contents or self.has(digest):
                 continue
-            path = paths.get(digest)
+            # a checkpoint manifest's chunk has no file: its versions share its first path
+            path = paths.get(digest) or delta_key(data)
             row, head = self._row(digest, data, path, packed)
             packed.rows.append(row)
             packed.contents[digest] = data
@@ -160,6 +164,8 @@ class BlobStore:
 
     def _head(self, path: str, packed: Packed) -> _Head | None:
         head = packed.heads.get(path) or self._heads.get(path)
+        if head is None and path.startswith(DELTA_KEY):  # no event names a chunk's key
+            return None
         if head is None:  # first version of this path since start: ask the journal
             digest = self._latest(path)
             head = self._stored_head(digest) if digest is not None else None
