@@ -3,16 +3,20 @@
 No script, no network, no CDN, no web font: inline CSS only, and `<details>`
 for every diff, so it opens anywhere, offline, with scripting off. Sections:
 per-agent stats; a timeline to scale with one lane per agent (each read, write
-and rejection a mark at its time); a timeline per file (one mark per event);
-then the events themselves. Each mark links to its event and names it in its
-hover title.
+and rejection a mark at its time; events too close to tell apart one mark with
+their count, laid out by `lanelayout` so that no two overlap or leave the track);
+a timeline per file (one mark per event); then the events themselves. Each mark
+links to its (first) event and names its events in its hover title.
 
 An agent is told apart by colour *and* by a short label (its initial, longer
-only when initials clash) printed in every mark, so the page reads in grey
-and for colour-blind eyes; the kind is a shape (a read round, a write square,
-a rejection crossed). Colours come from a fixed qualitative palette, then by
-hue rotation past its twelve; they are given in name order, so an agent's
-colour is stable within a page, not across journals.
+only when initials clash) printed in every mark of a file's timeline and at the
+head of its lane, so the page reads in grey and for colour-blind eyes; the kind
+is a shape (a read round, a write square, a rejection crossed). The lanes scroll
+sideways with their axis under a names column that stays in view; a long name
+is shortened only as far as it stays unlike the others (whole in its title).
+Colours come from a fixed qualitative palette, then by hue rotation past its
+twelve; they are given in name order, so an agent's colour is stable within a
+page, not across journals.
 
 Big journals (100,000 events and more) stay usable by summarising: the agent
 timeline holds the last `LANE_MARKS` reads, writes and rejections; each file's

@@ -19,15 +19,19 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.polling import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 INSTALL_LOCK = Path(tempfile.gettempdir()) / "editjournal-chromium-install.lock"
@@ -55,13 +59,11 @@ def ensure_chromium() -> Path:
         return CHROMIUM
     with INSTALL_LOCK.open("w") as lock:  # two workers never run apt at once
         fcntl.flock(lock, fcntl.LOCK_EX)
-        tried = []
-        for command in (["apt-get", "install", "-y", "chromium"], ["apt-get", "update"]):
-            if CHROMIUM.exists():
-                break
-            tried.append(_apt(command))
-            if command[1] == "update":
-                tried.append(_apt(["apt-get", "install", "-y", "chromium"]))
+        tried: list[str] = []
+        install = ["apt-get", "install", "-y", "chromium"]
+        for steps in ([install], [["apt-get", "update"], install]):
+            if not CHROMIUM.exists():  # (another worker may have installed it meanwhile)
+                tried += [_apt(command) for command in steps]
     if not CHROMIUM.exists():
         pytest.fail(
             "the browser tests need Debian's chromium and could not install it"
@@ -87,7 +89,7 @@ class Browser:
     the page's commands carry its `sessionId`). Every event the browser sends is kept
     in `events`, in order, for the test to read (requests, console messages)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], to_browser: int, from_browser: int):
+    def __init__(self, proc: Spawned, to_browser: int, from_browser: int):
         self.proc = proc
         self._out, self._in = to_browser, from_browser
         self._buffer = b""
@@ -134,7 +136,9 @@ class Browser:
                 raise AssertionError(f"the browser said nothing for {timeout:.0f} s")
             chunk = os.read(self._in, 1 << 20)
             if not chunk:
-                raise AssertionError(f"the browser closed its pipe (exit {self.proc.poll()})")
+                raise AssertionError(
+                    f"the browser closed its pipe (exit {self.proc.poll()}): {self.proc.said()}"
+                )
             self._buffer += chunk
         message, _, self._buffer = self._buffer.partition(b"\0")
         decoded: dict[str, Any] = json.loads(message)
@@ -184,41 +188,73 @@ class Browser:
         finally:
             os.close(self._out)
             os.close(self._in)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            self.proc.wait(10)
 
 
 @contextmanager
 def chromium(binary: Path) -> Iterator[Browser]:
     """A headless Chromium with a new empty profile, closed (and its profile removed)
-    on exit."""
-    profile = Path(tempfile.mkdtemp(prefix="ejchrome"))
+    on exit. Started with posix_spawn, whose file actions place the pipe's ends on fds
+    3 and 4 without running Python in the child (a `preexec_fn` is unsafe in the
+    pytest-xdist worker, which has threads)."""
+    home = Path(tempfile.mkdtemp(prefix="ejchrome"))
     browser_in, to_browser = _pipe_pair()  # the browser reads its commands on fd 3
     from_browser, browser_out = _pipe_pair()  # ... and writes its replies on fd 4
-
-    def on_fds_3_and_4() -> None:  # in the child, before exec
-        os.dup2(browser_in, 3)
-        os.dup2(browser_out, 4)
-
-    proc = subprocess.Popen(
-        [str(binary), *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=(3, 4),
-        preexec_fn=on_fds_3_and_4,  # places the pipes on fds 3 and 4
+    argv = [str(binary), *FLAGS, f"--user-data-dir={home / 'profile'}", "about:blank"]
+    log = home / "stderr.log"
+    pid = os.posix_spawn(
+        str(binary),
+        argv,
+        os.environ,
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, str(log), os.O_WRONLY | os.O_CREAT, 0o600),
+            (os.POSIX_SPAWN_DUP2, browser_in, 3),
+            (os.POSIX_SPAWN_DUP2, browser_out, 4),
+        ],
     )
     os.close(browser_in)
     os.close(browser_out)
-    browser = Browser(proc, to_browser, from_browser)
+    browser = Browser(Spawned(pid, log), to_browser, from_browser)
     try:
         yield browser
     finally:
         browser.close()
-        shutil.rmtree(profile, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@dataclass
+class Spawned:
+    """The browser's process: its pid, where its stderr goes, and how it ended."""
+
+    pid: int
+    log: Path
+    status: int | None = None
+
+    def poll(self) -> int | None:
+        if self.status is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.status = os.waitstatus_to_exitcode(status)
+        return self.status
+
+    def wait(self, timeout: float) -> int:
+        """Its exit code, killing it when it has not ended within `timeout`."""
+        try:
+            wait_until(lambda: self.poll() is not None, timeout, "the browser to exit")
+        except AssertionError:
+            os.kill(self.pid, signal.SIGKILL)
+            self.status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        assert self.status is not None
+        return self.status
+
+    def said(self) -> str:
+        """The end of what it wrote to stderr (why it died, when it did)."""
+        try:
+            return self.log.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
 
 
 def _pipe_pair() -> tuple[int, int]:
