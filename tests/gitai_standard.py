@@ -122,6 +122,8 @@ def _prompt(record: Any) -> list[str]:
     ]
     if "messages" in record:
         found.append("carries `messages` (removed: E-002)")
+    if "messages_url" in record and not isinstance(record["messages_url"], str):
+        found.append("messages_url is not a string")
     agent = record.get("agent_id")
     if isinstance(agent, dict):
         found += [

@@ -45,7 +45,7 @@ from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 from editjournal.schemas.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from editjournal.daemon.audit.authorlog import AuthorshipLog
+    from editjournal.daemon.audit.authorlog import AuthorshipLog, Prompt
     from editjournal.daemon.audit.authorship import CommittedFile, Computed
     from editjournal.daemon.audit.timeline import JournalReader
 
@@ -125,6 +125,11 @@ class Git:
 
     def remove_note(self, sha: str) -> None:
         self.maybe("notes", f"--ref={NOTES_REF}", "remove", "--ignore-missing", sha)
+
+    def committed_ms(self, sha: str) -> int:
+        """When the commit was made (its committer time, to the second) as ms, rounded
+        up: what was recorded by then may have gone into it."""
+        return (int(self("show", "-s", "--format=%ct", sha).strip()) + 1) * 1000
 
     def rebasing(self) -> bool:
         return any(self.git_path(d).is_dir() for d in ("rebase-merge", "rebase-apply"))
@@ -275,13 +280,21 @@ def _n(count: int, word: str) -> str:
 
 
 def note_commit(
-    git: Git, journal: JournalReader, root: Path, sha: str, parent: str | None
+    git: Git,
+    journal: JournalReader,
+    root: Path,
+    sha: str,
+    parent: str | None,
+    prompts: dict[str, list[Prompt]] | None = None,
 ) -> Noted:
+    """`prompts`: the sessions' prompts the journal kept (`authorship.prompts_of`); a
+    record carries those recorded by the commit's time."""
     from editjournal.daemon.audit.authorlog import render
-    from editjournal.daemon.audit.authorship import authorship
+    from editjournal.daemon.audit.authorship import authorship, prompts_until
 
     files, skipped = committed_files(git, root, parent, sha)
-    computed: Computed = authorship(journal, sha, files)
+    kept = prompts_until(prompts, git.committed_ms(sha)) if prompts else None
+    computed: Computed = authorship(journal, sha, files, kept)
     skipped += [Skipped(path, why) for path, why in computed.unknown.items()]
     log = computed.log
     noted = Noted(sha, False, log.attested, len(log.metadata["prompts"]), len(log.files), skipped)
@@ -401,8 +414,12 @@ def _git_notes(
         if hook:
             return EXIT_OK  # a repository editjournal never served: nothing to say
         raise BadInput(f"no journal at {path}: editjournal has not served {root}")
+    from editjournal.daemon.audit.authorship import prompts_of
+
     with opened(str(path)) as journal:
-        done = [note_commit(git, journal, root, sha, parent) for sha, parent in commits]
+        # the prompts the harnesses' hooks recorded and config.toml let the journal keep
+        kept = prompts_of(journal.records(kind="checkpoint_created"))
+        done = [note_commit(git, journal, root, sha, parent, kept) for sha, parent in commits]
     if hook:
         _carry_picked(git, commits[0][0])
     if settings().json:

@@ -11,6 +11,13 @@ the additions/deletions/accepted/overridden counts; a note another tool wrote (s
 `s_...::t_...` or human `h_...` keys) parses, carries and renders back unchanged:
 the metadata is kept as the JSON object it was, never narrowed to what we write.
 
+A session's prompts, when the journal kept them, go in its prompt record's
+`messages_url` (the standard's erratum E-002 removed the `messages` array from new
+notes and left that field for the conversation): a `data:application/json` URL (RFC
+2397) whose content is the array in the standard's message-object form, `[{"type":
+"user", "text": ..., "timestamp": ISO 8601}]`, the newest `MAX_PROMPTS` prompts, each
+clipped to `MAX_PROMPT_TEXT` characters. `prompts_in` reads it back.
+
 Pure: text in, text out; no git, no journal. `render(parse(t))` keeps every
 attestation and every metadata field of `t`.
 """
@@ -22,7 +29,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, NamedTuple
+from urllib.parse import quote, unquote
 
 from editjournal.schemas.errors import EditJournalError
 
@@ -35,6 +44,10 @@ UNKNOWN_MODEL = "unknown"  # git-ai's own word when a tool does not say (its par
 # `HARNESS:<session>`) as the tools the standard names in `agent_id.tool`
 TOOLS = {"claude-code": "claude", "gemini-cli": "gemini", "codex": "codex"}
 OWN_TOOL = "editjournal"  # an agent that named itself (a Client, MCP): no harness of its own
+MESSAGES_URL_HEAD = "data:application/json;charset=utf-8,"
+MAX_PROMPTS = 50  # a session's newest prompts in one note
+MAX_PROMPT_TEXT = 8000  # characters of one prompt's text in a note (a prompt may be 1 MiB)
+CLIPPED = " [clipped]"
 
 
 class NoteError(EditJournalError):
@@ -74,6 +87,46 @@ def agent_id(agent: str) -> dict[str, str]:
 def key_of(agent: str) -> str:
     found = agent_id(agent)
     return session_key(found["tool"], found["id"])
+
+
+# --- a session's prompts ------------------------------------------------------------------------
+
+
+class Prompt(NamedTuple):
+    """One prompt the journal kept: when (ms since the epoch) and its text."""
+
+    ts: int
+    text: str
+
+
+def messages_url(prompts: Sequence[Prompt]) -> str:
+    """The prompts as the record's `messages_url`: the standard's message objects, in a
+    `data:` URL (percent-encoded UTF-8 JSON; nothing but the URL's own characters)."""
+    messages = [
+        {"type": "user", "text": _clipped(p.text), "timestamp": _iso(p.ts)}
+        for p in prompts[-MAX_PROMPTS:]
+    ]
+    text = json.dumps(messages, ensure_ascii=False, separators=(",", ":"))
+    return MESSAGES_URL_HEAD + quote(text, safe="")
+
+
+def prompts_in(record: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The messages a prompt record's `messages_url` holds, when it is one of ours (a
+    `data:` URL); None for none, or a URL pointing elsewhere."""
+    url = record.get("messages_url")
+    if not isinstance(url, str) or not url.startswith(MESSAGES_URL_HEAD):
+        return None
+    found = json.loads(unquote(url[len(MESSAGES_URL_HEAD) :]))
+    return found if isinstance(found, list) else None
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= MAX_PROMPT_TEXT else text[:MAX_PROMPT_TEXT] + CLIPPED
+
+
+def _iso(ms: int) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
 
 # --- line ranges ----------------------------------------------------------------------------

@@ -19,8 +19,15 @@ the parent's (the window this commit gathered; the whole history when the journa
 saw the parent's content): `total_additions` / `total_deletions` the lines the
 session's writes inserted and removed; `overriden_lines` the lines it wrote in that
 window that an outside change replaced or removed afterwards; `accepted_lines` the lines
-the log attests to it. The journal records no prompts, so no record carries any (the
-standard has removed `messages` from new notes anyway).
+the log attests to it.
+
+A session's prompts go in its record only when the journal holds them: a harness's
+prompt checkpoints keep the prompt's text when the workspace's config.toml says so
+(`[prompts] store_text`, issue 37), and `prompts_of` gathers them. The standard removed
+the `messages` array from new notes (its erratum E-002) and keeps `messages_url`, "a
+pointer to an externally-stored conversation transcript", as the record's one place for
+a conversation: there they are, as a `data:` URL (RFC 2397) holding the messages in the
+standard's message-object form (`authorlog.messages_url`).
 
 Reads the journal only (`JournalReader`); never git, never the workspace.
 """
@@ -30,18 +37,21 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from editjournal.daemon.audit.authorlog import (
     SCHEMA_VERSION,
     AuthorshipLog,
+    Prompt,
     agent_id,
     key_of,
+    messages_url,
 )
 from editjournal.daemon.audit.blame import Owner, carry, steps_of
 from editjournal.daemon.audit.diffs import lines_of
 from editjournal.daemon.audit.timeline import JournalReader, Version, versions
+from editjournal.schemas.events import CheckpointCreated, Record
 
 
 @dataclass(frozen=True)
@@ -70,9 +80,31 @@ class Computed:
     unknown: dict[str, str] = field(default_factory=dict)  # git path -> reason
 
 
-def authorship(journal: JournalReader, commit_sha: str, files: Sequence[CommittedFile]) -> Computed:
+def prompts_of(records: Iterable[Record]) -> dict[str, list[Prompt]]:
+    """Each session's prompts the journal kept (prompt checkpoints with their text),
+    oldest first."""
+    found: dict[str, list[Prompt]] = defaultdict(list)
+    for record in records:
+        event = record.event
+        if isinstance(event, CheckpointCreated) and event.prompt is not None and record.agent:
+            found[record.agent].append(Prompt(record.ts, event.prompt))
+    return dict(found)
+
+
+def prompts_until(prompts: Mapping[str, Sequence[Prompt]], ms: int) -> dict[str, list[Prompt]]:
+    """The prompts recorded by `ms` (a commit's time: a later prompt wrote none of it)."""
+    return {agent: [p for p in found if p.ts <= ms] for agent, found in prompts.items()}
+
+
+def authorship(
+    journal: JournalReader,
+    commit_sha: str,
+    files: Sequence[CommittedFile],
+    prompts: Mapping[str, Sequence[Prompt]] | None = None,
+) -> Computed:
     """The authorship log of commit `commit_sha` (its `base_commit_sha`, as git-ai's
-    post-commit writes it) over `files`."""
+    post-commit writes it) over `files`; `prompts` (`prompts_of`): the sessions' prompts
+    to put in their records."""
     lines_by: dict[str, dict[str, list[int]]] = {}
     counts: dict[str, Counts] = defaultdict(Counts)
     unknown: dict[str, str] = {}
@@ -88,11 +120,14 @@ def authorship(journal: JournalReader, commit_sha: str, files: Sequence[Committe
                 keys.setdefault(agent, []).append(line)
         if keys:
             lines_by[file.git_path] = keys
-    return Computed(_log(commit_sha, lines_by, counts), unknown)
+    return Computed(_log(commit_sha, lines_by, counts, prompts or {}), unknown)
 
 
 def _log(
-    sha: str, by_agent: dict[str, dict[str, list[int]]], counts: dict[str, Counts]
+    sha: str,
+    by_agent: dict[str, dict[str, list[int]]],
+    counts: dict[str, Counts],
+    prompts_by: Mapping[str, Sequence[Prompt]],
 ) -> AuthorshipLog:
     files = {
         path: {key_of(agent): lines for agent, lines in sorted(agents.items())}
@@ -106,6 +141,7 @@ def _log(
     prompts = {
         key_of(agent): {
             "agent_id": agent_id(agent),
+            **_transcript(prompts_by.get(agent)),
             "total_additions": counts[agent].additions,
             "total_deletions": counts[agent].deletions,
             "accepted_lines": accepted[agent],
@@ -115,6 +151,10 @@ def _log(
     }
     metadata = {"schema_version": SCHEMA_VERSION, "base_commit_sha": sha, "prompts": prompts}
     return AuthorshipLog(files, metadata)
+
+
+def _transcript(prompts: Sequence[Prompt] | None) -> dict[str, str]:
+    return {"messages_url": messages_url(prompts)} if prompts else {}
 
 
 def _active(counts: Counts | None) -> bool:

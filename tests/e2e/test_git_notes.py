@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from editjournal.client import Client
-from editjournal.daemon.audit.authorlog import key_of, parse
+from editjournal.daemon.audit.authorlog import key_of, parse, prompts_in
 from tests.conftest import RunningDaemon
 from tests.e2e.cli_support import cli, cli_env
 from tests.gitai_standard import problems
@@ -109,6 +109,8 @@ def test_a_hooked_commit_attests_exactly_the_agents_committed_lines(
     hooked: Path, daemon: RunningDaemon
 ):
     root = hooked
+    (root / ".editjournal" / "config.toml").write_text("[prompts]\nstore_text = true\n")
+    daemon.client(CLAUDE).prompt_checkpoint("replace l5 and write b.txt")  # its hook's
     two_sessions_and_a_person(root, daemon)
     (root / "d.txt").write_text("the person's own file\n")
     git(root, "add", "a.txt", "b.txt", "d.txt")
@@ -126,7 +128,10 @@ def test_a_hooked_commit_attests_exactly_the_agents_committed_lines(
     assert meta["prompts"][claude]["agent_id"]["tool"] == "claude"
     assert [meta["prompts"][claude][k] for k in ("total_additions", "total_deletions",
             "accepted_lines", "overriden_lines")] == [4, 1, 3, 1]  # fmt: skip
-    assert "messages" not in meta["prompts"][claude]  # the journal records no prompts
+    # the prompt the journal kept ([prompts] store_text), as E-002 leaves room for it
+    assert "messages" not in meta["prompts"][claude]
+    said = prompts_in(meta["prompts"][claude])
+    assert [(m["type"], m["text"]) for m in said or []] == [("user", "replace l5 and write b.txt")]
 
     head = git(root, "rev-parse", "HEAD").strip()
     git(root, "notes", "--ref=ai", "remove", "HEAD")

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from editjournal.daemon.audit.authorlog import (
+    MAX_PROMPT_TEXT,
     AuthorshipLog,
     NoteError,
     agent_id,
@@ -23,12 +24,19 @@ from editjournal.daemon.audit.authorlog import (
     merged,
     parse,
     parse_ranges,
+    prompts_in,
     render,
     session_key,
 )
-from editjournal.daemon.audit.authorship import CommittedFile, authorship
+from editjournal.daemon.audit.authorship import (
+    CommittedFile,
+    authorship,
+    prompts_of,
+    prompts_until,
+)
 from editjournal.schemas.events import (
     AnyEvent,
+    CheckpointCreated,
     EditApplied,
     FileRead,
     OutsideChangeRecorded,
@@ -255,3 +263,38 @@ def test_lines_the_journal_never_saw_are_not_attested():
     found = authorship(j, "c", [partial, unknown, outside])
     assert found.log.files == {"p.txt": {key_of("alice"): [1]}}
     assert found.unknown == {"q.txt": "not in the journal", "../r.txt": "outside the workspace"}
+
+
+def test_a_sessions_kept_prompts_go_in_its_record_as_the_standards_messages():
+    """Only what the journal kept (a prompt checkpoint with its text), only the prompts
+    recorded by the commit, in `messages_url` (E-002 removed `messages`)."""
+    j = Journal()
+    j.write("claude-code:s1", "a.txt", lines("claude 1"))
+    j.write("alice", "a.txt", lines("claude 1", "alice 2"))
+    kept = [
+        Record(seq=10, ts=1_764_270_000_123, agent="claude-code:s1", prev_hash="", hash="",
+               event=CheckpointCreated(name="claude-code:s1/turn-1", prompt="fix café \"x\"")),
+        Record(seq=11, ts=1_764_270_001_000, agent="claude-code:s1", prev_hash="", hash="",
+               event=CheckpointCreated(name="claude-code:s1/turn-2", prompt="é" * 9000)),
+        Record(seq=12, ts=1_764_270_009_000, agent="claude-code:s1", prev_hash="", hash="",
+               event=CheckpointCreated(name="claude-code:s1/turn-3", prompt="after the commit")),
+        Record(seq=13, ts=1_764_270_000_500, agent="alice", prev_hash="", hash="",
+               event=CheckpointCreated(name="not-a-prompt")),  # a checkpoint without text
+    ]  # fmt: skip
+    found = prompts_of(kept)
+    assert list(found) == ["claude-code:s1"]
+    file = CommittedFile("a.txt", "a.txt", lines("claude 1", "alice 2").encode(), None, (1, 2))
+    log = authorship(j, "c", [file], prompts_until(found, 1_764_270_002_000)).log
+    claude, alice = (log.metadata["prompts"][key_of(a)] for a in ("claude-code:s1", "alice"))
+    assert "messages_url" not in alice and "messages" not in claude
+    assert claude["messages_url"].startswith("data:application/json;charset=utf-8,%5B")
+    assert prompts_in(claude) == [
+        {"type": "user", "text": 'fix café "x"', "timestamp": "2025-11-27T19:00:00.123Z"},
+        {"type": "user", "text": "é" * MAX_PROMPT_TEXT + " [clipped]",
+         "timestamp": "2025-11-27T19:00:01.000Z"},
+    ]  # fmt: skip
+    note = render(log)
+    assert problems(note) == [] and note.isascii()
+    assert prompts_in(parse(note).metadata["prompts"][key_of("claude-code:s1")]) == prompts_in(
+        claude
+    )
