@@ -8,8 +8,9 @@ model calls; the CLI runs its real Read, Edit, Bash (a real `sed -i`, a real `ru
 format`) and Agent tools, and fires its real hooks, which run our real `editjournal hook
 claude-code`. Then blame, the checkpoints and `undo --by` are asked as a person would:
 
-- one session: what its Edit and its Bash commands changed is its own, line by line, its
-  prompt left a checkpoint, and `undo --by` that session takes it all back;
+- one session: what its Edit and its Bash commands (`sed -i`, `ruff format`, a `sed -i`
+  that then fails, whose `PostToolUseFailure` closes its window) changed is its own,
+  line by line, its prompt left a checkpoint, and `undo --by` that session takes it all back;
 - two sessions at once (two CLI processes): what each did alone is its own; the change
   each made while the other's Bash command ran is credited to neither (the attribution's
   right / wrong / left-outside counts are printed: run with `-s` to see them);
@@ -48,6 +49,8 @@ RUFF = Path(sys.executable).parent / "ruff"  # the venv's formatter: a real proc
 PERSON = "agent-a"  # wrote every file first, through the journal
 ONE = "11111111-1111-4111-8111-111111111111"  # session ids: the CLI takes UUIDs
 TWO = "22222222-2222-4222-8222-222222222222"
+# a command that changes a line and fails: its PostToolUseFailure closes its window
+FAILING = "sed -i 's/^v5 = 5$/v5 = 50/' app.py; exit 3"
 UNFORMATTED = "import os\n\n\ndef f( x ):\n    return x\n\n\nvalue = {'a':1}\nname = os.sep\n"
 
 
@@ -106,6 +109,7 @@ def test_one_sessions_edit_sed_and_formatter_are_its_own_and_undo_by_takes_them_
         Step([tool_use("Read", file_path=str(root / "app.py"))]),
         Step([edit(root / "app.py", "v2 = 2", "v2 = 20")]),
         Step([sed("app.py", ("v3 = 3", "v3 = 30"))]),
+        Step([tool_use("Bash", command=FAILING, description="fails")]),
         Step([tool_use("Bash", command=f"{RUFF} format --quiet fmt.py", description="format")]),
         Step([text("done")]),
     ]
@@ -114,12 +118,14 @@ def test_one_sessions_edit_sed_and_formatter_are_its_own_and_undo_by_takes_them_
         began = time.monotonic()
         ClaudeCli(claude, root, tmp_path / "home", model).run("solo-run: edit app.py", ONE)
         took = time.monotonic() - began
-        no_tool_failed(model, "solo-run")
-    print(f"\none session, 4 tool calls: the CLI run took {took:.1f} s")
+        failed = [r for r in model.tool_results("solo-run") if r.get("is_error")]
+        assert len(failed) == 1 and "Exit code 3" in str(failed[0].get("content")), failed
+    print(f"\none session, 5 tool calls: the CLI run took {took:.1f} s")
 
     app = owners(person, "app.py")
     assert app[1] == ("v2 = 20", agent) and app[2] == ("v3 = 30", agent)
-    assert {who for i, (_, who) in enumerate(app) if i not in (1, 2)} == {PERSON}
+    assert app[4] == ("v5 = 50", agent)  # a failed command's window closes too
+    assert {who for i, (_, who) in enumerate(app) if i not in (1, 2, 4)} == {PERSON}
     fmt = owners(person, "fmt.py")
     assert [line for line, who in fmt if who == agent] == ["def f(x):", 'value = {"a": 1}']
     assert {who for _, who in fmt if who != agent} == {PERSON}
