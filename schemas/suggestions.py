@@ -69,7 +69,8 @@ def calls_in(text: str, methods: Collection[str]) -> list[FoundCall]:
 
 
 # The edit operations that name their lines by anchor: only a retry of these can use
-# fresh anchors (edit_file, update_section, a whole-file write take none).
+# fresh anchors (edit_file, update_section, a whole-file write take none: `_RETRY_BY_TEXT`,
+# `_RETRY_WHOLE_FILE` say what theirs take).
 ANCHORED_OPS = frozenset(
     {
         "replace_line",
@@ -82,16 +83,32 @@ ANCHORED_OPS = frozenset(
 )
 
 
+# What a retry of a writer that takes no anchors does with the changes a stale refusal
+# hands over: it finds its place by text, or replaces the whole file.
+_RETRY_BY_TEXT = {
+    "edit_file": "retry at once with an old_string copied from the current lines of",
+    "update_section": (
+        "retry your update_section at once with a new body that keeps the changed lines of"
+    ),
+}
+_RETRY_WHOLE_FILE = {
+    "replace": "redo the whole-file write at once with the changed lines of details.delta"
+    " kept in its content (they are not yours to drop)",
+    "delete": "see what changed in details.delta, and delete the file again only if those"
+    " changes may go too",
+}
+
+
 def _retry_with(d: Details) -> str:
     """What a retry takes from the changes a stale refusal hands over (`details.stale`
     names the refused operations): fresh anchors for an anchored edit (and when it names
-    none), the current text for edit_file, which searches for its own."""
+    none), the current text for a tool that searches for its own place."""
     ops = {s.get("op") for s in d.get("stale") or [] if isinstance(s, dict)}
     if not ops or ops <= ANCHORED_OPS:
-        return "with the fresh anchors of"
-    if ops == {"edit_file"}:
-        return "with an old_string copied from the current lines of"
-    return "over the changes in"
+        return "retry at once with the fresh anchors of"
+    if len(ops) == 1 and (found := _RETRY_BY_TEXT.get(str(next(iter(ops))))) is not None:
+        return found
+    return "retry at once over the changes in"
 
 
 def _anchor_stale(d: Details) -> str | None:
@@ -99,8 +116,13 @@ def _anchor_stale(d: Details) -> str | None:
     if d.get("reason") == "unknown_anchor" and path:
         read = call("read_file", path=path, hashes=True)
         return f"use anchors a read gave you; this one never was: {read}"
+    whole = _RETRY_WHOLE_FILE.get(str(d.get("whole_file")))
+    if whole is not None and d.get("delta"):
+        return f"{whole}: no re-read needed"
     if d.get("delta"):
-        return f"retry at once {_retry_with(d)} details.delta: no re-read needed"
+        return f"{_retry_with(d)} details.delta: no re-read needed"
+    if whole is not None and path:  # never read, or its read is not stored: nothing to key on
+        return f"read the file first ({call('read_file', path=path)}), then redo the write"
     if path and d.get("your_version") is not None:
         seen = call("read_file", path=path, since_version=d["your_version"])
         return f"see what changed since your read ({seen}) and retry with its fresh anchors"
@@ -194,6 +216,18 @@ def _with_path(make: Callable[[str], str]) -> Callable[[Details], str | None]:
     return made
 
 
+def _write_of_another_identity(d: Details) -> str | None:
+    """A plain undo refused for a write another client made under the same name: the
+    undo that names it (journaled as the caller's, as any undo of another's write)."""
+    path, seq = d.get("path"), d.get("seq")
+    if not isinstance(path, str) or not isinstance(seq, int):
+        return None
+    return (
+        f"that write is not yours to take back by name; to take it back anyway, name it:"
+        f" {call('undo', path=path, seq=seq)} (journaled as yours)"
+    )
+
+
 def _copied(path: str) -> str:
     """A hard-linked file's way out: a copy of its own, put in its place."""
     new = shlex.quote(path + ".new")
@@ -240,6 +274,7 @@ SUGGESTIONS: dict[str, Callable[[Details], str | None]] = {
         )
     ),
     "nothing_to_undo": _with_path(lambda p: f"see the file's writes: {call('history', path=p)}"),
+    "write_identity_mismatch": _write_of_another_identity,
     "file_not_in_journal": _file_not_in_journal,
     "version_not_stored": _with_path(
         lambda p: f"see the versions whose content is stored: {call('history', path=p)}"

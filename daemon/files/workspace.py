@@ -124,7 +124,7 @@ class Workspace:
         read and write path (caches included) judges the spelling before the name."""
         rel = self.relative(path)
         if path.endswith(("/", os.sep)):  # only then the stat: never on the common path
-            raise _trailing_slash(path, rel, self._paths.absolute(rel).is_dir())
+            raise _trailing_slash(path, rel, self._paths.absolute(rel))
         return rel
 
     def absolute(self, rel: str) -> Path:
@@ -348,12 +348,24 @@ class Workspace:
 # -------------------------------------------------------------------- helpers
 
 
-def _trailing_slash(path: str, rel: str, is_dir: bool) -> ToolError:
+def _trailing_slash(path: str, rel: str, where: Path) -> ToolError:
     """`inner.txt/` names a directory to the kernel: never serve or write a file for it.
-    Where `rel` is a directory, that is the refusal: dropping the '/' would only lead
-    to `is_a_directory`."""
-    if is_dir:
+    The refusal says what is there, so its hint leads somewhere: a directory is
+    `is_a_directory` (dropping the '/' would only lead there again); only a file is told
+    to drop the '/'; nothing at all is said to be nothing (a read without the '/' would
+    be `file_not_found`). Never `file_not_found` itself: a writer that creates files
+    takes that code for "a new file" and would write `rel`."""
+    if where.is_dir():
         return ToolError(ErrorCode.IS_A_DIRECTORY, f"{rel} is a directory", {"path": rel})
+    if not where.exists() and not where.is_symlink():
+        return ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"{path!r} ends with '/', which names a directory, and there is no {rel} in the"
+            " workspace (no file, no directory)",
+            {"path": path},
+            f"check the path: there is no {rel} to read (a file is named without a trailing"
+            " '/'; a write creates it)",
+        )
     return ToolError(
         ErrorCode.INVALID_PARAMS,
         f"{path!r} ends with '/', which names a directory, not the file {rel}",

@@ -256,7 +256,7 @@ class _Section(_Atomic):
         lines, path = target.doc.lines, target.path
         header, end = find_section(lines, self.params.section_header, path)
         span = (header.start + 1, max(end, header.end))
-        refuse_unseen(target, [span], f"section {self.params.section_header!r}")
+        refuse_unseen(target, [span], f"section {self.params.section_header!r}", self.name)
         plan = plan_section(lines, header, end, self.params.new_content)
         notes = newline_added(target.doc, None)  # the header stays: never an empty file
         return Planned(EditPlan(plan.splices, notes), final_newline=True)
