@@ -13,9 +13,8 @@ resolved by the line number given with it, read in the agent's own numbering
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import msgspec
@@ -25,11 +24,9 @@ from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.read import chosen_path
-from editjournal.daemon.text.anchors import Numbering, meant_line
-from editjournal.daemon.text.edit import EditPlan, Pick, plan_edit, relied_lines
+from editjournal.daemon.text.edit import EditPlan, plan_edit, relied_lines
 from editjournal.daemon.text.ranges import covered
-from editjournal.daemon.writing.history import Base
-from editjournal.daemon.writing.known import view_of
+from editjournal.daemon.writing.numbers import LineNumbers
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import (
     explain_from,
@@ -81,7 +78,7 @@ class _Edit:
         relying on a line the agent was never shown is refused."""
         base, ops = target.agent_base, self.params.operations
         planned_in = base.parsed if base is not None else target.parsed
-        numbers = _Numbers(target)
+        numbers = LineNumbers(target)
         try:
             plan = plan_edit(
                 planned_in.doc.lines, ops, planned_in.index, planned_in.anchors, numbers.pick(base)
@@ -98,7 +95,7 @@ class _Edit:
             raise unseen
         return Planned(plan, against=base)
 
-    def _in_given(self, target: Target, error: ToolError, numbers: _Numbers) -> Planned | None:
+    def _in_given(self, target: Target, error: ToolError, numbers: LineNumbers) -> Planned | None:
         """Anchors the snapshot does not hold, planned in the version they came from (a
         read, its own write's reply, a delta: agents edit on from what they were given,
         and a context anchor changes when a neighbour does), which the writing path
@@ -160,53 +157,6 @@ class _Edit:
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )
-
-
-class _Numbers:
-    """The line numbers the agent holds, for an anchor that names identical lines; looked
-    up only when one is used with its number (its view costs journal reads)."""
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-
-    def pick(self, planned_in: Base | None) -> Pick | None:
-        """The line-number resolution for a plan in `planned_in` (None: the current
-        content); None for an agent that never saw the file, whose numbers (if any)
-        refer to no version: the plain behaviour, an occurrence picks."""
-        target = self.target
-        if (target.ctx.agent, target.path) not in target.ctx.state.snapshots:
-            return None
-
-        def pick(anchor: str, line: int, candidates: tuple[int, ...]) -> int | None:
-            here = self._numbering(planned_in)
-            return meant_line(anchor, line, candidates, here, self._others(planned_in))
-
-        return pick
-
-    def _numbering(self, version: Base | None) -> Numbering:
-        target = self.target
-        if version is None:
-            return Numbering(target.parsed.index, range(len(target.doc.lines)))
-        return Numbering(version.parsed.index, version.line_map(target.doc))
-
-    def _others(self, planned_in: Base | None) -> Iterator[Numbering]:
-        """The other numberings the agent holds, besides the version planned in: its view
-        (its latest read with its own edits since: numbers copied from that read count
-        there) and its snapshot (the replies of its own writes number lines so). They
-        must agree with each other, or a number could land on a twin."""
-        target = self.target
-        done = {planned_in.sha256 if planned_in is not None else target.snap.sha256}
-        view, snapshot = self._view, target.agent_base
-        if view is not None and view.sha256 not in done:
-            done.add(view.sha256)
-            yield self._numbering(view)
-        if (snapshot.sha256 if snapshot is not None else target.snap.sha256) not in done:
-            yield self._numbering(snapshot)
-
-    @cached_property
-    def _view(self) -> Base | None:
-        target = self.target
-        return view_of(target.ctx, target.snap, target.noticed, target.doc)
 
 
 def _relies_on_unseen(

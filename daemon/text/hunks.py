@@ -41,6 +41,8 @@ from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.tools import InsertAfter, InsertBefore
 
 MATCH_MODES = ("contains", "exact", "regex")
+# resolves an insert's `LINE#ANCHOR` to a 1-based line of the content planned in
+LineOf = Callable[[InsertAfter | InsertBefore], int]
 LINE_ANCHOR = re.compile(r"^\s*\d+#[0-9a-fA-F]{4,16}[~?]?\s*$")
 DIFF_CONTEXT = 3
 LINES_LISTED = 10  # match lines named in a refusal
@@ -149,12 +151,16 @@ def insert_found(
     content: str,
     after: bool,
     limit: RegexLimit = RegexLimit(),
+    line_of: LineOf | None = None,
 ) -> Found:
-    """Beside the anchor line: found by text (`match`), or by a read_file line anchor."""
+    """Beside the anchor line: found by text (`match`), or by a read_file line anchor
+    (resolved by `line_of` when the caller knows the agent's numbering: the handler's
+    `daemon.writing.numbers.anchor_line`, which picks among identical lines by the line
+    number given with the anchor; else in `doc`, where twins need an `occurrence`)."""
     _refuse_empty(content)
     op = "insert_after" if after else "insert_before"
     if LINE_ANCHOR.match(anchor) and match == "contains":
-        line, count = _by_line_anchor(doc, anchor, occurrence, after), 1
+        line, count = _by_line_anchor(doc, anchor, occurrence, after, line_of), 1
     else:
         candidates = anchor_lines(doc.lines, anchor, match, limit)
         line, count = _chosen(candidates, occurrence, f"anchor {anchor!r} ({match})", "anchor")
@@ -235,10 +241,14 @@ def _regex_timeout(anchor: str, seconds: float, line: int, count: int) -> ToolEr
     )
 
 
-def _by_line_anchor(doc: Document, anchor: str, occurrence: int | None, after: bool) -> int:
+def _by_line_anchor(
+    doc: Document, anchor: str, occurrence: int | None, after: bool, line_of: LineOf | None
+) -> int:
     """The line a `12#a1b2c3` anchor names, resolved as `edit` resolves it."""
     op_type = InsertAfter if after else InsertBefore
     op = op_type(hash=anchor.strip(), occurrence=occurrence, content="")
+    if line_of is not None:
+        return line_of(op)
     (splice,) = plan_edit(doc.lines, [op]).splices
     return splice.targets[0]
 
