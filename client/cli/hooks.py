@@ -23,6 +23,7 @@ from editjournal.client.cli.common import (
     settings,
 )
 from editjournal.client.cli.help import verbatim
+from editjournal.client.harness.doubled import doubled_notes
 from editjournal.client.harness.hook_settings import (
     HARNESSES,
     SCOPES,
@@ -111,6 +112,7 @@ def install_hooks(harness: str, scope: str, dry_run: bool) -> int:
         plan = plan_install(chosen, scope, _file(chosen, scope), command)
         if not dry_run:
             carry_out(plan)
+    plan.notes += doubled_notes(chosen, settings().root, Path.home(), plan)
     _report(plan, dry_run, plan.command or command, "install")
     return EXIT_OK
 
@@ -145,7 +147,8 @@ def hooks_status(harness: str | None, scope: str | None) -> int:
 
     Per harness and scope: the settings file, each hook entry editjournal wants
     (installed, outdated: another editjournal's path, or missing) and any of ours
-    found elsewhere in it."""
+    found elsewhere in it; a note when two scopes hold different hooks of ours for one
+    entry (the harness runs both: every such call would be journaled twice)."""
     if harness == GIT:
         return _git_status()
     chosen = [HARNESSES[harness]] if harness else list(HARNESSES.values())
@@ -155,11 +158,13 @@ def hooks_status(harness: str | None, scope: str | None) -> int:
         for s in ([scope] if scope else SCOPES)
         if s in h.files or scope is not None  # a scope the harness lacks, when named
     ]
+    notes = [note for h in chosen for note in doubled_notes(h, settings().root, Path.home())]
     if settings().json:
-        print_json({"hooks": rows})
+        print_json({"hooks": rows, "notes": notes})
         return EXIT_OK
     emit([line for row in rows for line in _status_lines(row)])
     emit([f"{h.title} hook command: {hook_command(h)}" for h in chosen])
+    emit([f"note: {note}" for note in notes])
     return EXIT_OK
 
 
