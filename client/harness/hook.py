@@ -49,6 +49,7 @@ from typing import Any, ClassVar, NamedTuple
 import msgspec
 import zmq
 
+from editjournal.client.harness import unserved
 from editjournal.client.library.connection import choose_workspace, discover, live_endpoint
 from editjournal.schemas.wire import REQUEST_ENCODER, RESPONSE_DECODER, Error, Request, Response
 
@@ -69,7 +70,12 @@ WINDOW_ENV, WINDOW_DEFAULT_S = "EDITJOURNAL_SHELL_WINDOW_S", 600.0
 
 
 class HookProblem(Exception):
-    """Why the hook could not judge the call: it is allowed, and this said on stderr."""
+    """Why the hook could not judge the call: it is allowed, and this said on stderr
+    (unless `quiet`: the session was told already, client/harness/unserved.py)."""
+
+    def __init__(self, message: str, quiet: bool = False) -> None:
+        super().__init__(message)
+        self.quiet = quiet
 
 
 class PatchFile(NamedTuple):
@@ -127,7 +133,8 @@ def main(argv: list[str]) -> int:
     try:
         output = decide(payload, harness)
     except HookProblem as e:
-        _warn(f"{e}: the call is allowed")
+        if not e.quiet:
+            _warn(f"{e}: the call is allowed")
         return 0
     except Exception as e:  # never a traceback into the harness, never a wedged call
         _warn(f"unexpected {type(e).__name__}: {e}: the call is allowed")
@@ -699,6 +706,7 @@ class Daemon:
         self._ids = itertools.count(1)
         self._last_warnings: list[str] = []
         endpoint = live_endpoint(root) or self._started()
+        unserved.reached(root)  # the next time none serves, each session is told again
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.connect(endpoint.socket)
@@ -711,7 +719,9 @@ class Daemon:
             return start_daemon(self.root, START_TIMEOUT_S)
         except RequestError as e:
             why = f"no daemon serves {self.root} and none could be started: {e}"
-            raise HookProblem(why) from None
+            once = " (said once: this session's hooks allow every call without a word until"
+            told = unserved.first_time(self.root, self.agent)
+            raise HookProblem(why + once + " a daemon serves again)", quiet=not told) from None
 
     def relative(self, path: str, cwd: str) -> str | None:
         """`path` (absolute, or relative to the harness's cwd) relative to the workspace

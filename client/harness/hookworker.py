@@ -43,8 +43,8 @@ def answer(harness: str, body: str, workspace: Path) -> dict[str, Any]:
         return {"output": None, "notes": notes}
     try:
         output = decide(payload, harness, workspace, note=notes.append)
-    except HookProblem as e:
-        notes.append(f"{e}: the call is allowed")
+    except HookProblem as e:  # quiet: its session was told already (unserved.py)
+        notes += [] if e.quiet else [f"{e}: the call is allowed"]
         output = None
     except Exception as e:  # never a dead worker for one payload
         notes.append(f"unexpected {type(e).__name__}: {e}: the call is allowed")
