@@ -154,13 +154,17 @@ class Browser:
         self.session = attached["sessionId"]
         for domain in ("Page", "Network", "Runtime", "Log"):
             self.call(f"{domain}.enable")
+        self.resize(width, height)
+        self.events.clear()  # what about:blank did is not the page's
+        self.call("Page.navigate", {"url": url})
+        self.wait_for("Page.loadEventFired")
+
+    def resize(self, width: int, height: int) -> None:
+        """The page's viewport, in CSS pixels (it lays itself out again)."""
         self.call(
             "Emulation.setDeviceMetricsOverride",
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
         )
-        self.events.clear()  # what about:blank did is not the page's
-        self.call("Page.navigate", {"url": url})
-        self.wait_for("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (awaited, returned by value);

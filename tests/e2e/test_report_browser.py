@@ -21,11 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,20 +41,22 @@ LONG += [f"gemini-cli:{uuid.uuid5(uuid.NAMESPACE_DNS, f'g{n}.example')}" for n i
 AGENTS = [*LONG, *(f"agent-{n}" for n in range(1, 10)), "codex", "cursor"]
 ROUNDS = 5  # each agent reads then patches its files, once a round
 FILES_EACH = 10  # files per agent: one request reads (or patches) all ten
-VIEWPORT = (1280, 900)
+VIEWPORT = (1280, 900)  # the screenshot's: the timeline fits
+NARROW = 720  # the lanes must scroll sideways
 DOCS_PNG = Path(__file__).parents[2] / "docs" / "img" / "report-timeline.png"
 ROOT = Path(__file__).parents[2]
 
 
 @dataclass
 class Seen:
-    """What the browser measured on the page, and what it saw happen."""
+    """What the page measured of itself (by viewport width), what the browser saw it
+    do, and what the journal holds."""
 
-    page: dict[str, Any]
+    pages: dict[int, dict[str, Any]]
     requests: list[str]
     errors: list[str]
-    url: str
-    last_seq: int
+    last_seq: int  # the last read, write or rejection
+    lane_events: int  # how many reads, writes and rejections
     png: bytes
 
 
@@ -161,6 +159,9 @@ MEASURE = """
   const ticks = [...document.querySelectorAll('.axis .tick')];
   const result = {
     marks: marks.length,
+    events: [...document.querySelectorAll('.track .m')]
+      .reduce((n, e) => n + (/^\\d+$/.test(e.textContent) ? +e.textContent : 1), 0),
+    scrollsNow: lanes.scrollWidth > lanes.clientWidth,
     laneMarks: document.querySelectorAll('.track .m').length,
     overlaps: overlaps.slice(0, 20), overlapCount: overlaps.length,
     clipped: clipped.slice(0, 20), clippedCount: clipped.length,
@@ -189,32 +190,58 @@ def chromium_binary() -> Path:
     return ensure_chromium()
 
 
-@pytest.fixture(scope="module")
-def seen(tmp_path_factory: pytest.TempPathFactory, chromium_binary: Path) -> Iterator[Seen]:
-    """The busy journal's report, rendered by the CLI, loaded and measured in Chromium."""
-    root = tmp_path_factory.mktemp("browser") / "ws"
+def test_a_busy_journals_timeline_reads_in_a_real_browser(tmp_path: Path, chromium_binary: Path):
+    """One test, not one per check: pytest-xdist may run a module's tests on different
+    workers, each then paying for its own journal and browser."""
+    seen = _seen(tmp_path, chromium_binary)
+    for width, page in seen.pages.items():
+        where = f"at {width} px wide"
+        assert page["events"] == seen.lane_events >= 2_000, where  # every event in a mark
+        assert page["overlapCount"] == 0, (where, page["overlaps"])
+        assert page["clippedCount"] == 0, (where, page["clipped"])
+        names = page["names"]
+        assert sorted(n["agent"] for n in names) == sorted([*AGENTS, "outside"])
+        shown = [n["shown"] for n in names]
+        assert len(set(shown)) == len(shown), (where, shown)
+        assert not [n for n in names if n["cut"]], f"a lane's name is cut {where}"
+        assert page["lanesFit"] and page["scrolls"] == "auto" and page["axisInLanes"], where
+        assert page["lastMark"] is not None, f"no lane mark holds #{seen.last_seq}"
+        assert page["lastReachable"], (where, page["lastMark"])
+        assert page["axisStartReachable"] and page["axisEndReachable"], where
+    assert seen.pages[NARROW]["scrollsNow"], "the narrow page's lanes do not scroll"
+    assert seen.requests == []  # offline: nothing asked for but the file itself
+    assert seen.errors == []
+    assert seen.png.startswith(b"\x89PNG\r\n\x1a\n") and len(seen.png) > 10_000
+
+
+def _seen(tmp_path: Path, chromium_binary: Path) -> Seen:
+    """The busy journal's report, rendered by the CLI, loaded from disk in Chromium and
+    measured at two widths: one it fits in, and one it must scroll in."""
+    root = tmp_path / "ws"
     root.mkdir()
-    with isolated():
-        busy_run(root)
-        out = root.parent / "report.html"
-        done = cli(root, "report", "--html", str(out))
-        assert done.returncode == 0, done.stderr
-    last = max(
+    busy_run(root)
+    out = tmp_path / "report.html"
+    done = cli(root, "report", "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    lane_seqs = [
         r.seq
         for r in open_readonly(root / ".editjournal" / "journal.db").records()
         if r.kind in {"file_read", "edit_applied", "edit_rejected", "outside_change"}
-    )
+    ]
     url = out.resolve().as_uri()
+    measure = MEASURE.replace("LAST", str(max(lane_seqs)))
     with chromium(chromium_binary) as browser:
         browser.open(url, *VIEWPORT)
-        page = browser.evaluate(MEASURE.replace("LAST", str(last)))
-        png = browser.screenshot(page["clip"])
+        pages = {VIEWPORT[0]: browser.evaluate(measure)}
+        png = browser.screenshot(pages[VIEWPORT[0]]["clip"])
+        browser.resize(NARROW, VIEWPORT[1])
+        pages[NARROW] = browser.evaluate(measure)
         events = list(browser.events)
-    (root.parent / "report-timeline.png").write_bytes(png)
+    (tmp_path / "report-timeline.png").write_bytes(png)
     if os.environ.get("EDITJOURNAL_DOCS_SCREENSHOT") == "1":
         DOCS_PNG.parent.mkdir(exist_ok=True)
         DOCS_PNG.write_bytes(png)
-    yield Seen(page, _requests(events, url), _errors(events), url, last, png)
+    return Seen(pages, _requests(events, url), _errors(events), max(lane_seqs), len(lane_seqs), png)
 
 
 def _requests(events: list[dict[str, Any]], url: str) -> list[str]:
@@ -239,49 +266,3 @@ def _errors(events: list[dict[str, Any]]) -> list[str]:
         elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
             found.append(json.dumps(params["entry"]))
     return found
-
-
-@contextmanager
-def isolated() -> Iterator[None]:
-    """For this module's one daemon what the autouse fixture does for each test (a
-    module's fixture starts before it): no user's registry, home or settings touched."""
-    own = Path(tempfile.mkdtemp(prefix="ejb"))  # short: sockets may be placed in it
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            for name in ("EDITJOURNAL_WORKSPACE", "EDITJOURNAL_AGENT"):
-                patch.delenv(name, raising=False)
-            patch.setenv("HOME", str(own / "home"))
-            patch.setenv("XDG_RUNTIME_DIR", str(own / "run"))
-            patch.setenv("XDG_CONFIG_HOME", str(own / "home" / ".config"))
-            patch.setenv("XDG_STATE_HOME", str(own / "home" / ".local" / "state"))
-            yield
-    finally:
-        shutil.rmtree(own, ignore_errors=True)
-
-
-def test_no_two_marks_overlap(seen: Seen):
-    assert seen.page["laneMarks"] > len(AGENTS)
-    assert seen.page["overlapCount"] == 0, seen.page["overlaps"]
-
-
-def test_every_lane_name_is_distinct_as_shown_and_whole(seen: Seen):
-    names = seen.page["names"]
-    assert sorted(n["agent"] for n in names) == sorted([*AGENTS, "outside"])
-    shown = [n["shown"] for n in names]
-    assert len(set(shown)) == len(shown), shown
-    assert not [n for n in names if n["cut"]], "a lane's name is cut by its column"
-
-
-def test_nothing_is_clipped_and_the_last_event_and_the_axis_end_are_reachable(seen: Seen):
-    page = seen.page
-    assert page["clippedCount"] == 0, page["clipped"]
-    assert page["lanesFit"] and page["scrolls"] == "auto" and page["axisInLanes"]
-    assert page["lastMark"] is not None, f"no lane mark holds #{seen.last_seq}"
-    assert page["lastReachable"], page["lastMark"]
-    assert page["axisStartReachable"] and page["axisEndReachable"]
-
-
-def test_the_page_renders_offline_without_a_console_error(seen: Seen):
-    assert seen.requests == []
-    assert seen.errors == []
-    assert seen.png.startswith(b"\x89PNG\r\n\x1a\n") and len(seen.png) > 10_000
