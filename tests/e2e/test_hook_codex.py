@@ -64,7 +64,9 @@ def by(running: RunningDaemon, writer: str) -> list[Any]:
     return [r for r in records if r.event.writer == writer]
 
 
-def test_a_prompt_then_a_bash_command_a_checkpoint_and_the_sessions_lines(served: RunningDaemon):
+def test_a_prompt_then_bash_commands_a_checkpoint_and_the_sessions_and_subagents_lines(
+    served: RunningDaemon,
+):
     root = served.root
     prompt = {
         "session_id": "s1", "turn_id": "turn-1", "transcript_path": None, "cwd": str(root),
@@ -79,11 +81,21 @@ def test_a_prompt_then_a_bash_command_a_checkpoint_and_the_sessions_lines(served
     assert allowed(codex(root, "s1", "PreToolUse", "Bash", command, "call_sed")) == ""
     subprocess.run(["bash", "-c", command], cwd=root, check=True, timeout=TIMEOUT)
     assert allowed(codex(root, "s1", "PostToolUse", "Bash", command, "call_sed")) == ""
+    # a subagent's call carries its agent_id (codex-rs/hooks/src/events/pre_tool_use.rs)
+    other = "sed -i 's/^v8 = 8$/v8 = 80/' app.py"
+    for event in ("PreToolUse", "PostToolUse"):
+        call = {**codex(root, "s1", event, "Bash", other, "call_sub"), "agent_id": "sub-1"}
+        assert allowed(call | {"agent_type": "worker"}) == ""
+        if event == "PreToolUse":
+            subprocess.run(["bash", "-c", other], cwd=root, check=True, timeout=TIMEOUT)
     blamed = owners(served, "app.py")
-    assert blamed[6] == ("v7 = 70", "codex:s1")
-    assert all(who != "codex:s1" for i, (_, who) in enumerate(blamed) if i != 6)
-    (edit,) = by(served, "codex:Bash")
-    assert edit.agent == "codex:s1" and edit.event.line_changes == [(6, 7, 1)]
+    assert blamed[6] == ("v7 = 70", "codex:s1") and blamed[7] == ("v8 = 80", "codex:s1/sub-1")
+    assert all(not who.startswith("codex:") for i, (_, who) in enumerate(blamed) if i not in (6, 7))
+    edits = by(served, "codex:Bash")
+    assert [(e.agent, e.event.line_changes) for e in edits] == [
+        ("codex:s1", [(6, 7, 1)]),
+        ("codex:s1/sub-1", [(7, 8, 1)]),
+    ]
 
 
 PATCH = """*** Begin Patch
