@@ -224,7 +224,11 @@ def _patch(
         for path, found in claimed:
             kind = WRITE if found.action == "add" else EDIT
             one = call._replace(kind=kind, path=path, edits=found.edits, content=found.content)
-            denied = daemon.check_write(path, one)
+            try:
+                denied = daemon.check_write(path, one)
+            except HookProblem as e:  # not judged: the others still are, the window opens
+                note(f"{path}: {e}")
+                continue
             if denied is not None:
                 return adapter.denial(denial_reason(denied, one, path, adapter))
     else:
