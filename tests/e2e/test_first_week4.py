@@ -139,6 +139,7 @@ def test_write_file_after_a_ranged_reread_names_who_changed_which_lines_since_th
 ):
     alice = _ranged_reread(served, "ranged.py", "ranged", bob_edits=True)
     written = alice.write_file("ranged.py", "z = 1\n")
+    assert alice.last_response is not None
     [warning] = alice.last_response.warnings
     assert "which you had not read since" not in warning
     assert warning.startswith("write_file replaced all 20 lines of ranged.py; your latest read (")
@@ -152,7 +153,7 @@ def test_write_file_after_a_ranged_reread_of_an_unchanged_file_warns_of_nothing(
 ):
     alice = _ranged_reread(served, "quiet.py", "quiet", bob_edits=False)
     written = alice.write_file("quiet.py", "z = 1\n")
-    assert not alice.last_response.warnings
+    assert alice.last_response is not None and not alice.last_response.warnings
     assert not written.overwrote_unseen
 
 
@@ -250,6 +251,7 @@ def test_an_insert_anchor_among_twins_is_resolved_by_the_line_number_it_was_read
     path.write_text(TWINS)
     alice, bob = served.client("twin-alice"), served.client("twin-bob")
     read = alice.read_file("twins.py", hashes=True)
+    assert read.rendered is not None and read.lines is not None
     assert "?|" in read.rendered.splitlines()[3]  # line 4: a twin
     rows = {row.line: f"{row.line}#{row.hash}" for row in read.lines}
     bob.read_file("twins.py")
