@@ -110,6 +110,7 @@ line-height:20px;border-bottom:1px solid #eee}
 pre{background:#f8f8f8;padding:6px;overflow-x:auto;margin:4px 0 8px}
 .add{color:#116611}.del{color:#aa1111}.hunk{color:#555}code{font-size:13px}
 .cmd{white-space:pre-wrap;word-break:break-all;background:#eef3f8}
+.key{white-space:nowrap}
 """
 
 
@@ -296,7 +297,9 @@ def _named(name: str, looks: dict[str, Look]) -> str:
 
 
 def _overview(scan: _Scan, looks: dict[str, Look]) -> str:
-    legend = " &nbsp; ".join(_named(n, looks) for n in sorted(scan.agents, key=name_order))
+    legend = " &nbsp; ".join(  # an entry never breaks inside a long name
+        f"<span class='key'>{_named(n, looks)}</span>" for n in sorted(scan.agents, key=name_order)
+    )
     span = ""
     if scan.first_ts is not None and scan.last_ts is not None:
         span = f" ({format_elapsed(scan.last_ts - scan.first_ts)})"
