@@ -10,6 +10,9 @@
 - Second checkpoint, one file changed: against the second shadow-git snapshot.
 - Journal growth for the first checkpoint: against the bytes git's object store
   grows by for the same tree (each file zlib-compressed: the compressed tree).
+- Journal growth for a third checkpoint, 10 files changed in 10 directories (what a
+  prompt checkpoint per turn costs, issue 37): against what git's object store grows
+  by for the same snapshot (10 blobs, 10 trees and the root).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
 
 FIRST_GOAL_US = 10_000_000
 SECOND_GOAL_US = 1_000_000
+TURN_GOAL_BYTES = 64 * 1024
 STALL_GOAL_US = 100_000
 PER_DIR = 200
 
@@ -55,9 +59,17 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
         started = time.perf_counter()
         client.checkpoint_create("second")
         second_us = (time.perf_counter() - started) * 1e6
+        _change_ten(work, sizes.checkpoint_files)
+        before = checkpointed_size(journal)
+        client.checkpoint_create("third")
+        turn_bytes = checkpointed_size(journal) - before
     git_victim = git.work / "d0000" / "f00000.txt"
     git_victim.write_text(git_victim.read_text() + "one more line\n")
     git_second = git.snapshot()
+    _change_ten(git.work, sizes.checkpoint_files)
+    git_before = git.objects_bytes()
+    git.snapshot()
+    git_turn_bytes = git.objects_bytes() - git_before
     files = f"{sizes.checkpoint_files:,} files, {total / 1e6:.0f} MB"
     stall = Summary.of(busy)
     calm = Summary.of(idle)
@@ -90,7 +102,22 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
             goal="≈ the compressed tree",
             met=grown <= 1.5 * git_bytes,
         ),
+        Row(
+            "journal growth of a checkpoint, 10 files changed",
+            Figure("editjournal", turn_bytes, "bytes"),
+            [Figure("git objects, same snapshot", git_turn_bytes, "bytes")],
+            goal="≤ 64 KB",
+            met=turn_bytes <= TURN_GOAL_BYTES,
+        ),
     ]
+
+
+def _change_ten(root: Path, files: int) -> None:
+    """One line more in 10 files spread over the tree (10 directories)."""
+    for k in range(10):
+        i = (k * files // 10 + 37) % files
+        path = root / f"d{i // PER_DIR:04}" / f"f{i:05}.txt"
+        path.write_text(path.read_text() + f"turn = {k}\n")
 
 
 def _ms(us: float) -> str:

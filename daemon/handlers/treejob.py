@@ -129,10 +129,14 @@ class TreeJob:
         """At the end, in the final handler run: the files changed meanwhile, taken
         again; the contents (and chunks) still to keep."""
         changed = self.changed_meanwhile(ctx)
+        taken = {path: self.taker.entries.get(path) for path in changed}
         kept = self.taker.retake(sorted(changed)) if changed else Kept()
         blobs = {**self._unkept.blobs, **kept.blobs}
         self._unkept = Kept()
-        if changed or self.sorted is None:
+        # the usual change meanwhile is the watcher journaling a file the take had already
+        # found changed: taken again, the same; only a real difference sorts and cuts again
+        moved = any(self.taker.entries.get(path) != was for path, was in taken.items())
+        if moved or self.sorted is None:
             self.sorted = sorted(self.taker.entries.values())
             if self.store:
                 cut = [(hashlib.sha256(c).hexdigest(), c) for c in chunks_of_sorted(self.sorted)]

@@ -19,7 +19,8 @@ import msgspec
 Splice = tuple[int, int, list[bytes]]
 
 # Past this many line pairs in the changed middle, difflib's quadratic worst case is
-# not worth it: the middle becomes one splice (and likely a full copy is stored).
+# not worth it: the middle is compared line for line when both sides have as many
+# lines, else it becomes one splice (and likely a full copy is stored).
 MAX_DIFF_WORK = 4_000_000
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(list[tuple[int, int, list[bytes]]])
@@ -50,13 +51,32 @@ def diff(old: bytes, new: bytes) -> list[Splice]:
     if a == b:
         return []
     if len(a) * len(b) > MAX_DIFF_WORK:
-        return [(head, head + len(a), b)]
+        return _line_for_line(a, b, head) if len(a) == len(b) else [(head, head + len(a), b)]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [
         (head + i1, head + i2, b[j1:j2])
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         if tag != "equal"
     ]
+
+
+def _line_for_line(a: list[bytes], b: list[bytes], head: int) -> list[Splice]:
+    """Lines changed in place (as many lines either side: each line i against line i),
+    the runs that differ, in linear time: too big a middle for difflib is often that —
+    a checkpoint manifest's chunk of a few thousand files, two of them changed far
+    apart — and would otherwise be stored whole."""
+    splices: list[Splice] = []
+    i, n = 0, len(a)
+    while i < n:
+        if a[i] == b[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and a[j] != b[j]:
+            j += 1
+        splices.append((head + i, head + j, b[i:j]))
+        i = j
+    return splices
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

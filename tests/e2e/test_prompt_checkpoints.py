@@ -12,6 +12,7 @@ without an interpreter start per turn)."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -196,10 +197,45 @@ def test_hooks_install_adds_the_prompt_hooks_once_beside_others():
         assert {s.state for s in states} == {"installed"}
 
 
+def test_a_turns_checkpoint_stores_the_manifest_chunks_it_changed_as_deltas(ws: RunningDaemon):
+    """A chunk lists up to ~1,000 files: a turn that changed two stores each one's
+    chunk as a line delta of a few hundred bytes, not the chunk again (issue 37); the
+    older turn restores from it and verify stays green."""
+    for n in range(400):
+        folder = ws.root / f"d{n // 40}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{n}.py").write_text(f"v = {n}\n")
+    turn(ws, "s1")
+    (ws.root / "d0" / "f7.py").write_text("v = 'changed'\n")
+    (ws.root / "d9" / "f390.py").write_text("v = 'changed'\n")
+    turn(ws, "s1")
+    rows = new_chunks(ws)
+    assert 1 <= len(rows) <= 2
+    assert all(codec in ("delta", "zdelta") and size < 400 for codec, size in rows), rows
+    ws.client("claude-code:s1").checkpoint_restore("claude-code:s1/turn-1")
+    assert (ws.root / "d9" / "f390.py").read_text() == "v = 390\n"
+    ws.stop()
+    verified = cli(ws.root, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def new_chunks(ws: RunningDaemon) -> list[tuple[str, int]]:
+    """(codec, stored bytes) of the manifest chunks the last checkpoint added to the one
+    before it."""
+    *_, before, last = created(ws)
+    journal = ws.root / ".editjournal" / "journal.db"
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        return [
+            db.execute("SELECT codec, length(data) FROM blobs WHERE sha256 = ?", [bytes.fromhex(d)])
+            .fetchone() for d in set(last.manifest) - set(before.manifest)
+        ]  # fmt: skip
+
+
 @pytest.mark.stress
 def test_a_second_prompt_checkpoint_of_a_big_tree_costs_what_changed(ws: RunningDaemon):
     """10,000 files: the first prompt checkpoint reads them all; the second, after 10
-    changed, reads 10 and stores 10 contents plus the manifest chunks they touch."""
+    changed, reads 10 and stores 10 contents plus a line delta of each manifest chunk
+    they touch."""
     for n in range(10_000):
         folder = ws.root / f"d{n // 500}"
         folder.mkdir(exist_ok=True)
@@ -220,3 +256,6 @@ def test_a_second_prompt_checkpoint_of_a_big_tree_costs_what_changed(ws: Running
     assert first.file_count == second.file_count == 10_001
     # files written within the last moments are read again (their stat cannot vouch)
     assert second.read_files < 1_000 and second.stored_bytes < first.stored_bytes / 50
+    chunks = new_chunks(ws)  # each a line delta, not the chunk again (issue 37)
+    assert chunks and all(codec in ("delta", "zdelta") for codec, _ in chunks), chunks
+    assert sum(size for _, size in chunks) < 400 * len(chunks)

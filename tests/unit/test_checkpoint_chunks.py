@@ -9,9 +9,15 @@ import sqlite3
 
 import msgspec
 
-from editjournal.daemon.store import schema
+from editjournal.daemon.store import linedelta, schema
 from editjournal.daemon.store.blobs import INSERT_BLOB, BlobStore
-from editjournal.daemon.store.manifest import DELTA_KEY, ManifestEntry, chunks, delta_key, entries
+from editjournal.daemon.store.manifest import (
+    DELTA_KEY,
+    ManifestEntry,
+    chunks,
+    delta_key,
+    entries,
+)
 
 
 def _entries(n: int, changed: int = -1) -> list[ManifestEntry]:
@@ -64,3 +70,23 @@ def test_only_a_chunk_has_a_delta_key() -> None:
     assert delta_key(chunk) == DELTA_KEY + "src/m00000.py"
     for content in (b"[1, 2]\n", b"[not json\n", b"print(1)\n", b""):
         assert delta_key(content) is None
+
+
+def test_a_big_chunk_changed_far_apart_is_still_a_small_delta() -> None:
+    """Past difflib's budget (a 5,000-file chunk, two files changed at either end), the
+    lines are compared line for line rather than the chunk stored again."""
+    conn, store = _store()
+    before = _entries(5000)
+    first = msgspec.json.Encoder().encode_lines(
+        before
+    )  # one chunk: cut by MAX_CHUNK, not by hashes
+    _keep(conn, store, [first])
+    after = list(before)
+    for i in (3, 4990):
+        after[i] = after[i]._replace(sha256="cd" * 32)
+    second = msgspec.json.Encoder().encode_lines(after)
+    (row,) = _keep(conn, store, [second])
+    assert row[2] in ("delta", "zdelta") and len(row[3]) < 300  # type: ignore[arg-type]
+    assert store.read(hashlib.sha256(second).hexdigest()) == second
+    splices = linedelta.diff(b"a\nb\nc\nd\n" * 2000, b"a\nB\nc\nd\n" + b"a\nb\nc\nd\n" * 1999)
+    assert splices == [(1, 2, [b"B"])]
