@@ -130,7 +130,9 @@ def test_a_second_checkpoint_reads_and_stores_only_what_changed(files: RunningDa
     for i in range(200):
         (files.root / f"f{i:03}.txt").write_text(f"file {i}\n" * 20)
     first = a.checkpoint_create("first")
-    assert first.read_files == 202 and first.stored_bytes > 0
+    # 202 files, and again those the watcher reports changed while the tree was taken
+    # (on a busy machine the 200 writes' events can arrive during it): re-read, not trusted
+    assert first.read_files >= 202 and first.stored_bytes > 0
     # the stat cache trusts no file changed within 2 s of its hashing (racily clean)
     old = time.time() - 10
     for path in files.root.glob("*"):
