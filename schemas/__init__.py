@@ -6,4 +6,4 @@ nothing but msgspec and the standard library, so clients can depend on it
 without pulling in the daemon.
 """
 
-PROTOCOL_VERSION = 1
+from editjournal.schemas.wire import PROTOCOL_VERSION as PROTOCOL_VERSION  # one source

@@ -67,6 +67,8 @@ class ErrorCode(str, enum.Enum):
     HUNK_NOT_FOUND = "hunk_not_found"
     HUNK_EXPIRED = "hunk_expired"
     WRONG_OWNER = "wrong_owner"
+    # the caller has the hunk's agent name but not the credential it was prepared with
+    HUNK_IDENTITY_MISMATCH = "hunk_identity_mismatch"
     HUNK_ALREADY_APPLIED = "hunk_already_applied"
     HUNK_KIND_MISMATCH = "hunk_kind_mismatch"
     APPLY_REJECTED = "apply_rejected"
@@ -78,6 +80,8 @@ class ErrorCode(str, enum.Enum):
     CHECKPOINT_EXISTS = "checkpoint_exists"
     NOTHING_TO_UNDO = "nothing_to_undo"
     UNDO_CONFLICT = "undo_conflict"
+    # a plain undo whose write was made under the caller's name with another credential
+    WRITE_IDENTITY_MISMATCH = "write_identity_mismatch"
     # the journal
     JOURNAL_CORRUPT = "journal_corrupt"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -287,6 +291,13 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         " (details.announced_by); nothing was done.",
         "prepare your own hunk; claim only a write your own check_write announced",
     ),
+    ErrorCode.HUNK_IDENTITY_MISMATCH: ErrorSpec(
+        "The hunk was prepared under this agent name by a client holding another credential"
+        " (another connection, process or session using the same name): a name alone does"
+        " not make a hunk yours; nothing was done.",
+        "prepare your own hunk (the client that prepared this one may apply or discard it);"
+        " give each agent session a name of its own",
+    ),
     ErrorCode.HUNK_ALREADY_APPLIED: ErrorSpec(
         "The hunk was applied already (details.applied_seq); a hunk applies at most once.",
         "read the file to see it; prepare a new hunk for a further change",
@@ -332,6 +343,14 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "Lines the write changed were changed again since (details.conflicts names those"
         " events: seq, agent, kind, lines); nothing was written.",
         "undo the later writes first, or edit the file as it is now (read_file shows it)",
+    ),
+    ErrorCode.WRITE_IDENTITY_MISMATCH: ErrorSpec(
+        "A plain undo takes back only your own latest write, and the latest write to the"
+        " file under this agent name was made by a client holding another credential"
+        " (another connection, process or session using the same name); nothing was"
+        " written.",
+        "name the write to take back: undo with the path and the seq this refusal names"
+        " (journaled as yours, as any undo of another agent's write)",
     ),
     ErrorCode.JOURNAL_CORRUPT: ErrorSpec(
         "The journal's stored data is damaged: its SQLite file is malformed (cut short,"

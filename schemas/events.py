@@ -126,6 +126,9 @@ class EditApplied(Event, tag="edit_applied"):
     # the old one (`moved_from`): history and blame follow the file across the rename.
     moved_from: str | None = None
     moved_to: str | None = None
+    # The fingerprint of the credential the writing request held (`schemas.wire.identity_of`):
+    # a plain `undo` takes back only a write of the caller's own identity. None: no credential.
+    identity: str | None = None
 
     @property
     def content_sha256(self) -> str | None:
@@ -231,6 +234,9 @@ class HunkPrepared(Event, tag="hunk_prepared"):
     diff: str = ""  # the reviewable unified diff of the plan
     replanned: bool = False
     content_eof_newline_added: bool = False  # the content's last line gets a newline
+    # the preparing request's identity (`schemas.wire.identity_of`): only a request holding
+    # the same credential may apply, re-plan or discard the hunk. None: no credential.
+    identity: str | None = None
 
     def summary(self) -> str:
         again = " (re-planned)" if self.replanned else ""
@@ -361,6 +367,9 @@ class RequestAnswered(Event, tag="request_answered"):
     # set when this answer corrects the one staged with the write's commit (at this seq):
     # the write's reply as it landed (refused, say), or as start-up recovery left it
     amends: int | None = None
+    # the keyed request's identity (`schemas.wire.identity_of`): keys are per (agent,
+    # identity), so a request naming the agent without its credential has keys of its own
+    identity: str | None = None
 
     def summary(self) -> str:
         if self.amends is not None:

@@ -7,7 +7,9 @@ typed decoder, and report a bad field by its path under `$.params`.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 import unicodedata
 from typing import Annotated, Any
 
@@ -21,11 +23,13 @@ from msgspec import Meta
 # does not (a daemon refuses keys its `Request` lacks, and a client refuses a daemon of
 # another protocol). `ping` and `status` report it (`protocol`); docs/protocol.md lists
 # the versions.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: the `credential` envelope key
 
 
 # A request's `agent` is self-declared: it proves nothing about who sent it (see
-# docs/guarantees.md). These rules only stop a name from passing for what it is not.
+# docs/guarantees.md). These rules only stop a name from passing for what it is not;
+# what binds a name's prepared hunks, plain undo and idempotency keys to one client is
+# the request's `credential` (below).
 MAX_AGENT_LEN = 200
 # The authors the journal's folds name when no agent wrote (audit/timeline.py's
 # "outside", audit/report.py's "daemon"): an agent claiming one would have its lines
@@ -63,6 +67,28 @@ def agent_problem(agent: str) -> str | None:
     return None
 
 
+# A credential: a secret a client makes once (per `Client` object; per workspace and agent
+# for the CLI and the hooks, kept in the user's runtime directory) and sends with every
+# request. The daemon keeps no list of them: a request's identity is the credential's
+# fingerprint, journaled with what the request made that only its maker may act on (a
+# prepared hunk, a write a plain `undo` takes back, a keyed reply). Knowing the
+# fingerprint (it is in the journal) does not give the credential.
+CREDENTIAL_BYTES = 32
+MIN_CREDENTIAL_LEN = 16  # characters: shorter would be guessable
+
+
+def new_credential() -> str:
+    """A fresh, unguessable credential (256 random bits, URL-safe text)."""
+    return secrets.token_urlsafe(CREDENTIAL_BYTES)
+
+
+def identity_of(credential: str | None) -> str | None:
+    """The identity a credential proves: its SHA-256, 32 hex digits; None for none."""
+    if credential is None:
+        return None
+    return hashlib.sha256(credential.encode()).hexdigest()[:32]
+
+
 class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
     """An error reply's payload: a catalogue code plus what to do about it.
 
@@ -81,16 +107,22 @@ class Error(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 class Request(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
     """What an agent sends: `{id, agent, method, params}`, and optionally an
-    `idempotency_key`: a retry with the same key (same agent, method and params) gets
-    the first reply again instead of applying twice. Any other key is refused by name
-    (`bad_request`, with `details.unknown_envelope_key`): a misspelt `idempotency_key` silently
-    ignored would make a retry apply twice."""
+    `idempotency_key`: a retry with the same key (same agent, credential, method and
+    params) gets the first reply again instead of applying twice; and a `credential`,
+    which binds what the request makes to whoever holds it (`identity_of`). Any other
+    key is refused by name (`bad_request`, with `details.unknown_envelope_key`): a
+    misspelt `idempotency_key` silently ignored would make a retry apply twice."""
 
     id: int | str
     method: str
     agent: str = "anonymous"
     params: msgspec.Raw = msgspec.Raw(b"\x80")  # an empty msgpack map
     idempotency_key: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+    credential: Annotated[str, Meta(min_length=MIN_CREDENTIAL_LEN, max_length=200)] | None = None
+
+    @property
+    def identity(self) -> str | None:
+        return identity_of(self.credential)
 
 
 _UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(.*)`")

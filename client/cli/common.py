@@ -202,6 +202,7 @@ def open_client(*, autostart: bool = True, daemon_options: tuple[str, ...] = ())
         autostart=autostart,
         timeout=s.timeout,
         daemon_options=daemon_options,
+        keep_identity=True,  # one process per command: the agent's hunks stay its own
     )
     if client.started_daemon is not None:
         click.echo(

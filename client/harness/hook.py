@@ -700,6 +700,19 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _kept_credential(root: Path, agent: str) -> str | None:
+    """The session's credential, kept across hook processes (client/library/credentials.py):
+    what binds the session's writes to it, not to anyone who names it. None when it cannot
+    be kept (a runtime directory not this user's alone): the requests go by name only."""
+    from editjournal.client.library.credentials import kept_credential
+    from editjournal.client.library.errors import RequestError
+
+    try:
+        return kept_credential(root, agent)
+    except (RequestError, OSError):
+        return None
+
+
 class Daemon:
     """The workspace's daemon, spoken to directly (a DEALER socket, the wire protocol)
     on behalf of one agent; started by the full client only when none serves."""
@@ -707,6 +720,7 @@ class Daemon:
     def __init__(self, root: Path, agent: str) -> None:
         self.root = root
         self.agent = agent
+        self._credential = _kept_credential(root, agent)  # one session, one identity
         self._ids = itertools.count(1)
         self._last_warnings: list[str] = []
         endpoint = live_endpoint(root) or self._started()
@@ -739,7 +753,9 @@ class Daemon:
     def call(self, method: str, params: dict[str, Any]) -> Response:
         rid = next(self._ids)
         body = msgspec.Raw(msgspec.msgpack.encode(params))
-        request = Request(id=rid, method=method, agent=self.agent, params=body)
+        request = Request(
+            id=rid, method=method, agent=self.agent, params=body, credential=self._credential
+        )
         self._socket.send(REQUEST_ENCODER.encode(request))
         while self._socket.poll(int(REQUEST_TIMEOUT_S * 1000)):
             response = RESPONSE_DECODER.decode(self._socket.recv())

@@ -58,8 +58,10 @@ class AsyncClient(Exchange, AsyncToolCalls):
         timeout: float = 30.0,
         start_timeout: float = 15.0,
         daemon_options: Sequence[str] = (),
+        keep_identity: bool = False,
+        credential: str | None = None,
     ) -> None:
-        super().__init__(workspace, agent, timeout)
+        super().__init__(workspace, agent, timeout, keep_identity, credential)
         self._start = (autostart, start_timeout, tuple(daemon_options))
         self._zmq = zmq.asyncio.Context.instance()
         self._socket: zmq.asyncio.Socket | None = None

@@ -52,9 +52,13 @@ class Client(Exchange, ToolCalls):
         timeout: float = 30.0,
         start_timeout: float = 15.0,
         daemon_options: Sequence[str] = (),
+        keep_identity: bool = False,
+        credential: str | None = None,
     ) -> None:
-        """`daemon_options`: command-line options for a daemon this client starts."""
-        super().__init__(workspace, agent, timeout)
+        """`daemon_options`: command-line options for a daemon this client starts.
+        `keep_identity`, `credential`: which identity this client is (`Exchange`): by
+        default one of this object's own."""
+        super().__init__(workspace, agent, timeout, keep_identity, credential)
         self._start = (autostart, start_timeout, tuple(daemon_options))
         self._zmq: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         endpoint = self._find_daemon()

@@ -146,17 +146,18 @@ class ChangeRefused(RequestError):
 
 
 class HunkProblem(RequestError):
-    """A prepared hunk that cannot be applied as asked: unknown, expired, another agent's,
-    applied already, or of another kind."""
+    """A prepared hunk that cannot be applied as asked: unknown, expired, another agent's
+    (or another client's of the same name), applied already, or of another kind."""
 
     codes = frozenset({"hunk_not_found", "hunk_expired", "wrong_owner", "hunk_already_applied",
-                       "hunk_kind_mismatch"})  # fmt: skip
+                       "hunk_kind_mismatch", "hunk_identity_mismatch"})  # fmt: skip
 
 
 class CheckpointProblem(RequestError):
     """A checkpoint or undo that cannot be done as asked."""
 
-    codes = frozenset({"checkpoint_not_found", "checkpoint_exists", "nothing_to_undo"})
+    codes = frozenset({"checkpoint_not_found", "checkpoint_exists", "nothing_to_undo",
+                       "write_identity_mismatch"})  # fmt: skip
 
 
 class JournalProblem(RequestError):

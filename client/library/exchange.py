@@ -22,6 +22,7 @@ from editjournal.client.library.connection import (
     state_dir,
     workspace_root,
 )
+from editjournal.client.library.credentials import kept_credential
 from editjournal.client.library.errors import (
     BadRequest,
     DaemonUnavailable,
@@ -39,6 +40,8 @@ from editjournal.schemas.wire import (
     Request,
     Response,
     agent_problem,
+    identity_of,
+    new_credential,
 )
 
 R = TypeVar("R", bound=Result)
@@ -54,8 +57,18 @@ class Exchange:
     """One agent's conversation with one workspace's daemon, minus the I/O."""
 
     def __init__(
-        self, workspace: str | os.PathLike[str] | None, agent: str | None, timeout: float
+        self,
+        workspace: str | os.PathLike[str] | None,
+        agent: str | None,
+        timeout: float,
+        keep_identity: bool = False,
+        credential: str | None = None,
     ) -> None:
+        """The identity (schemas/wire.py): `credential` when given (a process that
+        keeps its own, to be the same identity after it restarts); with `keep_identity`
+        the credential this user keeps for the agent in this workspace
+        (client/library/credentials.py: the CLI's, one process per command); else a
+        fresh one for this object, kept across its reconnects."""
         self.root: Path = require_workspace(workspace_root(workspace))
         self.agent = agent or default_agent()
         problem = agent_problem(self.agent)
@@ -64,6 +77,12 @@ class Exchange:
             message = f"{problem} - at `$.agent`"
             raise BadRequest.local(ErrorCode.BAD_REQUEST, message, agent=self.agent)
         self.timeout = timeout
+        # what binds this agent's hunks, plain undo and idempotency keys to this client
+        # (schemas/wire.py): the same for every request of this object, reconnects too
+        if credential is None:
+            kept = keep_identity
+            credential = kept_credential(self.root, self.agent) if kept else new_credential()
+        self.credential = credential
         self.last_response: Response | None = None
         self.started_daemon: Endpoint | None = None
         self.address = ""
@@ -78,9 +97,19 @@ class Exchange:
         rid = next(self._ids)
         body = msgspec.Raw(encoded_params(method, params))
         request = Request(
-            id=rid, method=method, agent=self.agent, params=body, idempotency_key=idempotency_key
+            id=rid,
+            method=method,
+            agent=self.agent,
+            params=body,
+            idempotency_key=idempotency_key,
+            credential=self.credential,
         )
         return rid, REQUEST_ENCODER.encode(request)
+
+    @property
+    def identity(self) -> str | None:
+        """What the daemon journals as this client's identity (its credential's fingerprint)."""
+        return identity_of(self.credential)
 
     def use(self, endpoint: Endpoint) -> None:
         """Talk to `endpoint` from now on: refused, before any socket, when its daemon

@@ -75,6 +75,9 @@ class Context:
     cache: TextCache  # parsed contents by hash: derived data, never a source of truth
     ignore_patterns: tuple[str, ...] = ()  # the watcher's extra patterns (--ignore)
     finished: Job | None = None  # the request's job, done: handle it for good
+    # the fingerprint of the request's credential (`schemas.wire.identity_of`), None when it
+    # sent none: what a prepared hunk, a plain undo and a keyed reply are bound to
+    identity: str | None = None
 
     @property
     def next_seq(self) -> int:

@@ -1,6 +1,8 @@
 """Prepared hunks as the agents see them: `list_hunks`, `discard_hunk`, and the checks
 every tool that names a hunk makes (it exists, has not expired, is the caller's, was
-not applied).
+not applied). The caller's means its agent name and, for a hunk prepared with a
+credential, that same credential (`ctx.identity`): another client that only names the
+agent is refused `hunk_identity_mismatch`, and its `list_hunks` does not show them.
 
 Hunks live in the journal (`hunk_*` events) and in the folded state
 (`daemon.model.hunkbook`), so they survive a restart until they expire. Expiry is a
@@ -63,6 +65,14 @@ def owned_hunk(ctx: Context, hunk_id: str, tool: str, now: int) -> Hunk:
             f"hunk {hunk_id} was prepared by {hunk.agent!r}, not by you ({ctx.agent!r})",
             {"hunk_id": hunk_id, "owner": hunk.agent, "path": hunk.path},
         )
+    elif not hunk.held_by(ctx.identity):
+        error = ToolError(
+            ErrorCode.HUNK_IDENTITY_MISMATCH,
+            f"hunk {hunk_id} was prepared by another client named {hunk.agent!r} (it held"
+            " another credential): naming the agent does not make its hunk yours; nothing"
+            " was done",
+            {"hunk_id": hunk_id, "owner": hunk.agent, "path": hunk.path},
+        )
     elif hunk.status == APPLIED:
         error = ToolError(
             ErrorCode.HUNK_ALREADY_APPLIED,
@@ -111,9 +121,13 @@ def hunk_info(hunk: Hunk) -> HunkInfo:
 
 
 def pending_infos(ctx: Context, agent: str, now: int, path: str | None = None) -> list[HunkInfo]:
-    """An agent's pending, unexpired hunks, in apply order."""
+    """An agent's pending, unexpired hunks, in apply order (the caller's own: those it
+    may act on, when it asks about its own name)."""
     hunks = ctx.state.hunks.pending(agent, path)
-    return [hunk_info(h) for h in hunks if not h.expired(now)]
+    mine = agent == ctx.agent
+    return [
+        hunk_info(h) for h in hunks if not h.expired(now) and (not mine or h.held_by(ctx.identity))
+    ]
 
 
 @handles("list_hunks")

@@ -2,7 +2,12 @@
 
 The write to revert is an agent's latest `edit_applied` on the file (the
 caller's by default), or the one at `seq` (a `checkpoint_restored` seq names its
-write to that file). Its before and after contents are blobs in the journal and
+write to that file). The default is what a name alone would buy: a plain undo
+(no `seq`, no other agent named) takes back the caller's latest write only when that write
+was made with the caller's credential (`ctx.identity`); a write another client made
+under the same name is refused `write_identity_mismatch`. Naming the write (`seq`,
+`agent`, or `by`) stays possible for anyone, as for any other agent's write, and is
+journaled as the caller's. Its before and after contents are blobs in the journal and
 its `line_changes` say which lines it replaced. Those lines are carried from the
 write's result to the current content through the journal's changes since
 (`daemon.writing.history.base_at`), and found again by content where a change was
@@ -143,6 +148,8 @@ def _undone(ctx: Context, path: str, params: UndoParams) -> Record:
         record = next(iter(found), None)
         if record is None:
             raise _nothing(ctx, f"{agent} has no applied write to {path} to undo", path)
+        if agent == ctx.agent:  # "my latest write": what a name alone must not buy
+            _check_mine(ctx, record, path)
         return record
     record = next(iter(ctx.journal.records(after_seq=params.seq - 1, limit=1)), None)
     if record is not None and isinstance(record.event, CheckpointRestored):
@@ -156,6 +163,21 @@ def _undone(ctx: Context, path: str, params: UndoParams) -> Record:
         what = f"{record.kind} of {record.path}" if record.path else record.kind
         raise _nothing(ctx, f"seq {record.seq} is a {what}, not an applied write to {path}", path)
     return record
+
+
+def _check_mine(ctx: Context, record: Record, path: str) -> None:
+    """A plain undo takes back the caller's own write: one made without a credential
+    (a name was all there was), or with the caller's."""
+    made_by = getattr(record.event, "identity", None)
+    if made_by is None or made_by == ctx.identity:
+        return
+    raise ToolError(
+        ErrorCode.WRITE_IDENTITY_MISMATCH,
+        f"the latest write to {path} named {ctx.agent!r} (seq {record.seq}) was made by"
+        " another client of that name (it held another credential): a plain undo takes"
+        " back only your own; nothing was written",
+        {"path": path, "seq": record.seq, "agent": ctx.agent},
+    )
 
 
 def _names(ctx: Context, path: str) -> set[str]:

@@ -40,6 +40,13 @@ class Hunk:
     content_eof_newline_added: bool = False
     status: str = PENDING
     applied_seq: int | None = None  # the edit_applied event that wrote it
+    identity: str | None = None  # the preparing request's credential's; None: it sent none
+
+    def held_by(self, identity: str | None) -> bool:
+        """Whether a request of `identity` (and the hunk's agent name) may act on it: one
+        holding the credential it was prepared with; anyone of that name for a hunk
+        prepared without one (the name alone was all there was to go by)."""
+        return self.identity is None or self.identity == identity
 
     def expired(self, now_ms: int) -> bool:
         return self.status == EXPIRED or (self.status == PENDING and now_ms >= self.expires_at_ms)
@@ -105,4 +112,5 @@ def _prepared(record: Record, event: HunkPrepared) -> Hunk:
         targets=tuple(event.targets),
         diff=event.diff,
         content_eof_newline_added=event.content_eof_newline_added,
+        identity=event.identity,
     )

@@ -3,9 +3,13 @@
 A client that timed out cannot know whether its edit was applied; retrying blindly
 could apply it twice. So when a keyed request changes something, its reply is
 journaled (`request_answered`, staged in the same transaction as the request's own
-events), and the fold keeps the latest `MAX_ANSWERS` of them by (agent, key). A retry
-with the same key gets that reply back — same outcome, same seq — without running
-again; the same key with other params is refused (`idempotency_key_reused`).
+events), and the fold keeps the latest `MAX_ANSWERS` of them by (agent, identity, key).
+A retry with the same key gets that reply back — same outcome, same seq — without
+running again; the same key with other params is refused (`idempotency_key_reused`).
+The identity is the fingerprint of the request's credential (`schemas.wire`): a request
+that names the agent without holding its credential has a key space of its own, so it
+can neither pre-empt the agent's key (be answered first, and have the agent's write
+replayed as done) nor poison it (make the agent's own request `idempotency_key_reused`).
 
 The reply remembered is the one the request really got. A write is committed before
 it lands, so the reply staged with its commit is the planned one; when the landing
@@ -47,6 +51,7 @@ BULKY = ("diff", "applied_diff", "changed_lines", "content")  # left out of a la
 LONG_TEXT = 1024  # characters: any other text this long is left out of a larger one too
 RETRY_NOTE = "a retry: this is the reply to the first request with this idempotency_key"
 Remembered = tuple[str, RequestAnswered, Response]  # agent, answer, the reply it keeps
+AnswerKey = tuple[str, str, str]  # agent, identity ("" for none), idempotency key
 _REPLY_ENCODER = msgspec.msgpack.Encoder()
 _REPLY_DECODER = msgspec.msgpack.Decoder(Response)
 
@@ -55,17 +60,18 @@ _REPLY_DECODER = msgspec.msgpack.Decoder(Response)
 class Answers:
     """The remembered replies, newest last: part of the daemon's fold (state.py)."""
 
-    by_key: OrderedDict[tuple[str, str], RequestAnswered] = field(default_factory=OrderedDict)
+    by_key: OrderedDict[AnswerKey, RequestAnswered] = field(default_factory=OrderedDict)
 
     def apply(self, record: Record, event: RequestAnswered) -> None:
         self.remember(record.agent or "", event)
 
     def remember(self, agent: str, event: RequestAnswered) -> None:
-        """The newest answer of (agent, key) wins: a landing's amends its commit's. An
-        old journal's whole reply is cut here, so the fold never holds its bulk."""
+        """The newest answer of (agent, identity, key) wins: a landing's amends its
+        commit's. An old journal's whole reply is cut here, so the fold never holds its
+        bulk."""
         if len(event.reply) > REMEMBER_WHOLE:
             event = msgspec.structs.replace(event, reply=_encode(compact(_decode(event.reply))))
-        key = (agent, event.key)
+        key = (agent, event.identity or "", event.key)
         self.by_key[key] = event
         self.by_key.move_to_end(key)
         while len(self.by_key) > MAX_ANSWERS:
@@ -76,7 +82,7 @@ class Answers:
         the key is new. A key used before for other params is `idempotency_key_reused`."""
         if request.idempotency_key is None:
             return None
-        found = self.by_key.get((request.agent, request.idempotency_key))
+        found = self.by_key.get((request.agent, request.identity or "", request.idempotency_key))
         if found is None:
             return None
         if found.request_sha256 != request_digest(request):
@@ -97,7 +103,7 @@ class Answers:
         found: dict[int, list[Remembered]] = {}
         if not wanted:
             return {}
-        for (agent, _), answer in self.by_key.items():
+        for (agent, _, _), answer in self.by_key.items():
             reply = _decode(answer.reply)
             if reply.seq in wanted:
                 found.setdefault(reply.seq, []).append((agent, answer, reply))
@@ -127,6 +133,7 @@ def answered(request: Request, response: Response, records: list[Record]) -> Req
         method=request.method,
         request_sha256=request_digest(request),
         reply=reply,
+        identity=request.identity,
     )
 
 
@@ -139,6 +146,7 @@ def amended(first: RequestAnswered, first_seq: int, response: Response) -> Reque
         request_sha256=first.request_sha256,
         reply=_encode(compact(response)),
         amends=first_seq,
+        identity=first.identity,
     )
 
 

@@ -131,9 +131,11 @@ class GroupCommit:
         self.state.apply(record)
         return record.seq
 
-    def record(self, agent: str, outcome: Outcome) -> list[Record]:
+    def record(self, agent: str, outcome: Outcome, identity: str | None = None) -> list[Record]:
         """Stage the outcome's events and fold them into state, in one order; an event
-        naming a sibling (`Outcome.links`) gets the sibling's seq as it is staged."""
+        naming a sibling (`Outcome.links`) gets the sibling's seq as it is staged. An
+        event the request caused that has an `identity` field is stamped with the
+        request's (`schemas.wire.identity_of`): what only its maker may act on."""
         if outcome.events:  # a request that records nothing (ping) is served even so
             self.check_unsealed()
         records: list[Record] = []
@@ -144,6 +146,8 @@ class GroupCommit:
             links = [link for link in outcome.links if link.source == i]
             if links:
                 event = linked(event, links, [r.seq for r in records])
+            if identity is not None and who is not None:
+                event = stamped(event, identity)
             record = self.journal.stage(who, event, outcome.blobs)
             self.state.apply(record)
             records.append(record)
@@ -388,7 +392,12 @@ class GroupCommit:
         """Where the answer of the write at `seq` was journaled: staged right after it."""
         found = self.journal.records(after_seq=seq, kind="request_answered", agent=agent)
         for record in found:
-            if isinstance(record.event, RequestAnswered) and record.event.key == answer.key:
+            event = record.event
+            if (
+                isinstance(event, RequestAnswered)
+                and event.key == answer.key
+                and event.identity == answer.identity  # a key is per (agent, identity)
+            ):
                 return record.seq
         return seq
 
@@ -483,3 +492,11 @@ def _unrecorded(response: Response, cause: JournalError) -> Response:
         code, message = ErrorCode.JOURNAL_UNAVAILABLE, str(cause)
     message = f"the journal could not record this request, so nothing was changed: {message}"
     return error_response(response.id, ToolError(code, message, details, advice(cause)).to_wire())
+
+
+def stamped(event: AnyEvent, identity: str) -> AnyEvent:
+    """`event` with the request's identity, when it is an event that keeps one (a write,
+    a prepared hunk, a keyed answer) and has none yet."""
+    if "identity" not in event.__struct_fields__ or getattr(event, "identity", None) is not None:
+        return event
+    return msgspec.structs.replace(event, identity=identity)

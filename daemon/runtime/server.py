@@ -410,7 +410,7 @@ class Server:
         if replay is not None:
             return replay, [], request.agent
         outcome, prepared = self._decide(handler, request, params, finished)
-        records = self.group.record(request.agent, outcome)
+        records = self.group.record(request.agent, outcome, request.identity)
         if outcome.job is not None and outcome.error is None:
             return outcome.job, prepared, request.agent
         if prepared:
@@ -538,17 +538,19 @@ class Server:
         check_text_fields(params, self.workspace.max_file_size)
         return handler, params
 
-    def _context(self, agent: str, finished: Job | None = None) -> Context:
+    def _context(
+        self, agent: str, finished: Job | None = None, identity: str | None = None
+    ) -> Context:
         ignore = tuple(self._watch.ignore) if self._watch is not None else ()
         return Context(
             agent, self.state, self.workspace, self.journal, self.info, self.cache,
-            ignore, finished,
+            ignore, finished, identity,
         )  # fmt: skip
 
     def _run(
         self, handler: Handler, request: Request, params: Any, finished: Job | None
     ) -> Outcome:
-        ctx = self._context(request.agent, finished)
+        ctx = self._context(request.agent, finished, request.identity)
         try:
             with self.workspace.one_request():  # each path's confinement judged once
                 return handler(ctx, params)

@@ -45,7 +45,7 @@ class _Body(msgspec.Struct, array_like=True):
     snapshots: list[Snapshot]
     hunks: list[Hunk]
     checkpoints: list[Checkpoint]
-    answers: list[tuple[tuple[str, str], RequestAnswered]]  # oldest first
+    answers: list[tuple[tuple[str, str, str], RequestAnswered]]  # oldest first
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -85,7 +85,7 @@ def decode(data: bytes) -> State:
         snapshots={(s.agent, s.path): s for s in body.snapshots},
         hunks=HunkBook({h.hunk_id: h for h in body.hunks}),
         checkpoints=CheckpointBook.of(body.checkpoints),
-        answers=Answers(OrderedDict(((k[0], k[1]), answer) for k, answer in body.answers)),
+        answers=Answers(OrderedDict(((k[0], k[1], k[2]), answer) for k, answer in body.answers)),
         last_seq=body.last_seq,
         event_count=body.event_count,
     )

@@ -214,11 +214,12 @@ def test_discarded_hunk_is_gone(client: Client, notes: Path, workspace: Path):
 
 def test_a_hunk_survives_a_restart(workspace: Path, notes: Path):
     daemon = start(workspace)
-    plan = daemon.client("agent-a").prepare_file_insert("notes.md", "gamma", "delta = 4\n")
+    before = daemon.client("agent-a")
+    plan = before.prepare_file_insert("notes.md", "gamma", "delta = 4\n")
     daemon.stop()
     daemon = start(workspace)
     try:
-        client = daemon.client("agent-a")
+        client = daemon.client("agent-a", credential=before.credential)  # the same identity
         assert [h.hunk_id for h in client.list_hunks().hunks] == [plan.hunk_id]
         assert [h.hunk_id for h in client.agent_status().pending_hunks] == [plan.hunk_id]
         client.apply_file_modification(plan.hunk_id)

@@ -18,9 +18,12 @@ from tests.e2e.hunk_support import events, refused
 TEXT = "".join(f"line {n}\n" for n in range(1, 21))
 
 
-def _apply_frame(rid: int, agent: str, hunk_id: str) -> bytes:
+def _apply_frame(rid: int, client: Client, hunk_id: str) -> bytes:
     params = msgspec.Raw(msgspec.msgpack.encode({"hunk_id": hunk_id}))
-    request = Request(id=rid, method="apply_file_modification", agent=agent, params=params)
+    request = Request(
+        id=rid, method="apply_file_modification", agent=client.agent, params=params,
+        credential=client.credential,
+    )  # fmt: skip
     return REQUEST_ENCODER.encode(request)
 
 
@@ -28,8 +31,9 @@ def test_applies_arriving_together_land_in_the_order_they_were_planned(
     daemon: RunningDaemon, workspace: Path
 ):
     (workspace / "log.md").write_text(TEXT)
-    first = daemon.client("agent-a").prepare_file_append("log.md", "from a\n")
-    second = daemon.client("agent-b").prepare_file_append("log.md", "from b\n")
+    a, b = daemon.client("agent-a"), daemon.client("agent-b")
+    first = a.prepare_file_append("log.md", "from a\n")
+    second = b.prepare_file_append("log.md", "from b\n")
     assert (first.created_at_ms, first.hunk_id) < (second.created_at_ms, second.hunk_id)
     endpoint = live_endpoint(workspace)
     assert endpoint is not None
@@ -42,8 +46,8 @@ def test_applies_arriving_together_land_in_the_order_they_were_planned(
         # Held back while both are sent, so they wait together: the later plan is sent first.
         daemon.proc.send_signal(signal.SIGSTOP)
         try:
-            sock.send(_apply_frame(1, "agent-b", second.hunk_id))
-            sock.send(_apply_frame(2, "agent-a", first.hunk_id))
+            sock.send(_apply_frame(1, b, second.hunk_id))
+            sock.send(_apply_frame(2, a, first.hunk_id))
         finally:
             daemon.proc.send_signal(signal.SIGCONT)
         replies = [RESPONSE_DECODER.decode(sock.recv()) for _ in range(2)]

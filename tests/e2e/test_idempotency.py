@@ -59,10 +59,12 @@ def test_a_retry_after_a_restart_is_still_answered_from_the_journal(workspace: P
     (workspace / "a.txt").write_text("one\n")
     params = {"path": "a.txt", "content": "two\n", "skip_safety_check": True}
     running = start(workspace, "--no-watch")
-    first = running.client().call("append_to_file", params, idempotency_key="across")
+    client = running.client()
+    first = client.call("append_to_file", params, idempotency_key="across")
     running.stop()
     running = start(workspace, "--no-watch")
-    again = running.client().call("append_to_file", params, idempotency_key="across")
+    retrying = running.client(credential=client.credential)  # the same client, restarted
+    again = retrying.call("append_to_file", params, idempotency_key="across")
     running.stop()
     assert first.ok and again.ok and again.seq == first.seq
     assert (workspace / "a.txt").read_text() == "one\ntwo\n"

@@ -20,6 +20,7 @@ import signal
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -35,6 +36,15 @@ KEY = "write-1"
 # far past the 4 KiB a remembered reply keeps, at a tenth of the suite's time
 BIG_LINES = 20_000
 RETRY = "a retry: this is the reply to the first request with this idempotency_key"
+
+
+# keys are per (agent, identity): the client that retries keeps its credential, as a
+# process that restarts would (Client(credential=...)), so it is one identity throughout
+CREDENTIAL = "keyed-writes-retrying-client"
+
+
+def retrier(running: RunningDaemon, **kwargs: Any) -> Client:
+    return running.client(credential=CREDENTIAL, **kwargs)
 
 
 def keyed_write(client: Client, path: str, content: str, key: str | None = KEY) -> Response:
@@ -114,7 +124,7 @@ def test_a_keyed_write_refused_as_it_landed_is_told_so_again_not_ok(
     hold = tmp_path / "hold"
     running = start(workspace, "--hold-after-commit", str(hold))
     try:
-        client = running.client(timeout=30)
+        client = retrier(running, timeout=30)
         with ThreadPoolExecutor(1) as pool:
             sent = pool.submit(keyed_write, client, "a.txt", "new\n")
             wait_until(hold.exists, what="the daemon to hold between commit and landing")
@@ -135,7 +145,7 @@ def test_a_keyed_write_refused_as_it_landed_is_told_so_again_not_ok(
         running.stop()
     running = start(workspace)  # the journal keeps the real outcome across a restart
     try:
-        after = keyed_write(running.client(), "a.txt", "new\n")
+        after = keyed_write(retrier(running), "a.txt", "new\n")
         assert not after.ok and after.error is not None
         assert after.error.code == "write_displaced" and after.seq == first.seq
         assert (workspace / "a.txt").read_text() == "outside\n"
@@ -147,7 +157,7 @@ def killed_between_commit_and_landing(workspace: Path) -> None:
     """A keyed write whose daemon SIGKILLs itself right after the commit: no reply."""
     running = start(workspace, "--kill-after-commit")
     with pytest.raises(RequestError):
-        running.client(timeout=5).request(
+        retrier(running, timeout=5).request(
             "write_file", {"path": "a.txt", "content": "new\n"}, idempotency_key=KEY
         )
     assert running.proc.wait(timeout=10) == -signal.SIGKILL
@@ -162,7 +172,7 @@ def test_a_keyed_write_killed_before_it_landed_is_told_ok_once_recovery_finished
     killed_between_commit_and_landing(workspace)
     running = start(workspace)
     try:
-        again = keyed_write(running.client(), "a.txt", "new\n")
+        again = keyed_write(retrier(running), "a.txt", "new\n")
         assert (workspace / "a.txt").read_text() == "new\n"  # rolled forward at the start
         assert again.ok and is_retry(again)
         assert [again.seq] == applied(running, "a.txt")
@@ -180,7 +190,7 @@ def test_a_keyed_write_killed_before_it_landed_and_overtaken_while_down_is_not_t
     (workspace / "a.txt").write_text("someone else\n")
     running = start(workspace)
     try:
-        again = keyed_write(running.client(), "a.txt", "new\n")
+        again = keyed_write(retrier(running), "a.txt", "new\n")
         assert not again.ok and again.error is not None and is_retry(again)
         assert again.error.code == "write_displaced"
         assert again.seq == applied(running, "a.txt")[0]

@@ -146,7 +146,7 @@ def test_nothing_to_undo_is_a_clear_error(ws: RunningDaemon):
 
 
 def test_undo_from_the_cli(ws: RunningDaemon):
-    a = ws.client("cli-test")
+    a = ws.client("cli-test", keep_identity=True)  # the CLI's identity: its plain undo is ours
     seq = replace(a, "conf.py", "value_8 = 8", "value_8 = 80")
     done = cli(ws.root, "undo", "conf.py")
     assert done.returncode == 0, done.stderr

@@ -2,7 +2,9 @@
 and the client: a later write that was undone, or two that cancel out, do not block an
 undo; a real conflict names only the writes whose changes are still there, and its
 advice, followed literally (the commands or calls parsed from the reply and run),
-ends in a landed undo or a plain "cannot" — never in a loop."""
+ends in a landed undo or a plain "cannot" — never in a loop. The clients keep the
+identity the CLI keeps for their agent (`kept`), so a plain `undo` from the
+CLI takes back a write one of them made under the same name."""
 
 from __future__ import annotations
 
@@ -29,6 +31,11 @@ MAX_STEPS = 12  # more than any chain below needs; a loop would run past it
 def ws(daemon: RunningDaemon) -> RunningDaemon:
     (daemon.root / "F").write_text(TEXT)
     return daemon
+
+
+def kept(ws: RunningDaemon, agent: str) -> Client:
+    """A client of `agent` with the identity the CLI keeps for it."""
+    return ws.client(agent, keep_identity=True)
 
 
 def rewrite(client: Client, changes: dict[int, str]) -> int:
@@ -60,7 +67,7 @@ def last_undo(ws: RunningDaemon) -> EditApplied:
 
 @pytest.mark.parametrize("undoer", ["u1", "u2"])
 def test_undo_lands_once_the_later_write_is_undone(ws: RunningDaemon, undoer: str):
-    u1, u2 = ws.client("u1"), ws.client("u2")
+    u1, u2 = kept(ws, "u1"), kept(ws, "u2")
     mine = rewrite(u1, {3: "value_3 = 30"})
     theirs = rewrite(u2, {3: "value_3 = 300"})
     refused = undo_cli(ws, "u1", "F")
@@ -79,7 +86,7 @@ def test_undo_lands_once_the_later_write_is_undone(ws: RunningDaemon, undoer: st
 
 
 def test_two_later_writes_that_cancel_out_do_not_block_an_undo(ws: RunningDaemon):
-    u1, u2, u3 = ws.client("u1"), ws.client("u2"), ws.client("u3")
+    u1, u2, u3 = kept(ws, "u1"), kept(ws, "u2"), kept(ws, "u3")
     mine = rewrite(u1, {3: "value_3 = 30"})
     there = rewrite(u2, {3: "value_3 = 300", 10: "value_10 = 1000"})
     back = rewrite(u3, {3: "value_3 = 30"})  # u2's line 3 taken back by hand, its line 10 kept
@@ -92,7 +99,7 @@ def test_two_later_writes_that_cancel_out_do_not_block_an_undo(ws: RunningDaemon
 
 
 def test_an_outside_change_taken_back_does_not_block_an_undo(ws: RunningDaemon):
-    u1 = ws.client("u1")
+    u1 = kept(ws, "u1")
     rewrite(u1, {3: "value_3 = 30"})
     mine = content(ws)
     (ws.root / "F").write_text(mine.replace("value_3 = 30", "value_3 = 31"))
@@ -109,7 +116,7 @@ def _outside_changes(ws: RunningDaemon) -> int:
 
 
 def test_a_write_since_undone_is_not_named_as_a_conflict(ws: RunningDaemon):
-    u1, u2, u3 = ws.client("u1"), ws.client("u2"), ws.client("u3")
+    u1, u2, u3 = kept(ws, "u1"), kept(ws, "u2"), kept(ws, "u3")
     mine = rewrite(u1, {3: "value_3 = 30"})
     rewrite(u2, {3: "value_3 = 300"})
     u2.undo("F")
@@ -133,10 +140,10 @@ def test_a_write_since_undone_is_not_named_as_a_conflict(ws: RunningDaemon):
 def a_real_conflict(ws: RunningDaemon) -> int:
     """u1 writes line 3; u2 rewrites it; u3 rewrites it and line 8 in one edit; u4
     rewrites line 8: undoing u1's write needs u4's, u3's and u2's undone first."""
-    mine = rewrite(ws.client("u1"), {3: "value_3 = 30"})
-    rewrite(ws.client("u2"), {3: "value_3 = 300"})
-    rewrite(ws.client("u3"), {3: "value_3 = 3000", 8: "value_8 = 80"})
-    rewrite(ws.client("u4"), {8: "value_8 = 800"})
+    mine = rewrite(kept(ws, "u1"), {3: "value_3 = 30"})
+    rewrite(kept(ws, "u2"), {3: "value_3 = 300"})
+    rewrite(kept(ws, "u3"), {3: "value_3 = 3000", 8: "value_8 = 80"})
+    rewrite(kept(ws, "u4"), {8: "value_8 = 800"})
     return mine
 
 
@@ -203,15 +210,15 @@ def test_the_clients_advice_of_a_real_conflict_followed_literally_lands_the_undo
     ws: RunningDaemon,
 ):
     mine = a_real_conflict(ws)
-    ended, error = follow_client(ws.client("u1"), {"path": "F"})
+    ended, error = follow_client(kept(ws, "u1"), {"path": "F"})
     assert ended == "landed", error
     assert content(ws) == TEXT
     assert last_undo(ws).operations[0]["seq"] == mine
 
 
 def test_an_outside_change_in_the_way_is_a_plain_cannot(ws: RunningDaemon):
-    rewrite(ws.client("u1"), {3: "value_3 = 30"})
-    rewrite(ws.client("u2"), {3: "value_3 = 300"})
+    rewrite(kept(ws, "u1"), {3: "value_3 = 30"})
+    rewrite(kept(ws, "u2"), {3: "value_3 = 300"})
     now = content(ws).replace("value_3 = 300", "value_3 = 3_000")
     (ws.root / "F").write_text(now)  # by hand, over u2's write
     wait_until(lambda: _outside_changes(ws) >= 1, what="the outside change to be journaled")
@@ -220,6 +227,6 @@ def test_an_outside_change_in_the_way_is_a_plain_cannot(ws: RunningDaemon):
     assert "an outside writer (outside_change" in how[0]
     assert "cannot be undone now (an outside change is in the way" in how[0]
     assert content(ws) == now  # nothing written
-    ended, error = follow_client(ws.client("u1"), {"path": "F"})
+    ended, error = follow_client(kept(ws, "u1"), {"path": "F"})
     assert ended == "cannot" and error is not None and error.code == "undo_conflict"
     assert [c["kind"] for c in error.details["conflicts"]] == ["outside_change"]
