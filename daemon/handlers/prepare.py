@@ -13,6 +13,7 @@ What it must never do: write a file, or accept a hunk_id the caller made up
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from editjournal.daemon.text.hunks import (
     spliced,
     unified,
 )
-from editjournal.daemon.text.lines import Document
+from editjournal.daemon.writing.numbers import anchor_line
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import AnyEvent, HunkPrepared, HunkRejected
@@ -56,20 +57,20 @@ from editjournal.schemas.tools import (
 )
 from editjournal.schemas.units import format_elapsed
 
-Finder = Callable[[Document], Found]
+Finder = Callable[[Target], Found]  # the place, in the target's current content
 
 
 @handles("prepare_file_range_edit")
 def prepare_file_range_edit(ctx: Context, params: PrepareFileRangeEditParams) -> Outcome:
     start, end = _range_of(params)
     return _prepare(
-        ctx, params, "range_edit", lambda doc: range_found(doc, start, end, params.content)
+        ctx, params, "range_edit", lambda t: range_found(t.doc, start, end, params.content)
     )
 
 
 @handles("prepare_file_append")
 def prepare_file_append(ctx: Context, params: PrepareFileAppendParams) -> Outcome:
-    return _prepare(ctx, params, "append", lambda doc: append_found(doc, params.content))
+    return _prepare(ctx, params, "append", lambda t: append_found(t.doc, params.content))
 
 
 @handles("prepare_file_insert_after")
@@ -84,8 +85,8 @@ def prepare_file_insert_before(ctx: Context, params: PrepareFileInsertParams) ->
 
 @handles("prepare_file_block_replace")
 def prepare_file_block_replace(ctx: Context, params: PrepareFileBlockReplaceParams) -> Outcome:
-    def find(doc: Document) -> Found:
-        return block_found(doc, params.old_block, params.new_block, _occurrence(params))
+    def find(target: Target) -> Found:
+        return block_found(target.doc, params.old_block, params.new_block, _occurrence(params))
 
     return _prepare(ctx, params, "block_replace", find)
 
@@ -93,12 +94,17 @@ def prepare_file_block_replace(ctx: Context, params: PrepareFileBlockReplacePara
 def _inserter(params: PrepareFileInsertParams, after: bool) -> Finder:
     match = params.match or "contains"
 
-    def find(doc: Document) -> Found:
+    def find(target: Target) -> Found:
         # A `regex` anchor gets regex_seconds() in all, counted from here: one request's
         # pattern must not hold the daemon's one thread (and every other agent) for long.
+        doc = target.doc
         limit = RegexLimit.starting(time.monotonic, regex_seconds(doc.line_count))
         occurrence = _occurrence(params)
-        return insert_found(doc, params.anchor, match, occurrence, params.content, after, limit)
+        # a LINE#ANCHOR among identical lines: its number, as the agent read it, picks
+        line_of = functools.partial(anchor_line, target)
+        return insert_found(
+            doc, params.anchor, match, occurrence, params.content, after, limit, line_of
+        )
 
     return find
 
@@ -144,7 +150,7 @@ def _prepare(ctx: Context, params: PrepareParams, kind: str, find: Finder) -> Ou
     except HunkRefused as refused:
         return refused.outcome()
     target = open_target(ctx, params.path, missing_ok=kind == "append")
-    found = find(target.doc)
+    found = find(target)
     event = _event(target, found, kind, hunk_id, now, now + ttl, params)
     result = _result(target, found, event, params)
     blobs: dict[str, bytes] = {}

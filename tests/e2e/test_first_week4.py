@@ -239,11 +239,6 @@ def test_hooks_in_the_project_and_local_scopes_are_said_to_journal_twice(workspa
 TWINS = "x = 1\nvalue = compute()\nx = 1\nvalue = compute()\nx = 1\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs daemon/handlers/prepare.py to pass the target's numbering to insert_found"
-    " (daemon.writing.numbers.anchor_line): another helper's file",
-)
 def test_an_insert_anchor_among_twins_is_resolved_by_the_line_number_it_was_read_at(
     served: RunningDaemon,
 ):
