@@ -24,6 +24,7 @@ operation's result (but a move's new path, from its old path's).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -77,6 +78,7 @@ Action = Literal["added", "updated", "moved", "deleted"]
 
 @handles("apply_patch")
 def apply_patch(ctx: Context, params: ApplyPatchParams) -> Outcome:
+    _refuse_read_only(ctx, params)  # before parsing: a refused 7 MB patch costs O(files)
     steps = _steps(ctx, _patch_of(params), params.workdir, params.skip_safety_check)
     outcome = write_all(_jobs(steps), [])
     if outcome.error is None:
@@ -114,6 +116,50 @@ def _patch_of(params: ApplyPatchParams) -> Patch:
         raise _invalid("the patch has no operation: nothing to apply", {})
     check_hunks(sum(len(op.chunks) for op in patch.operations if isinstance(op, UpdateFile)), field)
     return patch
+
+
+# an operation's header (and a move's new path) as a line of the envelope text
+_NAMED_PATH = re.compile(
+    r"^\*\*\*\s*(?:(Add|Delete|Update) File|Move to):[ \t]*(.*?)[ \t\r]*$", re.MULTILINE
+)
+
+
+def _refuse_read_only(ctx: Context, params: ApplyPatchParams) -> None:
+    """`read_only_file` for a patch that would change a file without a write bit,
+    judged on the paths its headers name before the patch is parsed (one stat each, as
+    every writer checks the mode before planning): a refused 7.7 MB patch held the
+    thread 1.42 s parsing and planning an Add File it was never going to write. Any
+    other problem of a path (outside the workspace, say) is left to the full check,
+    which names it in its operation."""
+    for number, kind, path in _named_paths(params):
+        try:
+            ctx.workspace.check_may_replace(_joined(params.workdir, path))
+        except ToolError as e:
+            if e.code is not ErrorCode.READ_ONLY_FILE:
+                continue
+            e.message = (
+                f"operation {number} (*** {kind} File: {path}): {e.message}"
+                " (nothing was written: all files or none)"
+            )
+            e.details = {"operation": number, "path": path, **e.details}
+            raise
+
+
+def _named_paths(params: ApplyPatchParams) -> Iterator[tuple[int, str, str]]:
+    """(operation number, kind, path) of every path the patch would change, its
+    operations' and their moves' new paths, read from the headers without parsing."""
+    if params.operations is not None:
+        kinds = {"create_file": "Add", "update_file": "Update", "delete_file": "Delete"}
+        for number, op in enumerate(params.operations, 1):
+            kind = kinds.get(op.type, "Update")
+            yield from ((number, kind, p) for p in (op.path, op.move_to) if p)
+        return
+    number, kind = 0, "Update"
+    for found in _NAMED_PATH.finditer(params.patch or ""):
+        if found.group(1) is not None:
+            number, kind = number + 1, found.group(1)
+        if found.group(2):
+            yield number, kind, found.group(2)
 
 
 def _operation(number: int, op: Any) -> Operation:
