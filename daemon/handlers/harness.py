@@ -184,6 +184,7 @@ def _ranged_refusal(
         "latest_version": seen.version,
         "unseen": [list(span) for span in unseen],
         "read_lines": list(seen.lines) if seen.lines else None,
+        "whole_file": "replace",  # the hint: redo the write, not "retry with fresh anchors"
     }
     message = (
         f"{tool} would replace all {doc.line_count} lines of {target.path}; your latest read"
