@@ -72,8 +72,10 @@ class Place:
         return None if self.stand is None else self.root / self.stand
 
     def client(self, agent: str = AGENT) -> Client:
+        """A client with the identity the CLI keeps for `agent`: the CLI commands the
+        tests run act on what it made (its hunks, its latest write) as their own."""
         assert self.daemon is not None
-        return self.daemon.client(agent)
+        return self.daemon.client(agent, keep_identity=True)
 
     def wire(self, name: str = "t.py") -> str:
         return posixpath.join(self.home, name) if self.home else name
