@@ -398,7 +398,8 @@ class ClaudeCode(Adapter):
         """`tool_use_id`: the same on a call's PreToolUse and PostToolUse."""
         found = payload.get("tool_use_id")
         if not isinstance(found, str) or not found:
-            raise HookProblem("the Bash payload has no tool_use_id to pair its hooks by")
+            tool = payload.get("tool_name")
+            raise HookProblem(f"the {tool} payload has no tool_use_id to pair its hooks by")
         return found
 
     @classmethod
