@@ -21,6 +21,7 @@ that merely has the same content elsewhere is not the agent's file.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 from editjournal.daemon.contract.context import Context
@@ -33,36 +34,54 @@ def filed_where_now(
     ctx: Context, by: str, writes: Mapping[str, Sequence[Record]]
 ) -> dict[str, list[Record]]:
     """`writes` (the agent's writes per path, oldest first) filed under the path each
-    file has now, merged in seq order when two paths' files became one path."""
+    file has now, merged in seq order when two paths' files became one path. A path's
+    events are read once for all the agent's writes to it (a hot file's thousands)."""
     moved: dict[str, list[Record]] = {}
     for path, records in writes.items():
+        removals = _removals(ctx, path, records[0].seq)
+        seqs = [r.seq for r in removals]
         for record in records:
-            moved.setdefault(where_now(ctx, by, path, record.seq), []).append(record)
+            at = bisect_right(seqs, record.seq)
+            first = removals[at] if at < len(removals) else None
+            moved.setdefault(_followed(ctx, by, path, first), []).append(record)
     return {path: sorted(records, key=lambda r: r.seq) for path, records in moved.items()}
 
 
 def where_now(ctx: Context, by: str, path: str, after_seq: int) -> str:
     """The path the file `path` held after `after_seq` has now, by the renames since."""
+    return _followed(ctx, by, path, _taken_away(ctx, path, after_seq))
+
+
+def _followed(ctx: Context, by: str, path: str, hop: Record | None) -> str:
+    """From `path`, taken away by `hop` (None: never since), move by move to where the
+    file is now."""
     for _ in range(MAX_HOPS):
-        hop = _taken_away(ctx, path, after_seq)
         if hop is None or hop.agent == by:
             return path
         dest = _moved_to(hop)
         if dest is None:
             return path  # deleted: the revert finds out what to do with that
-        path, after_seq = dest, hop.seq
+        path, hop = dest, _taken_away(ctx, dest, hop.seq)
     return path
+
+
+def _removals(ctx: Context, path: str, after_seq: int) -> list[Record]:
+    """Every event from `after_seq` on that removed or moved `path` away, in seq order."""
+    return [r for r in ctx.journal.records(path=path, after_seq=after_seq) if _removes(r)]
 
 
 def _taken_away(ctx: Context, path: str, after_seq: int) -> Record | None:
     """The first event after `after_seq` that removed or moved `path` away."""
-    for record in ctx.journal.records(path=path, after_seq=after_seq):
-        event = record.event
-        if isinstance(event, EditApplied) and (event.deleted or event.moved_to):
-            return record
-        if isinstance(event, OutsideChangeRecorded) and event.change in ("deleted", "moved"):
-            return record
-    return None
+    return next(
+        (r for r in ctx.journal.records(path=path, after_seq=after_seq) if _removes(r)), None
+    )
+
+
+def _removes(record: Record) -> bool:
+    event = record.event
+    if isinstance(event, EditApplied):
+        return event.deleted or event.moved_to is not None
+    return isinstance(event, OutsideChangeRecorded) and event.change in ("deleted", "moved")
 
 
 def _moved_to(record: Record) -> str | None:
