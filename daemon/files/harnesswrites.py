@@ -13,7 +13,8 @@ That is all an announcement is worth, to the watcher and to the claim:
   (`edits: []`), a tool that never ran — is an outside change at once, as if nothing
   had been announced. So no flood of announcements blinds the watcher;
 - `claim_write` (daemon/handlers/harness.py) takes the announcement of the agent
-  that made it, and only of that agent.
+  that made it, and only of that agent (and of a request holding the credential the
+  announcement was made with, when it was made with one).
 
 An announcement lasts ANNOUNCED_S (a re-announcement starts it again), at most
 PER_AGENT of one agent's are outstanding (the next is refused `invalid_params`), and
@@ -55,6 +56,9 @@ class Announced:
     checked_sha: str | None
     wanted: str
     wanted_sha: str
+    # the announcing request's identity (schemas/wire.py `identity_of`): only a request
+    # holding the same credential may claim it; None: the announcement came without one
+    identity: str | None = None
     # derived once, on first need: the change as line changes, and the last content told
     # apart (the watcher's look and the claim look at the same content, one after the other)
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -179,8 +183,14 @@ class HarnessWrites:
 
 
 def announced(
-    path: str, agent: str, checked: str, checked_sha: str | None, wanted: str, wanted_sha: str
+    path: str,
+    agent: str,
+    checked: str,
+    checked_sha: str | None,
+    wanted: str,
+    wanted_sha: str,
+    identity: str | None = None,
 ) -> Announced:
     """An announcement lasting ANNOUNCED_S from now."""
     deadline = time.monotonic() + ANNOUNCED_S
-    return Announced(path, agent, deadline, checked, checked_sha, wanted, wanted_sha)
+    return Announced(path, agent, deadline, checked, checked_sha, wanted, wanted_sha, identity)

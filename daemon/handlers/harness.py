@@ -15,7 +15,8 @@ something else) is split — the rest first, as an `outside_change`, then the ag
 change on top — where the change can be told apart from the rest
 (`daemon/text/toolwrite.py`), and is all an outside change where it cannot (the reply
 says so). Only the agent that announced a write may claim it (another's claim is
-`wrong_owner`, nothing journaled); a claim with no announcement of the claimer's
+`wrong_owner`, nothing journaled; so is a claim naming the agent without the
+credential its announcement was made with); a claim with no announcement of the claimer's
 credits nothing; an agent that may not write (`[access]`) is refused as its write is.
 
 What it must never do: write a file (the harness's tool does), credit an agent with a
@@ -108,7 +109,7 @@ def _announce(target: Target, params: CheckWriteParams) -> None:
     sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     checked_sha = target.snap.sha256 if target.exists else None
     ctx = target.ctx
-    note = announced(target.path, ctx.agent, target.snap.text, checked_sha, text, sha)
+    note = announced(target.path, ctx.agent, target.snap.text, checked_sha, text, sha, ctx.identity)
     ctx.workspace.harness_writes.announce(note)
 
 
@@ -215,6 +216,8 @@ def claim_write(ctx: Context, params: ClaimWriteParams) -> Outcome:
     mine = writes.of(path, ctx.agent)
     if mine is None and (others := writes.by_others(path, ctx.agent)):
         raise _not_yours(ctx, path, others)
+    if mine is not None and mine.identity not in (None, ctx.identity):
+        raise _not_yours(ctx, path, [mine])
     if mine is not None:
         writes.settle(path, ctx.agent)
     now = _on_disk(ctx, path)
@@ -260,11 +263,13 @@ def _on_disk(ctx: Context, path: str) -> _Now | None:
 def _not_yours(ctx: Context, path: str, others: list[Announced]) -> ToolError:
     """Another agent announced this write: crediting it to the claimer would be false."""
     who = sorted({a.agent for a in others})
+    by = ", ".join(map(repr, who))
+    if who == [ctx.agent]:  # the name, without the credential it was announced with
+        by = f"another client named {ctx.agent!r} (it held another credential)"
     return ToolError(
         ErrorCode.WRONG_OWNER,
-        f"the write of {path} was announced (check_write) by {', '.join(map(repr, who))},"
-        f" not by {ctx.agent!r}: only the agent that announced a write may claim it;"
-        " nothing was journaled",
+        f"the write of {path} was announced (check_write) by {by}, not by you:"
+        " only the agent that announced a write may claim it; nothing was journaled",
         {"path": path, "announced_by": who},
     )
 

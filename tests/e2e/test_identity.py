@@ -152,15 +152,20 @@ def test_the_cli_keeps_the_agents_identity_across_its_processes(served: RunningD
 
 
 def test_a_hook_session_keeps_its_identity_across_hook_processes(served: RunningDaemon):
-    root, session = served.root, "s-1"
-    new = TEXT.replace("value_5 = 5", "value_5 = 50")
+    """PreToolUse announces, PostToolUse claims, each in a hook process of its own: the
+    claim is the session's (the same kept credential); a client that only names the
+    session cannot claim what the session announced (`wrong_owner`)."""
+    root, agent = served.root, "claude-code:s-1"
     edit = {"old_string": "value_5 = 5", "new_string": "value_5 = 50"}
-    pre = claude_payload(root, session, "PreToolUse", "Edit", "conf.py", **edit)
+    pre = claude_payload(root, "s-1", "PreToolUse", "Edit", "conf.py", **edit)
     assert run_hook("claude-code", pre, cwd=root).returncode == 0
-    (root / "conf.py").write_text(new)  # the harness's own Edit
-    post = claude_payload(root, session, "PostToolUse", "Edit", "conf.py", **edit)
+    (root / "conf.py").write_text(TEXT.replace("value_5 = 5", "value_5 = 50"))  # the Edit
+    stolen = served.client(agent).call("claim_write", {"path": "conf.py", "tool": "Edit"})
+    assert stolen.error is not None and stolen.error.code == "wrong_owner", stolen
+    assert "another client named 'claude-code:s-1'" in stolen.error.message
+    post = claude_payload(root, "s-1", "PostToolUse", "Edit", "conf.py", **edit)
     assert run_hook("claude-code", post, cwd=root).returncode == 0
     writes = list(served.journal().records(kind="edit_applied", path="conf.py"))
-    assert [w.agent for w in writes] == [f"claude-code:{session}"]
-    kept = identity_of(kept_credential(root, f"claude-code:{session}"))
+    assert [w.agent for w in writes] == [agent]
+    kept = identity_of(kept_credential(root, agent))
     assert isinstance(writes[0].event, EditApplied) and writes[0].event.identity == kept
