@@ -146,7 +146,7 @@ class GroupCommit:
             links = [link for link in outcome.links if link.source == i]
             if links:
                 event = linked(event, links, [r.seq for r in records])
-            if identity is not None and who is not None:
+            if who is not None:
                 event = stamped(event, identity)
             record = self.journal.stage(who, event, outcome.blobs)
             self.state.apply(record)
@@ -494,9 +494,10 @@ def _unrecorded(response: Response, cause: JournalError) -> Response:
     return error_response(response.id, ToolError(code, message, details, advice(cause)).to_wire())
 
 
-def stamped(event: AnyEvent, identity: str) -> AnyEvent:
+def stamped(event: AnyEvent, identity: str | None) -> AnyEvent:
     """`event` with the request's identity, when it is an event that keeps one (a write,
-    a prepared hunk, a keyed answer) and has none yet."""
-    if "identity" not in event.__struct_fields__ or getattr(event, "identity", None) is not None:
+    a prepared hunk, a keyed answer): the request's always, even over one a handler
+    copied from an earlier event, so what it records is journaled as who asked."""
+    if "identity" not in event.__struct_fields__ or getattr(event, "identity", None) == identity:
         return event
     return msgspec.structs.replace(event, identity=identity)
