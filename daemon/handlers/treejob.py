@@ -38,6 +38,12 @@ CHUNK_BYTES_PER_SLICE = 1 << 20  # manifest chunks handed to the journal per sli
 JUDGED_PER_LOOK = 512  # files compared between looks at the clock
 
 
+def by_path(entries: dict[str, ManifestEntry]) -> list[ManifestEntry]:
+    """The entries in path order: the paths sorted (strings compare in C; the entries
+    themselves, as tuples, a fifth slower on 100,000 files)."""
+    return [entries[path] for path in sorted(entries)]
+
+
 class TreeJob:
     """Take the files under `tops`; with `store`, keep their contents and build the
     manifest (a checkpoint), else only look (a restore, a diff).
@@ -89,7 +95,7 @@ class TreeJob:
         if not self.taker.done:
             return self.taker.step(deadline)
         if self.sorted is None:
-            self.sorted = sorted(self.taker.entries.values())
+            self.sorted = by_path(self.taker.entries)
             return Kept()
         if not self._cut:
             self._cut_chunks(ctx, deadline)
@@ -137,7 +143,7 @@ class TreeJob:
         # found changed: taken again, the same; only a real difference sorts and cuts again
         moved = any(self.taker.entries.get(path) != was for path, was in taken.items())
         if moved or self.sorted is None:
-            self.sorted = sorted(self.taker.entries.values())
+            self.sorted = by_path(self.taker.entries)
             if self.store:
                 cut = [(hashlib.sha256(c).hexdigest(), c) for c in chunks_of_sorted(self.sorted)]
                 self.manifest = cut
