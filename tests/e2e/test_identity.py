@@ -14,6 +14,7 @@ the CLI across its processes, a hook session across its hook processes.
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,8 @@ import pytest
 import zmq
 
 from editjournal.client import Client, RequestError
-from editjournal.client.library.credentials import kept_credential
+from editjournal.client.library.credentials import credential_file, kept_credential
+from editjournal.client.library.trust import Untrusted
 from editjournal.schemas.events import EditApplied
 from editjournal.schemas.wire import Response, identity_of
 from tests.conftest import RunningDaemon, start
@@ -169,3 +171,19 @@ def test_a_hook_session_keeps_its_identity_across_hook_processes(served: Running
     assert [w.agent for w in writes] == [agent]
     kept = identity_of(kept_credential(root, agent))
     assert isinstance(writes[0].event, EditApplied) and writes[0].event.identity == kept
+
+
+def test_the_kept_credential_is_one_per_workspace_and_agent_and_private(tmp_path: Path):
+    first = kept_credential(tmp_path, "alice")
+    assert kept_credential(tmp_path, "alice") == first
+    assert kept_credential(tmp_path, "bob") != first
+    path = credential_file(tmp_path, "alice")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    path.chmod(0o644)  # readable by others: not a secret any more, not used
+    with pytest.raises(Untrusted, match="may be read by others"):
+        kept_credential(tmp_path, "alice")
+    planted = credential_file(tmp_path, "carol")
+    planted.symlink_to(path)
+    with pytest.raises(Untrusted, match="symlink"):
+        kept_credential(tmp_path, "carol")
