@@ -17,8 +17,11 @@ BeforeAgent; not an agent's tool) is a whole-workspace checkpoint named
 agent's prompt checkpoints beyond the newest `[prompts] keep_checkpoints` of the
 config are pruned in the same commit (`checkpoints_pruned`): out of the list, their
 events and every blob stay (the journal deletes no blob, so nothing another checkpoint
-or event needs is lost). The prompt's text is kept only when the config says
-`[prompts] store_text = true`.
+or event needs is lost). What bounds the journal instead is that a turn costs what
+changed: the files read again, and each manifest chunk they fall in as a line delta
+on its previous version (daemon/store/manifest.py; ~16 KB for 10 files changed in
+100,000). The prompt's text is kept only when the config says `[prompts] store_text
+= true`.
 """
 
 from __future__ import annotations
