@@ -33,20 +33,23 @@ def test_an_agents_lines_are_undone_in_the_file_another_agent_renamed(daemon: Ru
     assert not (daemon.root / "app.py").exists()
 
 
-def test_a_file_the_agent_made_and_a_shell_renamed_is_removed_where_it_is(daemon: RunningDaemon):
+def test_a_file_the_agent_made_in_a_directory_a_shell_renamed_is_removed_where_it_is(
+    daemon: RunningDaemon,
+):
     alice = daemon.client("alice")
-    alice.write_file("made.py", "made = 1\n")
-    alice.read_file("made.py")  # a file an agent has read: the watcher keeps its content
-    (daemon.root / "made.py").rename(daemon.root / "kept.py")
+    alice.write_file("pkg/made.py", "made = 1\n")
+    alice.read_file("pkg/made.py")  # a file an agent has read: the watcher keeps its content
+    (daemon.root / "pkg").rename(daemon.root / "lib")  # `mv pkg lib`: each file's move
     journal = daemon.journal()
     wait_until(
-        lambda: any(r.event.path == "kept.py" for r in journal.records(kind="outside_change")),
+        lambda: any(r.event.path == "lib/made.py" for r in journal.records(kind="outside_change")),
         what="the watcher to journal the rename",
     )
     (daemon.root / "app.py").write_text(APP)  # a file alice never wrote: left alone
     done = daemon.client("boss").undo(by="alice")
-    assert [(f.path, f.action) for f in done.files] == [("kept.py", "removed")]
-    assert not (daemon.root / "kept.py").exists() and not (daemon.root / "made.py").exists()
+    assert [(f.path, f.action) for f in done.files] == [("lib/made.py", "removed")]
+    assert not (daemon.root / "lib" / "made.py").exists()
+    assert not (daemon.root / "pkg" / "made.py").exists()
 
 
 def test_a_line_changed_after_the_rename_still_refuses(daemon: RunningDaemon):
