@@ -29,12 +29,15 @@ from __future__ import annotations
 import re
 import stat
 import time
+from typing import Any
+
+import msgspec
 
 from editjournal.daemon.audit.diffs import counts, lines_of, unified
-from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
-from editjournal.daemon.handlers.treejob import LookJob, TreeJob
+from editjournal.daemon.handlers.treejob import INLINE_S, LookJob, TreeJob
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.settings.config import load
 from editjournal.daemon.store.manifest import ManifestEntry
@@ -328,13 +331,15 @@ def look(ctx: Context, id_or_name: str, paths: list[str] | None) -> LookJob:
 
 @handles("checkpoint_diff")
 def checkpoint_diff(ctx: Context, params: CheckpointDiffParams) -> Outcome:
-    job = look(ctx, params.id_or_name, params.paths)
-    if ctx.finished is None and not job.try_inline(ctx):
-        return Outcome(job=job)
-    found, checkpoint, before = job.finish(ctx), job.checkpoint, job.before
+    job = ctx.finished
+    if not isinstance(job, DiffJob):
+        job = DiffJob(look(ctx, params.id_or_name, params.paths), params.patch)
+        if not job.try_inline(ctx):
+            return Outcome(job=job)
+    found, checkpoint = job.look.finish(ctx), job.look.checkpoint
     changes, budget = [], DIFF_BUDGET
     for path in found.modified:
-        change = _modified(ctx, path, before[path].sha256, params.patch)
+        change = msgspec.structs.replace(job.modified(ctx, path))  # the budget edits it
         if change.diff is not None and len(change.diff) > budget:
             change.diff, budget = None, 0
         elif change.diff is not None:
@@ -345,8 +350,7 @@ def checkpoint_diff(ctx: Context, params: CheckpointDiffParams) -> Outcome:
     changes += [CheckpointChange(p, "not_text", diff=why) for p, why in found.left_alone]
     changes.sort(key=lambda c: c.path)
     for change in changes:
-        since = changes_since(ctx, change.path, checkpoint.id)
-        change.changed_by = [c.describe() for c in since]
+        change.changed_by = job.changed_by(ctx, change.path)
     truncated = budget <= 0 and any(c.change == "modified" and c.diff is None for c in changes)
     result = CheckpointDiffResult(
         message=_diff_message(checkpoint, found),
@@ -356,6 +360,84 @@ def checkpoint_diff(ctx: Context, params: CheckpointDiffParams) -> Outcome:
         truncated=truncated and params.patch,
     )
     return Outcome(result)
+
+
+class DiffJob:
+    """A diff's long parts, a slice at a time: the tree against the checkpoint (a
+    `LookJob`), then each changed file's diff and history. The final run makes again
+    only those of the files the journal recorded anything of meanwhile: the diffs of
+    5,000 changed files were seconds of one run."""
+
+    def __init__(self, look: LookJob, patch: bool) -> None:
+        self.look, self.patch = look, patch
+        self._paths: list[str] | None = None
+        self._to_diff: set[str] = set()  # the modified ones
+        self._at = 0
+        self._started = 0  # a record after this on a path: its diff and history made again
+        self._modified: dict[str, CheckpointChange] = {}
+        self._changed_by: dict[str, list[dict[str, Any]]] = {}
+        self._moved: set[str] | None = None  # the final run's paths to make again
+
+    @property
+    def done(self) -> bool:
+        return self._paths is not None and self._at >= len(self._paths)
+
+    def try_inline(self, ctx: Context) -> bool:
+        """Work for up to INLINE_S; whether the job is done."""
+        deadline = time.monotonic() + INLINE_S
+        while not self.done and time.monotonic() < deadline:
+            self.step(ctx, deadline)
+        return self.done
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        if not self.look.done:
+            return self.look.step(ctx, deadline)
+        if self._paths is None:
+            found = self.look.comparison
+            self._paths = [*found.modified, *found.created, *found.deleted]
+            self._paths += [p for p, _ in found.left_alone]
+            self._to_diff = set(found.modified)
+            self._started = ctx.journal.last_seq
+        while self._at < len(self._paths):
+            path = self._paths[self._at]
+            if path in self._to_diff:
+                self._modified[path] = self._diffed(ctx, path)
+            self._changed_by[path] = _history(ctx, path, self.look.checkpoint.id)
+            self._at += 1
+            if time.monotonic() >= deadline:
+                break
+        return Progress()
+
+    def _stale(self, ctx: Context, path: str) -> bool:
+        """Whether the journal recorded anything of `path` since the slices began."""
+        if self._moved is None:
+            self._moved = {
+                record.event.path
+                for record in ctx.journal.records(after_seq=self._started)
+                if record.event.path is not None
+            }
+        return path in self._moved
+
+    def _diffed(self, ctx: Context, path: str) -> CheckpointChange:
+        return _modified(ctx, path, self.look.before[path].sha256, self.patch)
+
+    def modified(self, ctx: Context, path: str) -> CheckpointChange:
+        """A modified file's change: as the slices made it, or made now."""
+        change = self._modified.get(path)
+        if change is None or self._stale(ctx, path):
+            change = self._modified[path] = self._diffed(ctx, path)
+        return change
+
+    def changed_by(self, ctx: Context, path: str) -> list[dict[str, Any]]:
+        """Who changed `path` since the checkpoint, as the slices found it, or now."""
+        found = self._changed_by.get(path)
+        if found is None or self._stale(ctx, path):
+            found = self._changed_by[path] = _history(ctx, path, self.look.checkpoint.id)
+        return found
+
+
+def _history(ctx: Context, path: str, since: int) -> list[dict[str, Any]]:
+    return [c.describe() for c in changes_since(ctx, path, since)]
 
 
 def _modified(ctx: Context, path: str, then: str, patch: bool) -> CheckpointChange:

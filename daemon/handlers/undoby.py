@@ -10,7 +10,9 @@ by the journal's changes since, and found again by content, so the revert of a l
 write of the agent puts back the lines an earlier one left, and other writers' changes
 elsewhere in the file stay. A line the agent wrote that someone else changed since
 refuses that file `undo_conflict`, naming who and where with the delta; every file is
-one planner of one `write_all`, so one refusal means nothing is written. A file the
+one planner on the writing path, planned a slice at a time between other requests
+(daemon/handlers/slicedwrites.py) and merged as `write_all` merges them, so one refusal
+means nothing is written and the writes land together. A file the
 agent created (and nobody else wrote in) is removed; one it deleted comes back.
 
 Each file's write is an `edit_applied` with writer `undo`, journaled as the caller
@@ -24,18 +26,21 @@ undo to the agent whose work it takes back.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from editjournal.daemon.contract.context import Context
+from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers.checkpoints import TURN, find, turn_name
+from editjournal.daemon.handlers.slicedwrites import PlanJob, merged
+from editjournal.daemon.handlers.treejob import INLINE_S
 from editjournal.daemon.handlers.undo import conflict_error, existed_before, stored
 from editjournal.daemon.text.edit import EditPlan, Splice, apply_plan
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.revert import content_map, diff_plan, refined, revert_plan
 from editjournal.daemon.writing.history import Base, base_at
-from editjournal.daemon.writing.path import Planned, Stale, Written, write_all
+from editjournal.daemon.writing.path import Planned, Stale, Writer, Written
 from editjournal.daemon.writing.stale import named, shown_lines
 from editjournal.daemon.writing.target import Target, open_target
 from editjournal.daemon.writing.undo_renames import filed_where_now
@@ -57,25 +62,62 @@ class Since:
 
 
 def undo_by(ctx: Context, params: UndoParams) -> Outcome:
-    """Every write of `params.by` after `params.since`, reverted in one `write_all`."""
+    """Every write of `params.by` after `params.since`, reverted in one write: each file
+    planned a slice at a time between other requests (an `UndoByJob`), the writes
+    landing together."""
     assert params.by is not None
-    since = since_ref(ctx, params.since, params.by)
-    writes = filed_where_now(ctx, params.by, writes_by_file(ctx, params.by, since))
-    jobs: list[tuple[Target, _UndoAll]] = []
-    unchanged: list[tuple[Target, _UndoAll]] = []
-    for path, records in sorted(writes.items()):
-        target = open_target(ctx, path, missing_ok=True)
-        writer = _UndoAll(tuple(records), params.by, since)
-        (unchanged if writer.changes_nothing(target) else jobs).append((target, writer))
-    outcome = write_all(jobs, [])
+    job = ctx.finished
+    if not isinstance(job, UndoByJob):
+        job = UndoByJob(ctx, params.by, since_ref(ctx, params.since, params.by))
+        if not job.try_inline(ctx):
+            return Outcome(job=job)
+    since = job.since
+    job.writes = filed_where_now(ctx, params.by, writes_by_file(ctx, params.by, since))
+    plans = job.planning.plans(ctx, sorted(job.writes))
+    jobs = [p for p in plans if p.writer is not None]
+    unchanged = [(p.target, job.writer(p.target.path)) for p in plans if p.writer is None]
+    outcome = merged(jobs)
     # a file the undo leaves as it is (the agent's writes there cancel out, or were undone
     # already) gets no write: only the outside change its read noticed, a fact
     outcome.events[:0] = [e for target, _ in unchanged for e in target.noticed]
     if params.dry_run:
-        outcome = _dry(outcome, [t for t, _ in jobs + unchanged])
+        outcome = _dry(outcome, [p.target for p in plans])
     if outcome.error is not None:
         return outcome
     return _finish(ctx, params, since, outcome, unchanged)
+
+
+class UndoByJob:
+    """An undo --by's planning, a slice at a time (daemon/handlers/slicedwrites.py): over
+    1,000 files it held the thread 4 s in one run. The final run plans again only the
+    files the journal recorded anything of meanwhile (a new write of the agent's among
+    them), with the agent's writes as they are then."""
+
+    def __init__(self, ctx: Context, by: str, since: Since) -> None:
+        self.by, self.since = by, since
+        self.writes = filed_where_now(ctx, by, writes_by_file(ctx, by, since))
+        self.planning = PlanJob(ctx, sorted(self.writes), self.consider)
+
+    @property
+    def done(self) -> bool:
+        return self.planning.done
+
+    def try_inline(self, ctx: Context) -> bool:
+        """Work for up to INLINE_S; whether the job is done."""
+        self.planning.step(ctx, time.monotonic() + INLINE_S)
+        return self.done
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        return self.planning.step(ctx, deadline)
+
+    def writer(self, path: str) -> _UndoAll:
+        return _UndoAll(tuple(self.writes[path]), self.by, self.since)
+
+    def consider(self, ctx: Context, path: str) -> tuple[Target, Writer | None]:
+        """The file and its planner; no planner when the revert leaves it as it is."""
+        target = open_target(ctx, path, missing_ok=True)
+        writer = self.writer(path)
+        return target, (None if writer.changes_nothing(target) else writer)
 
 
 def since_ref(ctx: Context, ref: int | str | None, by: str | None = None) -> Since:

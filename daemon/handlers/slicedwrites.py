@@ -1,0 +1,140 @@
+"""A many-file write planned in slices: `write_all`'s planning spread over turns of the loop.
+
+A restore of 5,000 files, or an `undo --by` over 1,000, plans every file on the
+writing path (read it, diff it, render, hash and index the new content): seconds of
+the daemon's thread in one handler run, every other agent waiting. Such a handler
+hands its files to a `PlanJob`: the server runs it a slice at a time between other
+requests (daemon/runtime/jobs.py), each file opened and planned by the writing
+path's own `write`, exactly as `write_all` plans it. The handler's final run takes
+each plan as it was made, unless the journal recorded anything of that path since
+(an agent's write, a read, an outside change it noticed), which it plans again; and
+when the server runs it once more because a file it planned changed on disk
+meanwhile (`Write.based_on`, checked for every write), every plan whose file no
+longer holds what it was planned on is made again. Then the outcomes are merged as
+`write_all` merges them: one refusal, nothing written. The writes land at one moment,
+as every write does (the temp files, the commit, the renames): that part still
+grows with the files.
+
+What it must never do: plan a file but through the writing path's `write`, or keep
+a plan the journal or the disk has moved on from.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from editjournal.daemon.contract.context import Context, Progress
+from editjournal.daemon.contract.outcome import ABSENT, Outcome
+from editjournal.daemon.writing.path import Writer, write
+from editjournal.daemon.writing.target import Target
+from editjournal.schemas.errors import ToolError
+
+# what a handler makes of one path: its file as found and its planner, or no planner
+# (nothing to write there: the handler files the target as it likes)
+Consider = Callable[[Context, str], tuple[Target, Writer | None]]
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """One path as planned: the file as found, its planner, and the writing path's
+    outcome (None: nothing to write)."""
+
+    target: Target
+    writer: Writer | None
+    outcome: Outcome | None
+
+
+class PlanJob:
+    """Plan `paths` a slice at a time; `plans` hands the final run every path's plan,
+    made again where the journal (or the disk) moved on."""
+
+    def __init__(self, ctx: Context, paths: Iterable[str], consider: Consider) -> None:
+        self.paths = list(paths)
+        self.consider = consider
+        self.started = ctx.journal.last_seq  # a record after this on a path: plan it again
+        self.planned: dict[str, FilePlan] = {}
+        self._at = 0
+        self._finals = 0  # final runs: after the first, the server saw a file change on disk
+
+    @property
+    def done(self) -> bool:
+        return self._at >= len(self.paths)
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        """Plan files until `deadline`, at least one (read-only, like a handler)."""
+        while self._at < len(self.paths):
+            path = self.paths[self._at]
+            self.planned[path] = plan_file(ctx, path, self.consider)
+            self._at += 1
+            if time.monotonic() >= deadline:
+                break
+        return Progress()
+
+    def plans(self, ctx: Context, paths: Sequence[str]) -> list[FilePlan]:
+        """The final run's plan of each of `paths` (the final list, which may name paths
+        the slices never planned): kept, or made now when it may be out of date."""
+        self._finals += 1
+        moved = self.touched_since(ctx)
+        found = []
+        for path in paths:
+            plan = self.planned.get(path)
+            if plan is None or path in moved or (self._finals > 1 and _on_disk_moved(ctx, plan)):
+                plan = self.planned[path] = plan_file(ctx, path, self.consider)
+            found.append(plan)
+        self.started = ctx.journal.last_seq
+        return found
+
+    def touched_since(self, ctx: Context) -> set[str]:
+        """The paths a record since the plans began names (any kind: a read moves the
+        agent's snapshot, which a plan reads), and those of this batch's pending writes."""
+        return {
+            path
+            for record in ctx.journal.records(after_seq=self.started)
+            for path in (record.event.path, getattr(record.event, "moved_to", None))
+            if path is not None
+        } | set(ctx.workspace.overlay)
+
+
+def plan_file(ctx: Context, path: str, consider: Consider) -> FilePlan:
+    target, writer = consider(ctx, path)
+    outcome = write(target, writer, []) if writer is not None else None
+    return FilePlan(target, writer, outcome)
+
+
+def _on_disk_moved(ctx: Context, plan: FilePlan) -> bool:
+    """The file no longer holds what the plan was made on (a full read: only on the
+    rare run after the server found a planned file changed)."""
+    found = ctx.workspace.fingerprint(plan.target.path)
+    now = found.sha256 if found is not None else ABSENT
+    return now != (plan.target.snap.sha256 if plan.target.exists else ABSENT)
+
+
+def merged(plans: Sequence[FilePlan]) -> Outcome:
+    """The plans' outcomes as `write_all` merges them: every event, blob and write in
+    order, or (a file refused) the refusals and the outside changes the reads noticed."""
+    done = [(p.target, p.outcome) for p in plans if p.outcome is not None]
+    refused = [o.error for _, o in done if o.error is not None]
+    result = Outcome(result=[])
+    for target, outcome in done:
+        if refused and outcome.error is None:
+            result.events.extend(target.noticed)  # facts, whatever happens to the write
+            continue
+        result.events.extend(outcome.events)
+        result.blobs.update(outcome.blobs)
+        result.writes.extend(outcome.writes)
+        result.warnings.extend(outcome.warnings)
+        result.result.append(outcome.result)
+    if refused:
+        result.writes, result.result = [], None
+        result.error = _all_refused(refused)
+    return result
+
+
+def _all_refused(errors: list[ToolError]) -> ToolError:
+    """One error for every refusal, worded as `write_all` words it."""
+    first = errors[0]
+    refused = [{"code": e.code.value, "message": e.message, **e.details} for e in errors]
+    message = f"{first.message} (nothing was written: all files or none)"
+    return ToolError(first.code, message, {**first.details, "refused": refused}, first.hint)
