@@ -50,12 +50,18 @@ class Joined:
 
     @classmethod
     def of(cls, doc: Document) -> Joined:
+        """The document joined; the last one asked is kept (a document never changes):
+        a check_write of 1,000 edits joined the same 20,000 lines once per edit, 13 s."""
+        last = _LAST_JOINED[0]
+        if last is not None and last.doc is doc:
+            return last
         starts, position = [], 0
         for line in doc.lines:
             starts.append(position)
             position += len(line) + 1
         text = "\n".join(doc.lines) + ("\n" if doc.final_newline else "")
-        return cls(doc, text, tuple(starts))
+        joined = _LAST_JOINED[0] = cls(doc, text, tuple(starts))
+        return joined
 
     def line_of(self, offset: int) -> int:
         """The 0-based line holding `offset` (a line's "\\n" belongs to it)."""
@@ -64,6 +70,9 @@ class Joined:
     def end_of(self, line: int) -> int:
         """The offset just past `line`'s terminator (or its last char, without one)."""
         return self.starts[line + 1] if line + 1 < len(self.starts) else len(self.text)
+
+
+_LAST_JOINED: list[Joined | None] = [None]  # the daemon's one thread asks, one at a time
 
 
 def find_all(joined: Joined, old: str) -> list[int]:
