@@ -1,0 +1,230 @@
+"""No request holds the daemon's thread for long (issue 40): the big ones are sliced.
+
+A restore or a diff of many changed files and an undo --by over many files plan
+their files a slice at a time between other requests (daemon/handlers/slicedwrites.py);
+a many-hunk patch and a many-edit check_write cost O(change) per hunk or edit; a
+read-only file refuses a big apply_patch before it is parsed. Each test: a real
+daemon, the big request from one client (a thread: the client waits on its socket),
+another client pinging in a loop; the longest ping is at most 1 s here (the goal,
+100 ms, is measured and written in docs/performance.md: this machine may be busy),
+and the result is right to the byte. The issue's full sizes are under `stress`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from editjournal.client import Client
+from editjournal.schemas.events import CheckpointRestored, EditApplied
+from tests.conftest import RunningDaemon
+from tests.patch_support import sha
+from tests.polling import wait_until
+
+LONGEST_WAIT_S = 1.0  # what the test holds a ping to (the goal is 100 ms: measured)
+
+
+@dataclass
+class Held:
+    """What a big request did to the others: its result, the longest ping, and
+    whether the daemon reported it parked (worked on in slices) meanwhile."""
+
+    result: Any
+    longest: float
+    parked: bool
+
+
+def held(daemon: RunningDaemon, big: Callable[[Client], Any], timeout: float = 300) -> Held:
+    """Run `big` with its own client in a thread; ping from another until it answers."""
+    worker, pinger = daemon.client("worker", timeout=timeout), daemon.client("pinger")
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["result"] = big(worker)
+        except Exception as e:  # re-raised below, in the test's thread
+            out["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    longest, parked, deadline = 0.0, False, time.monotonic() + timeout
+    while thread.is_alive():
+        assert time.monotonic() < deadline, "the big request never answered"
+        began = time.monotonic()
+        parked = pinger.status().parked > 0 or parked
+        longest = max(longest, time.monotonic() - began)
+        thread.join(0.005)  # a ping every 5 ms at most: the loop's own CPU kept small
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return Held(out["result"], longest, parked)
+
+
+def tree(root: Path, files: int, lines: int = 8) -> dict[str, bytes]:
+    """`files` small files in directories of 100; their contents by relative path."""
+    written = {}
+    for i in range(files):
+        path = f"d{i // 100:02}/f{i:04}.py"
+        (root / path).parent.mkdir(exist_ok=True)
+        (root / path).write_text("".join(f"line {j} of {i}\n" for j in range(lines)))
+        written[path] = (root / path).read_bytes()
+    return written
+
+
+def change_all(daemon: RunningDaemon, contents: dict[str, bytes]) -> None:
+    """Change every file from outside, and wait until the watcher journaled each."""
+    for path in contents:
+        (daemon.root / path).write_bytes(contents[path].replace(b"line 3 ", b"LINE 3 "))
+    journal = daemon.journal()
+    wait_until(
+        lambda: len(list(journal.records(kind="outside_change"))) >= len(contents),
+        120,
+        "the watcher to journal every change",
+    )
+
+
+def on_disk(root: Path, contents: dict[str, bytes]) -> dict[str, bytes]:
+    return {path: (root / path).read_bytes() for path in contents}
+
+
+def test_a_restore_and_a_diff_of_many_files_leave_the_others_served(
+    daemon: RunningDaemon,
+) -> None:
+    """Planned in slices: a read-only file in the middle refuses it all (nothing
+    written), then the restore puts every file back byte for byte."""
+    contents = tree(daemon.root, 250)
+    daemon.client().checkpoint_create("before")
+    change_all(daemon, contents)
+    changed = on_disk(daemon.root, contents)
+    diff = held(daemon, lambda c: c.checkpoint_diff("before"))
+    assert diff.longest <= LONGEST_WAIT_S and diff.parked
+    assert {c.path for c in diff.result.changes if c.change == "modified"} == set(contents)
+    locked = daemon.root / "d01/f0125.py"
+    locked.chmod(0o444)
+    refused = held(daemon, lambda c: c.call("checkpoint_restore", {"id_or_name": "before"}))
+    assert refused.longest <= LONGEST_WAIT_S
+    assert refused.result.error is not None and refused.result.error.code == "read_only_file"
+    assert "all files or none" in refused.result.error.message
+    assert on_disk(daemon.root, contents) == changed
+    locked.chmod(0o644)
+    restored = held(daemon, lambda c: c.checkpoint_restore("before"))
+    assert restored.longest <= LONGEST_WAIT_S and restored.parked
+    assert len(restored.result.files) == len(contents)
+    assert on_disk(daemon.root, contents) == contents
+
+
+def test_a_file_written_while_a_restore_is_planned_is_planned_again(
+    daemon: RunningDaemon,
+) -> None:
+    """An agent's write between the slices: the restore is planned again on it, and the
+    file comes back as the checkpoint had it, over that write."""
+    contents = tree(daemon.root, 250)
+    daemon.client().checkpoint_create("before")
+    change_all(daemon, contents)
+    writer, path = daemon.client("writer"), "d02/f0249.py"
+    restoring = threading.Thread(
+        target=lambda: daemon.client("worker").checkpoint_restore("before")
+    )
+    restoring.start()
+    try:
+        wait_until(lambda: writer.status().parked == 1, 60, "the restore to be parked")
+        appended = writer.append_to_file(path, "written meanwhile\n")
+    finally:
+        restoring.join(120)
+    assert (daemon.root / path).read_bytes() == contents[path]
+    [grouped] = daemon.journal().records(kind="checkpoint_restored")
+    assert isinstance(grouped.event, CheckpointRestored)
+    assert appended.version < grouped.seq, "the write came after the restore (too fast)"
+    [ours] = [
+        r.event
+        for r in daemon.journal().records(kind="edit_applied", path=path)
+        if isinstance(r.event, EditApplied) and r.event.writer == "restore"
+    ]
+    assert ours.before_sha256 == sha(
+        (contents[path].replace(b"line 3 ", b"LINE 3 ")) + b"written meanwhile\n"
+    )
+
+
+def test_an_undo_by_over_many_files_leaves_the_others_served(daemon: RunningDaemon) -> None:
+    contents = tree(daemon.root, 150, lines=3)
+    alice = daemon.client("alice")
+    for path in contents:
+        alice.append_to_file(path, "alice was here\n")
+    undone = held(daemon, lambda c: c.undo(by="alice"))
+    assert undone.longest <= LONGEST_WAIT_S and undone.parked
+    assert len(undone.result.files) == len(contents)
+    assert on_disk(daemon.root, contents) == contents
+
+
+def lines_file(root: Path, count: int) -> bytes:
+    (root / "big.txt").write_text("".join(f"line {i}\n" for i in range(count)))
+    return (root / "big.txt").read_bytes()
+
+
+def test_many_hunks_and_many_edits_cost_their_change(daemon: RunningDaemon) -> None:
+    """1,000 one-line hunks (the cap) over 10,000 lines, by safe_patch and by
+    apply_patch, and a check_write of 1,000 edits: each answered while others are."""
+    before = lines_file(daemon.root, 10_000)
+    client = daemon.client()
+    client.read_file("big.txt")
+    hunks = "".join(f"@@ -{10 * i + 1},1 +{10 * i + 1},1 @@\n-line {10 * i}\n+LINE {10 * i}\n"
+                    for i in range(1000))  # fmt: skip
+    patched = held(daemon, lambda c: c.safe_patch("big.txt", "--- a\n+++ b\n" + hunks, sha(before)))
+    assert patched.longest <= LONGEST_WAIT_S
+    assert (daemon.root / "big.txt").read_text().count("LINE") == 1000
+    chunks = "".join(f"@@\n-line {10 * i + 1}\n+LINE {10 * i + 1}\n" for i in range(1000))
+    envelope = f"*** Begin Patch\n*** Update File: big.txt\n{chunks}*** End Patch\n"
+    applied = held(daemon, lambda c: (c.read_file("big.txt"), c.apply_patch(envelope)))
+    assert applied.longest <= LONGEST_WAIT_S
+    assert (daemon.root / "big.txt").read_text().count("LINE") == 2000
+    edits = [{"old_string": f"line {10 * i + 2}\n", "new_string": "x\n"} for i in range(1000)]
+    checked = held(
+        daemon, lambda c: (c.read_file("big.txt"), c.check_write("big.txt", "t:Edit", edits=edits))
+    )
+    assert checked.longest <= LONGEST_WAIT_S and checked.result[1].checked == 1000
+
+
+def test_a_read_only_file_refuses_a_big_apply_patch_before_it_is_parsed(
+    daemon: RunningDaemon,
+) -> None:
+    """A 7 MB Add File then an Update of a read-only file: refused at once, nothing
+    written (it took 1.4 s of the thread to parse and plan the Add File first)."""
+    (daemon.root / "locked.txt").write_text("old\n")
+    (daemon.root / "locked.txt").chmod(0o444)
+    added = "+" + ("x" * 70 + "\n+") * 100_000 + "end\n"
+    envelope = (
+        f"*** Begin Patch\n*** Add File: new.txt\n{added}"
+        "*** Update File: locked.txt\n@@\n-old\n+new\n*** End Patch\n"
+    )
+    refused = held(daemon, lambda c: c.call("apply_patch", {"patch": envelope}))
+    error = refused.result.error
+    assert error is not None and error.code == "read_only_file"
+    assert error.message.startswith("operation 2 (*** Update File: locked.txt)")
+    assert refused.longest <= LONGEST_WAIT_S
+    assert not (daemon.root / "new.txt").exists()
+    assert (daemon.root / "locked.txt").read_text() == "old\n"
+
+
+@pytest.mark.stress
+def test_the_issues_sizes(daemon: RunningDaemon) -> None:
+    """5,000 files restored, 1,000 hunks over 200,000 lines: planned in slices, each
+    answered with every file right; the longest wait is printed for the record (the
+    writes of a 5,000-file restore still land at one moment: docs/performance.md)."""
+    contents = tree(daemon.root, 5000, lines=20)
+    daemon.client().checkpoint_create("before")
+    change_all(daemon, contents)
+    restored = held(daemon, lambda c: c.checkpoint_restore("before"), timeout=900)
+    assert on_disk(daemon.root, contents) == contents and restored.parked
+    before = lines_file(daemon.root, 200_000)
+    daemon.client().read_file("big.txt")
+    hunks = "".join(f"@@ -{200 * i + 1},1 +{200 * i + 1},1 @@\n-line {200 * i}\n+LINE {200 * i}\n"
+                    for i in range(1000))  # fmt: skip
+    patched = held(daemon, lambda c: c.safe_patch("big.txt", "--- a\n+++ b\n" + hunks, sha(before)))
+    assert (daemon.root / "big.txt").read_text().count("LINE") == 1000
+    print(f"restore 5,000: longest wait {restored.longest:.2f} s; patch: {patched.longest:.2f} s")
