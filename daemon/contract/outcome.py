@@ -75,13 +75,20 @@ class Outcome:
 
 def linked(event: AnyEvent, links: Sequence[Link], seqs: Sequence[int]) -> AnyEvent:
     """`event` with the fields its links name set to the seqs of their targets
-    (`seqs`: the seqs the outcome's earlier events were staged at, in order)."""
+    (`seqs`: the seqs the outcome's earlier events were staged at, in order). A dict
+    field is copied once for all its keys: once per key was quadratic (a restore of
+    5,000 files links 5,000 keys of one event)."""
+    fields: dict[str, Any] = {}
     for link in links:
         value: Any = seqs[link.target]
         if link.key is not None:
-            value = {**getattr(event, link.name), link.key: value}
-        event = msgspec.structs.replace(event, **{link.name: value})
-    return event
+            keyed = fields.get(link.name)
+            if not isinstance(keyed, dict):
+                keyed = fields[link.name] = dict(getattr(event, link.name))
+            keyed[link.key] = value
+        else:
+            fields[link.name] = value
+    return msgspec.structs.replace(event, **fields) if fields else event
 
 
 # a handler as the server calls it: its params already decoded to the method's Struct

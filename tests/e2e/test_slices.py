@@ -81,12 +81,19 @@ def change_all(daemon: RunningDaemon, contents: dict[str, bytes]) -> None:
     """Change every file from outside, and wait until the watcher journaled each."""
     for path in contents:
         (daemon.root / path).write_bytes(contents[path].replace(b"line 3 ", b"LINE 3 "))
+    journaled(daemon, "modified", len(contents))
+
+
+def journaled(daemon: RunningDaemon, change: str, count: int) -> None:
+    """Wait until the watcher journaled `count` outside changes of that kind (a
+    checkpoint taken before it journaled a file's creation would see its change as one)."""
     journal = daemon.journal()
-    wait_until(
-        lambda: len(list(journal.records(kind="outside_change"))) >= len(contents),
-        120,
-        "the watcher to journal every change",
-    )
+
+    def found() -> int:
+        records = journal.records(kind="outside_change")
+        return sum(getattr(r.event, "change", None) == change for r in records)
+
+    wait_until(lambda: found() >= count, 120, f"the watcher to journal {count} {change}")
 
 
 def on_disk(root: Path, contents: dict[str, bytes]) -> dict[str, bytes]:
@@ -99,6 +106,7 @@ def test_a_restore_and_a_diff_of_many_files_leave_the_others_served(
     """Planned in slices: a read-only file in the middle refuses it all (nothing
     written), then the restore puts every file back byte for byte."""
     contents = tree(daemon.root, 250)
+    journaled(daemon, "created", len(contents))
     daemon.client().checkpoint_create("before")
     change_all(daemon, contents)
     changed = on_disk(daemon.root, contents)
@@ -125,6 +133,7 @@ def test_a_file_written_while_a_restore_is_planned_is_planned_again(
     """An agent's write between the slices: the restore is planned again on it, and the
     file comes back as the checkpoint had it, over that write."""
     contents = tree(daemon.root, 250)
+    journaled(daemon, "created", len(contents))
     daemon.client().checkpoint_create("before")
     change_all(daemon, contents)
     writer, path = daemon.client("writer"), "d02/f0249.py"
@@ -217,6 +226,7 @@ def test_the_issues_sizes(daemon: RunningDaemon) -> None:
     answered with every file right; the longest wait is printed for the record (the
     writes of a 5,000-file restore still land at one moment: docs/performance.md)."""
     contents = tree(daemon.root, 5000, lines=20)
+    journaled(daemon, "created", len(contents))
     daemon.client().checkpoint_create("before")
     change_all(daemon, contents)
     restored = held(daemon, lambda c: c.checkpoint_restore("before"), timeout=900)
