@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from editjournal.daemon.contract.outcome import ABSENT, Outcome, linked
+from editjournal.daemon.contract.outcome import ABSENT, Link, Outcome, linked
 from editjournal.daemon.files.latewrites import Late
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.landing.displacement import (
@@ -141,9 +141,12 @@ class GroupCommit:
         records: list[Record] = []
         if any(event.kind not in OBSERVATIONS for event in outcome.events):
             self.batch.durable = True
+        by_source: dict[int, list[Link]] = {}  # once: a scan per event was quadratic
+        for link in outcome.links:  # (a 5,000-file restore: 25 M comparisons, 8 s profiled)
+            by_source.setdefault(link.source, []).append(link)
         for i, event in enumerate(outcome.events):
             who = agent if event.caused_by_agent else None
-            links = [link for link in outcome.links if link.source == i]
+            links = by_source.get(i)
             if links:
                 event = linked(event, links, [r.seq for r in records])
             if who is not None:
