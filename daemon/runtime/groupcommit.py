@@ -151,7 +151,11 @@ class GroupCommit:
                 event = linked(event, links, [r.seq for r in records])
             if who is not None:
                 event = stamped(event, identity)
-            record = self.journal.stage(who, event, outcome.blobs)
+            # the blobs once, with the first event: the journal keeps them for the commit,
+            # and handing them with each event copied them per event (a 5,000-file
+            # restore: 5,000 x 10,000 entries, 4.7 s profiled)
+            blobs = outcome.blobs if not records else None
+            record = self.journal.stage(who, event, blobs)
             self.state.apply(record)
             records.append(record)
         return records
