@@ -35,7 +35,11 @@ from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, parse
 
 SNAPSHOT_SHARE = 4  # the snapshot cache's part of the byte budget: 1/4
-DEFAULT_ENTRIES = 64  # 8 agents on 8 files keep 16+ versions in use; bytes bound it too
+# A stale edit is carried through every version since its agent's read (each parsed):
+# with 64 entries, 8 agents racing on one 2,000-line file evicted the versions one
+# another needed and the daemon spent 2.5x the CPU re-reading them. The byte budget
+# (PER_LINE_BYTES a line) bounds the memory either way.
+DEFAULT_ENTRIES = 512
 PER_LINE_BYTES = 400  # a line's str, ending, hashes and anchor entries, measured roughly
 
 
