@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import ABSENT, Outcome
-from editjournal.daemon.writing.path import Writer, write
+from editjournal.daemon.writing.path import Writer, merge_all, write
 from editjournal.daemon.writing.target import Target
-from editjournal.schemas.errors import ToolError
 
 # what a handler makes of one path: its file as found and its planner, or no planner
 # (nothing to write there: the handler files the target as it likes)
@@ -112,29 +111,6 @@ def _on_disk_moved(ctx: Context, plan: FilePlan) -> bool:
 
 
 def merged(plans: Sequence[FilePlan]) -> Outcome:
-    """The plans' outcomes as `write_all` merges them: every event, blob and write in
-    order, or (a file refused) the refusals and the outside changes the reads noticed."""
-    done = [(p.target, p.outcome) for p in plans if p.outcome is not None]
-    refused = [o.error for _, o in done if o.error is not None]
-    result = Outcome(result=[])
-    for target, outcome in done:
-        if refused and outcome.error is None:
-            result.events.extend(target.noticed)  # facts, whatever happens to the write
-            continue
-        result.events.extend(outcome.events)
-        result.blobs.update(outcome.blobs)
-        result.writes.extend(outcome.writes)
-        result.warnings.extend(outcome.warnings)
-        result.result.append(outcome.result)
-    if refused:
-        result.writes, result.result = [], None
-        result.error = _all_refused(refused)
-    return result
-
-
-def _all_refused(errors: list[ToolError]) -> ToolError:
-    """One error for every refusal, worded as `write_all` words it."""
-    first = errors[0]
-    refused = [{"code": e.code.value, "message": e.message, **e.details} for e in errors]
-    message = f"{first.message} (nothing was written: all files or none)"
-    return ToolError(first.code, message, {**first.details, "refused": refused}, first.hint)
+    """The plans' outcomes as `write_all` merges them (every event, blob and write in
+    order, or, a file refused, the refusals and the outside changes the reads noticed)."""
+    return merge_all([(p.target, p.outcome) for p in plans if p.outcome is not None])

@@ -341,7 +341,12 @@ def write_all(jobs: Iterable[tuple[Target, Writer]], warnings: list[str]) -> Out
 
     Jobs are planned in order, one after the other, so a later job may be made from
     an earlier one's result (a move's new path from its old path's planned content)."""
-    done = [(target, write(target, writer, [])) for target, writer in jobs]
+    return merge_all([(target, write(target, writer, [])) for target, writer in jobs], warnings)
+
+
+def merge_all(done: Sequence[tuple[Target, Outcome]], warnings: Sequence[str] = ()) -> Outcome:
+    """Planned files' outcomes merged, all or nothing: `write_all`'s second half, also
+    used by a many-file write planned a slice at a time (handlers/slicedwrites)."""
     refused = [o for _, o in done if o.error is not None]
     merged = Outcome(result=[], warnings=list(warnings))
     for target, outcome in done:

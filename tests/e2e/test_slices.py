@@ -27,7 +27,9 @@ from tests.conftest import RunningDaemon
 from tests.patch_support import sha
 from tests.polling import wait_until
 
-LONGEST_WAIT_S = 1.0  # what the test holds a ping to (the goal is 100 ms: measured)
+# A stall guard, not a speed target: a sliced request is shown by `parked`; the 100 ms
+# goal is measured (docs/performance.md), for a busy machine stretches every slice.
+LONGEST_WAIT_S = 10.0
 
 
 @dataclass
