@@ -10,6 +10,7 @@ from bench.replay import tools
 from bench.replay.__main__ import DEFAULT_CASES
 from bench.replay.cases import load
 from bench.replay.run import run, summarise
+from tests.once import once_per_run
 
 pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
 
@@ -17,9 +18,12 @@ CASES = 40  # the first 40 of pallets/click's cases: every tool, ~55 s of one wo
 
 
 @pytest.fixture(scope="module")
-def summaries():  # type: ignore[no-untyped-def]
-    verdicts = run(load(DEFAULT_CASES)[:CASES], tools.TOOLS)
-    return {s.tool: s for s in summarise(verdicts)}
+def summaries(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    def replayed():  # type: ignore[no-untyped-def]
+        verdicts = run(load(DEFAULT_CASES)[:CASES], tools.TOOLS)
+        return {s.tool: s for s in summarise(verdicts)}
+
+    return once_per_run(tmp_path_factory, "replay-summaries", replayed)
 
 
 @pytest.mark.parametrize("tool", tools.TOOLS)

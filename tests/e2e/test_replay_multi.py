@@ -14,16 +14,23 @@ import pytest
 from bench.replay import codex_replay, multi_cases, multi_summary, multi_tools
 from bench.replay.__main__ import CODEX_CASES, MULTI_CASES, main
 from bench.replay.multi_run import run
+from tests.once import once_per_run
 
 CASES = 4  # per project: every writer plays each (a few seconds on 2 cores)
 COMMITS = 8
 
 
 @pytest.fixture(scope="module", params=[p.name.split("-")[0] for p in MULTI_CASES])
-def multi(request: pytest.FixtureRequest) -> dict[str, multi_summary.MultiSummary]:
+def multi(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, multi_summary.MultiSummary]:
     source = next(p for p in MULTI_CASES if p.name.startswith(request.param))
-    plays = run(multi_cases.load(source)[:CASES])
-    return {s.tool: s for s in multi_summary.summarise(plays)}
+
+    def played() -> dict[str, multi_summary.MultiSummary]:
+        plays = run(multi_cases.load(source)[:CASES])
+        return {s.tool: s for s in multi_summary.summarise(plays)}
+
+    return once_per_run(tmp_path_factory, f"multi-{request.param}", played)
 
 
 def test_every_writer_plays_every_case_and_nothing_is_wrong(
