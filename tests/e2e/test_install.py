@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.once import once_per_run
+
 pytestmark = pytest.mark.slow  # started first on its worker (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +49,12 @@ EXTRAS = ("mcp", "agents", "claude", "fleet")
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built from a copy of the sources: an in-tree build would leave build/ behind, and
-    a stale build/lib could put files the sources no longer have into the wheel."""
+    a stale build/lib could put files the sources no longer have into the wheel. Built
+    once per run, whichever workers the module's tests land on (tests/once.py)."""
+    return once_per_run(tmp_path_factory, "wheel", lambda: _built(tmp_path_factory))
+
+
+def _built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
     for name in SOURCES:
         copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy2
@@ -65,6 +72,10 @@ def fresh_env(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     python-daemon) come from the test environment's site-packages through a path
     entry, without its editable install, and pip resolves the extras against them
     with no index: an extra that names something the test environment lacks fails."""
+    return once_per_run(tmp_path_factory, "fresh-env", lambda: _fresh(wheel, tmp_path_factory))
+
+
+def _fresh(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fresh") / "venv"
     venv.create(root, with_pip=False)
     python = root / "bin" / "python"
