@@ -9,26 +9,47 @@ SDK's own normalisation of it).
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 
-pytest.importorskip("agents", reason="the `agents` extra (openai-agents) is not installed")
-
-from agents import ApplyPatchTool
-from agents.editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
-from agents.run_internal.tool_execution import normalize_apply_patch_result
-
-from editjournal.client import AsyncClient
-from editjournal.client.agents_editor import DaemonEditor
 from tests.conftest import RunningDaemon
+
+if TYPE_CHECKING:
+    from agents.editor import ApplyPatchOperation, ApplyPatchResult
+
+
+@functools.cache
+def sdk() -> SimpleNamespace:
+    """The SDK's names, imported when a test runs, not when the module is collected:
+    openai-agents costs 2.5 s of CPU to import, and every xdist worker collects every
+    module (the editor itself imports it)."""
+    pytest.importorskip("agents", reason="the `agents` extra (openai-agents) is not installed")
+    from agents import ApplyPatchTool
+    from agents.editor import ApplyPatchEditor, ApplyPatchOperation
+    from agents.run_internal.tool_execution import normalize_apply_patch_result
+
+    from editjournal.client import AsyncClient
+    from editjournal.client.agents_editor import DaemonEditor
+
+    return SimpleNamespace(
+        ApplyPatchTool=ApplyPatchTool,
+        ApplyPatchEditor=ApplyPatchEditor,
+        ApplyPatchOperation=ApplyPatchOperation,
+        normalize_apply_patch_result=normalize_apply_patch_result,
+        AsyncClient=AsyncClient,
+        DaemonEditor=DaemonEditor,
+    )
 
 
 def run_ops(root: Path, agent: str, *ops: ApplyPatchOperation) -> list[ApplyPatchResult]:
     """The operations in order, as the SDK's runner calls the editor, on one loop."""
 
     async def go() -> list[ApplyPatchResult]:
-        editor = DaemonEditor(client=AsyncClient(root, agent, autostart=False))
+        editor = sdk().DaemonEditor(client=sdk().AsyncClient(root, agent, autostart=False))
         calls = {
             "create_file": editor.create_file,
             "update_file": editor.update_file,
@@ -43,9 +64,9 @@ def run_ops(root: Path, agent: str, *ops: ApplyPatchOperation) -> list[ApplyPatc
 
 
 def test_the_editor_is_what_the_sdk_takes(workspace: Path):
-    editor = DaemonEditor(workspace, "coder")
-    assert isinstance(editor, ApplyPatchEditor)
-    assert ApplyPatchTool(editor=editor).type == "apply_patch"
+    editor = sdk().DaemonEditor(workspace, "coder")
+    assert isinstance(editor, sdk().ApplyPatchEditor)
+    assert sdk().ApplyPatchTool(editor=editor).type == "apply_patch"
     editor.client.close()
 
 
@@ -56,22 +77,24 @@ def test_create_update_move_delete_land_and_are_journaled_as_the_agent(daemon: R
     results = run_ops(
         root,
         "coder",
-        ApplyPatchOperation(
+        sdk().ApplyPatchOperation(
             type="create_file", path="src/app.py", diff="+def f():\n+    return 1\n"
         ),
-        ApplyPatchOperation(
+        sdk().ApplyPatchOperation(
             type="update_file",
             path="src/app.py",
             diff="@@ def f():\n-    return 1\n+    return 2\n",
         ),
-        ApplyPatchOperation(type="update_file", path="src/app.py", diff="", move_to="src/main.py"),
-        ApplyPatchOperation(type="delete_file", path="old.txt"),
+        sdk().ApplyPatchOperation(
+            type="update_file", path="src/app.py", diff="", move_to="src/main.py"
+        ),
+        sdk().ApplyPatchOperation(type="delete_file", path="old.txt"),
     )
     assert [r.status for r in results] == ["completed"] * 4
     assert results[0].output is not None and "A src/app.py" in results[0].output
     assert results[2].output is not None and "M src/main.py" in results[2].output
     for result in results:
-        normalized = normalize_apply_patch_result(result)
+        normalized = sdk().normalize_apply_patch_result(result)
         assert normalized is not None and normalized.status == "completed"
     assert (root / "src/main.py").read_text() == "def f():\n    return 2\n"
     assert not (root / "src/app.py").exists() and not (root / "old.txt").exists()
@@ -88,7 +111,7 @@ def test_a_refusal_is_a_failed_result_the_model_can_act_on(daemon: RunningDaemon
     [result] = run_ops(
         root,
         "coder",
-        ApplyPatchOperation(type="update_file", path="a.py", diff="@@\n-z = 3\n+z = 4\n"),
+        sdk().ApplyPatchOperation(type="update_file", path="a.py", diff="@@\n-z = 3\n+z = 4\n"),
     )
     assert result.status == "failed"
     assert result.output is not None
@@ -109,10 +132,10 @@ def test_an_edit_over_another_agents_change_is_carried_or_refused(daemon: Runnin
     carried, refused = run_ops(
         root,
         "coder",
-        ApplyPatchOperation(
+        sdk().ApplyPatchOperation(
             type="update_file", path="f.txt", diff="@@\n line 2\n-line 3\n+line three\n line 4\n"
         ),
-        ApplyPatchOperation(
+        sdk().ApplyPatchOperation(
             type="update_file", path="f.txt", diff="@@\n line 17\n-line 18\n+line 18!\n line 19\n"
         ),
     )
