@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,7 +23,13 @@ from editjournal.client.claude_sdk_hooks import callback, hook_matchers
 from tests.conftest import RunningDaemon
 from tests.e2e.hook_support import APP, claude_payload
 
-claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+
+def sdk() -> ModuleType:
+    """The SDK, imported when a test runs, not when each xdist worker collects the
+    module (1.3 s of CPU: it brings the MCP SDK)."""
+    return pytest.importorskip("claude_agent_sdk")
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -31,7 +38,7 @@ input_data = claude_payload
 
 def ask(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     hook = callback(root)
-    context = claude_agent_sdk.HookContext(signal=None)
+    context = sdk().HookContext(signal=None)
     return asyncio.run(hook(data, data.get("tool_use_id"), context))
 
 
@@ -39,11 +46,11 @@ def test_the_matchers_are_the_sdks(tmp_path: Path):
     hooks = hook_matchers(tmp_path)
     assert set(hooks) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
     for matchers in hooks.values():
-        assert all(isinstance(m, claude_agent_sdk.HookMatcher) for m in matchers)
+        assert all(isinstance(m, sdk().HookMatcher) for m in matchers)
     assert [m.matcher for m in hooks["PreToolUse"]] == ["Edit|MultiEdit|Write", "Bash"]
     assert [m.matcher for m in hooks["PostToolUseFailure"]] == ["Bash"]
     assert [m.matcher for m in hooks["UserPromptSubmit"]] == [None]
-    options = claude_agent_sdk.ClaudeAgentOptions(cwd=str(tmp_path), hooks=hooks)
+    options = sdk().ClaudeAgentOptions(cwd=str(tmp_path), hooks=hooks)
     assert options.hooks is hooks
 
 

@@ -13,14 +13,11 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import jsonschema
 import pytest
-from mcp import types
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from editjournal.client import Client
 from editjournal.client.library.recovery import READ_ONLY_METHODS
@@ -35,6 +32,10 @@ from editjournal.client.tools.summaries import SUMMARIES
 from editjournal.client.tools.tooldefs import agent_methods
 from tests.conftest import RunningDaemon
 from tests.e2e.test_readme import stop_daemon
+
+if TYPE_CHECKING:  # the SDK is imported where a test connects, not at collection (1.1 s)
+    from mcp import types
+    from mcp.client.session import ClientSession
 
 BIN = Path(sys.executable).parent
 HARNESS = "test-harness"
@@ -96,6 +97,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
 
 @asynccontextmanager
 async def connected(root: Path, *options: str, name: str = HARNESS) -> AsyncIterator[ClientSession]:
+    from mcp import types
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     server = StdioServerParameters(
         command=str(BIN / "editjournal"), args=["mcp", "--workspace", str(root), *options]
     )
@@ -114,6 +119,8 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
 
 
 def text(result: types.CallToolResult) -> str:
+    from mcp import types
+
     assert result.content and isinstance(result.content[0], types.TextContent)
     return result.content[0].text
 

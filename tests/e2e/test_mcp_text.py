@@ -14,17 +14,19 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp import types
-from mcp.client.session import ClientSession
 
 from editjournal.client.cli.mcp import tools as tools_command
 from editjournal.client.tools.tooldefs import agent_methods
 from editjournal.client.tools.toolsets import PROFILES, select_tools
 from tests.conftest import RunningDaemon
 from tests.e2e.test_mcp import EMPTY_SHA256, SOURCE, anchor_of, connected, text
+
+if TYPE_CHECKING:  # the SDK is imported where a test connects (test_mcp.connected)
+    from mcp import types
+    from mcp.client.session import ClientSession
 
 # wire words a model reads nowhere: `details.delta`, `latest_file_state`, a line of JSON
 WIRE_WORDS = re.compile(r"details\.\w+|latest_file_state|^\s*[\[{]\"", re.MULTILINE)
