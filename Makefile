@@ -42,8 +42,8 @@ run: $(RUN_STAMP) ## serve WORKSPACE (default: found from this directory) in the
 # The suite runs on TEST_JOBS workers (pytest-xdist): every test has its own workspace,
 # daemon and temp dirs. Daemons and CLI calls are forked from a zygote per worker that
 # has their modules imported (tests/zygote.py; EDITJOURNAL_TEST_EXEC=1 execs each one
-# instead). Three workers on two cores keep both busy while tests wait on daemons; a fourth
-# only added contention (same run, same tree: CPU 437 s with 3, ~490 s with 4).
+# instead). Three workers on two cores keep both busy while tests wait on daemons: on a
+# fresh clone 3 and 4 took the same time (273-274 s), 3 with less CPU (482 s, 4: 481-515 s).
 TEST_JOBS ?= 3
 
 # Bytecode is cached (__pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE is
