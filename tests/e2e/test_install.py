@@ -20,8 +20,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import venv
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,10 +94,23 @@ def _fresh(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+_RUNTIME_DIRS: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _runtime_dirs_removed() -> Iterator[None]:
+    yield
+    while _RUNTIME_DIRS:
+        shutil.rmtree(_RUNTIME_DIRS.pop(), ignore_errors=True)
+
+
 def installed_env(fresh_env: Path, tmp_path: Path) -> dict[str, str]:
-    """The environment for the installed command: no test settings, its own registry."""
+    """The environment for the installed command: no test settings, its own registry,
+    in a short directory of its own: the daemon's socket goes in it, and a socket's path
+    may not pass 107 bytes (the test's temp path grows with pytest's run counter)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EDITJOURNAL"))}
-    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")  # its own daemon registry
+    _RUNTIME_DIRS.append(Path(tempfile.mkdtemp(prefix="eji")))
+    env["XDG_RUNTIME_DIR"] = str(_RUNTIME_DIRS[-1])  # its own daemon registry (0700)
     return env
 
 
