@@ -37,7 +37,7 @@ from editjournal.daemon.audit.diffs import counts, lines_of, unified
 from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
-from editjournal.daemon.handlers.treejob import INLINE_S, LookJob, TreeJob
+from editjournal.daemon.handlers.treejob import LookJob, TreeJob, run_inline
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.settings.config import load
 from editjournal.daemon.store.manifest import ManifestEntry
@@ -383,11 +383,7 @@ class DiffJob:
         return self._paths is not None and self._at >= len(self._paths)
 
     def try_inline(self, ctx: Context) -> bool:
-        """Work for up to INLINE_S; whether the job is done."""
-        deadline = time.monotonic() + INLINE_S
-        while not self.done and time.monotonic() < deadline:
-            self.step(ctx, deadline)
-        return self.done
+        return run_inline(self, ctx)
 
     def step(self, ctx: Context, deadline: float) -> Progress:
         if not self.look.done:

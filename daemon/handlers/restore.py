@@ -19,7 +19,6 @@ What it must never do: write a file itself, or change state but by its events.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +28,7 @@ from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.checkpoints import info, look
 from editjournal.daemon.handlers.slicedwrites import FilePlan, PlanJob, merged
-from editjournal.daemon.handlers.treejob import INLINE_S, LookJob
+from editjournal.daemon.handlers.treejob import LookJob, run_inline
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.revert import diff_plan
@@ -87,11 +86,7 @@ class RestoreJob:
         return self.look.done and self._plans is not None and self._plans.done
 
     def try_inline(self, ctx: Context) -> bool:
-        """Work for up to INLINE_S; whether the job is done."""
-        deadline = time.monotonic() + INLINE_S
-        while not self.done and time.monotonic() < deadline:
-            self.step(ctx, deadline)
-        return self.done
+        return run_inline(self, ctx)
 
     def step(self, ctx: Context, deadline: float) -> Progress:
         if not self.look.done:

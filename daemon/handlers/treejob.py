@@ -20,7 +20,7 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 
-from editjournal.daemon.contract.context import Context, Progress
+from editjournal.daemon.contract.context import Context, Job, Progress
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.store.manifest import ManifestEntry, chunks_of_sorted
 from editjournal.daemon.tree.compare import (
@@ -34,6 +34,17 @@ from editjournal.daemon.tree.compare import (
 from editjournal.daemon.tree.take import Kept, TreeTaker
 
 INLINE_S = 0.03  # a request that takes its tree within this answers without parking
+
+
+def run_inline(job: Job, ctx: Context) -> bool:
+    """Step `job` for up to INLINE_S; whether it is done (then the request answers at
+    once, without being parked)."""
+    deadline = time.monotonic() + INLINE_S
+    while not job.done and time.monotonic() < deadline:
+        job.step(ctx, deadline)
+    return job.done
+
+
 CHUNK_BYTES_PER_SLICE = 1 << 20  # manifest chunks handed to the journal per slice
 JUDGED_PER_LOOK = 512  # files compared between looks at the clock
 
@@ -180,11 +191,7 @@ class LookJob:
         return self._keys is not None and self._at >= len(self._keys)
 
     def try_inline(self, ctx: Context) -> bool:
-        """Work for up to INLINE_S; whether the job is done."""
-        deadline = time.monotonic() + INLINE_S
-        while not self.done and time.monotonic() < deadline:
-            self._slice(ctx, deadline)
-        return self.done
+        return run_inline(self, ctx)
 
     def step(self, ctx: Context, deadline: float) -> Progress:
         self._slice(ctx, deadline)

@@ -50,7 +50,7 @@ def test_a_file_the_agent_made_in_a_directory_a_shell_renamed_is_removed_where_i
         (daemon.root / old).rename(daemon.root / new)  # `mv pkg lib`: each file's move
         there = f"{new}/made.py"
         wait_until(
-            lambda there=there: any(  # type: ignore[misc]
+            lambda there=there: any(
                 there in (r.event.path, r.event.moved_to) for r in _outside(journal)
             ),
             what="the watcher to journal the rename",
