@@ -18,6 +18,7 @@ mistyped params — never a crash and never a silent drop.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import signal
@@ -101,6 +102,13 @@ log = logging.getLogger("editjournal")
 _REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
 
 
+@functools.cache
+def params_decoder(method: str) -> msgspec.msgpack.Decoder[Any]:
+    """A method's decoder, built at its first request: building every method's at start-up
+    was an eighth of a daemon's start and stop (msgspec resolves each type's annotations)."""
+    return msgspec.msgpack.Decoder(TOOL_PARAMS[method])
+
+
 class Server:
     """One workspace's daemon."""
 
@@ -139,7 +147,6 @@ class Server:
         )
         self.group.answer_recovered(self.recovered)
         self.handlers: dict[str, Handler] = registry()
-        self.decoders = {m: msgspec.msgpack.Decoder(TOOL_PARAMS[m]) for m in self.handlers}
         self.sock_path = socket_path(self.state_dir)
         self.events_path = self.sock_path.with_name(self.sock_path.stem + "-events.sock")
         self.address = f"ipc://{self.sock_path}"
@@ -522,7 +529,7 @@ class Server:
                 {"method": request.method, "known_methods": sorted(self.handlers)},
             )
         try:
-            params = self.decoders[request.method].decode(request.params)
+            params = params_decoder(request.method).decode(request.params)
         except (UnicodeDecodeError, RecursionError) as e:
             message = f"undecodable params: {decode_failure(e)} - at `$.params`"
             raise ToolError(ErrorCode.INVALID_PARAMS, message, {"method": request.method}) from e
