@@ -86,6 +86,8 @@ class ErrorCode(str, enum.Enum):
     JOURNAL_CORRUPT = "journal_corrupt"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
     DISK_FULL = "disk_full"
+    # the daemon was stopping when the request came (or while it waited, parked): not handled
+    DAEMON_STOPPING = "daemon_stopping"
     # audit: show, history, blame, read_file(at_version), replay
     UNKNOWN_SEQ = "unknown_seq"
     FILE_NOT_IN_JOURNAL = "file_not_in_journal"
@@ -382,6 +384,14 @@ CATALOGUE: dict[ErrorCode, ErrorSpec] = {
         "The disk (or a quota) ran out of space while the change was written or journaled;"
         " nothing was written and nothing was recorded.",
         "free space on the file system that holds the file or the journal, then retry",
+    ),
+    ErrorCode.DAEMON_STOPPING: ErrorSpec(
+        "The daemon was stopping (details.reason: a signal's name, or the stop asked for)"
+        " when this request came, or while it waited for its turn: it was not handled, and"
+        " nothing was changed or recorded.",
+        "send it again, any request (a write too: this one never ran): the next call finds"
+        " the daemon that serves the workspace then, or starts one unless autostart is off"
+        " (then `editjournal start`)",
     ),
     ErrorCode.DAEMON_UNAVAILABLE: ErrorSpec(
         "No daemon serves the workspace.", "run `editjournal start` or allow auto-start"

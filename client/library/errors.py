@@ -201,6 +201,16 @@ class DaemonUnavailable(DaemonProblem):
     codes = frozenset({"daemon_unavailable"})
 
 
+class DaemonStopping(DaemonUnavailable):
+    """The daemon was stopping when the request came, or while it waited parked: it was
+    never handled, so nothing was changed, and sending it again is safe for any method
+    (a write too). The next call finds the daemon serving then, or starts one unless
+    autostart is off. A `DaemonUnavailable`, so code that handled a stop as that still
+    does; unlike a daemon that died mid-request, there is no doubt it did not run."""
+
+    codes = frozenset({"daemon_stopping"})
+
+
 class WorkspaceNotFound(DaemonUnavailable):
     """The workspace directory does not exist: no daemon can serve it, none was started."""
 

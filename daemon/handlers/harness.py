@@ -16,8 +16,10 @@ change on top — where the change can be told apart from the rest
 (`daemon/text/toolwrite.py`), and is all an outside change where it cannot (the reply
 says so). Only the agent that announced a write may claim it (another's claim is
 `wrong_owner`, nothing journaled; so is a claim naming the agent without the
-credential its announcement was made with); a claim with no announcement of the claimer's
-credits nothing; an agent that may not write (`[access]`) is refused as its write is.
+credential its announcement was made with, and such a client cannot announce the path
+again over it either: it would take the claim from the agent); a claim with no
+announcement of the claimer's credits nothing; an agent that may not write (`[access]`)
+is refused as its write is.
 
 What it must never do: write a file (the harness's tool does), credit an agent with a
 line its checked edits did not write, or deny a change for anything but the
@@ -77,6 +79,9 @@ def check_write(ctx: Context, params: CheckWriteParams) -> Outcome:
     full = ctx.workspace.harness_writes.room_for(path, ctx.agent)
     if full is not None:  # before any work: an agent's flood costs the thread nothing
         raise full
+    held = ctx.workspace.harness_writes.of(path, ctx.agent)
+    if held is not None and held.identity not in (None, ctx.identity):
+        raise _held_by_another_client(ctx, path)
     target = open_target(ctx, path, missing_ok=True)
     if params.content is not None:
         refused, checked = _whole_refused(target, params), 1
@@ -89,6 +94,20 @@ def check_write(ctx: Context, params: CheckWriteParams) -> Outcome:
         path=path, version=target.version, exists=target.exists, checked=checked
     )
     return Outcome(result, events=list(target.noticed))
+
+
+def _held_by_another_client(ctx: Context, path: str) -> ToolError:
+    """The agent's name has a live announcement of `path` made with another credential:
+    replacing it would leave the agent that made it unable to claim its own write (its
+    claim would be `wrong_owner`), so a client that only shares the name is refused, and
+    the announcement stands until it is claimed or expires."""
+    return ToolError(
+        ErrorCode.WRONG_OWNER,
+        f"a write of {path} is announced (check_write) by another client named"
+        f" {ctx.agent!r} (it held another credential) and not yet claimed: only that client"
+        " may announce it again or claim it; nothing was announced",
+        {"path": path, "announced_by": [ctx.agent], "tool": "check_write"},
+    )
 
 
 def _announce(target: Target, params: CheckWriteParams) -> None:

@@ -97,6 +97,7 @@ VERSION = __version__  # one source: editjournal/__init__.py (pyproject.toml rea
 WRITE_ATTEMPTS = 3  # plans of one write request, while its file keeps changing on disk
 MAX_BATCH = 256
 POLL_MS = 100
+STOP_QUIET_MS = 20  # at a stop, requests still arriving are answered until this quiet
 
 log = logging.getLogger("editjournal")
 _REQUEST_DECODER = msgspec.msgpack.Decoder(Request)
@@ -286,12 +287,15 @@ class Server:
         log.info("stopped (%s)", reason)
 
     def _answer_parked(self, reason: str) -> None:
-        """Each parked request gets its reply at a stop: its job only took contents (the
-        request itself was never handled), so nothing was changed and it may be sent again."""
-        while self._parked:
-            route, payload = self._parked.popleft()
+        """Each parked request gets its reply at a stop (`daemon_stopping`): its job only
+        took contents (the request itself was never handled), so nothing was changed and
+        it may be sent again. So does each request already waiting in the socket: it
+        would otherwise be dropped unanswered with the socket, and its client would wait
+        to notice the daemon gone, unsure whether it ran."""
+        waiting = [(route, payload) for *route, payload in self._waiting_at_stop()]
+        for route, payload in [*self._parked, *waiting]:
             error = ToolError(
-                ErrorCode.DAEMON_UNAVAILABLE,
+                ErrorCode.DAEMON_STOPPING,
                 f"the daemon stopped ({reason}) before this request's work was done; nothing"
                 " was changed: send it again (a new daemon serves it)",
                 {"reason": reason},
@@ -299,7 +303,18 @@ class Server:
             try:
                 self._send(route, encode_reply(error_response(loose_id(payload), error.to_wire())))
             except zmq.ZMQError as e:
-                log.warning("a parked request could not be answered at the stop: %s", e)
+                log.warning("a request could not be answered at the stop: %s", e)
+        self._parked.clear()
+
+    def _waiting_at_stop(self) -> list[list[bytes]]:
+        """Every request the socket holds, whatever their number, and any that arrives
+        until it has been quiet for STOP_QUIET_MS: a frame the kernel held when the stop
+        came may reach the socket only once libzmq's thread has read it."""
+        waiting: list[list[bytes]] = []
+        give_up = time.monotonic() + 1.0  # clients that never pause cannot hold the stop
+        while time.monotonic() < give_up and self.router.poll(STOP_QUIET_MS, zmq.POLLIN):
+            waiting += self._waiting()
+        return waiting
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -329,7 +344,7 @@ class Server:
         self.group.report_flushes()  # a failed fsync is told as it happens, not at a commit
         if self.churn.socket in ready:
             self.churn.take_events()
-        if self.router in ready:
+        if self.router in ready and self._stopping is None:  # else answered at the stop
             self._serve_waiting()
         if self.jobs:  # after the requests waiting: none waits for more than a slice
             self._work_on_job()

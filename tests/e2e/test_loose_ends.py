@@ -154,7 +154,7 @@ def test_a_parked_request_is_answered_when_the_daemon_stops(workspace: Path) -> 
         reply = sent.result(timeout=30)
     assert running.proc.wait(15) == 0
     assert not reply.ok and reply.error is not None
-    assert reply.error.code == "daemon_unavailable"
+    assert reply.error.code == "daemon_stopping"
     assert "stopped (SIGTERM) before this request's work was done" in reply.error.message
     journal = running.journal()
     try:

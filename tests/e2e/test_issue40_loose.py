@@ -1,0 +1,114 @@
+"""Issue 40's loose ends, each a scenario a real daemon process serves.
+
+- A client that only shares an agent's name could announce (`check_write`) a path over
+  the agent's own pending announcement, and the agent's claim was then `wrong_owner`:
+  an announcement is now bound to its credential as a hunk is.
+- A request waiting in the socket when the daemon stops was dropped with the socket:
+  its client waited to notice the daemon gone and was told it may or may not have been
+  applied. It is now answered `daemon_stopping` (never applied: send it again), as a
+  parked one is.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from editjournal.client import RequestError
+from editjournal.client.library.errors import DaemonStopping
+from tests.conftest import RunningDaemon, start
+from tests.polling import wait_until
+
+APP = "".join(f"v{n} = {n}\n" for n in range(1, 11))
+EDIT: dict[str, Any] = {"old_string": "v5 = 5\n", "new_string": "v5 = 50\n", "replace_all": False}
+OTHER: dict[str, Any] = {"old_string": "v7 = 7\n", "new_string": "v7 = 0\n", "replace_all": False}
+
+
+def refused(code: str, call: Any, *args: Any, **kwargs: Any) -> RequestError:
+    with pytest.raises(RequestError) as caught:
+        call(*args, **kwargs)
+    assert caught.value.code == code, caught.value
+    return caught.value
+
+
+def test_a_same_named_client_cannot_replace_an_agents_announcement(workspace: Path):
+    """Before: mallory's check_write replaced alice's announcement, and alice's claim
+    of her own write was refused `wrong_owner`."""
+    (workspace / "app.py").write_text(APP)
+    running = start(workspace, "--no-watch")
+    try:
+        alice, mallory = running.client("claude-code:s1"), running.client("claude-code:s1")
+        alice.read_file("app.py")
+        alice.check_write("app.py", "claude-code:Edit", edits=[EDIT])
+        error = refused("wrong_owner", mallory.check_write, "app.py", "x", edits=[OTHER])
+        assert "another client named 'claude-code:s1'" in error.message
+        assert error.details["announced_by"] == ["claude-code:s1"]
+        alice.check_write("app.py", "claude-code:Edit", edits=[EDIT])  # hers to renew
+
+        (workspace / "app.py").write_text(APP.replace("v5 = 5\n", "v5 = 50\n"))
+        refused("wrong_owner", mallory.claim_write, "app.py", "claude-code:Edit")
+        claimed = alice.claim_write("app.py", "claude-code:Edit")
+        assert claimed.recorded
+        [applied] = list(running.journal().records(kind="edit_applied"))
+        assert (applied.agent, applied.event.identity) == ("claude-code:s1", alice.identity)
+        # once claimed, the path is free to announce for whoever holds the name
+        mallory.check_write("app.py", "claude-code:Edit", edits=[OTHER])
+    finally:
+        running.stop()
+
+
+def _held(pid: int) -> bool:
+    """Whether every thread of `pid` is stopped: a signal is delivered asynchronously, and
+    libzmq's thread still running could take in what the test sends next."""
+    tasks = Path(f"/proc/{pid}/task")
+    return all(
+        (t / "stat").read_text().rsplit(")", 1)[1].split()[0] == "T" for t in tasks.iterdir()
+    )
+
+
+def _queued(address: str) -> bool:
+    """Whether the daemon's end of a connection to `address` holds unread bytes (`ss`)."""
+    path = address.removeprefix("ipc://")
+    shown = subprocess.run(["ss", "-x", "-n"], capture_output=True, text=True, check=True)
+    rows = [row.split() for row in shown.stdout.splitlines() if f" {path} " in row]
+    return any(int(row[2]) > 0 for row in rows)
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2)")
+def test_a_request_waiting_when_the_daemon_stops_is_answered_daemon_stopping(workspace: Path):
+    """The daemon is held (SIGSTOP) with a write in its socket, then stopped. Before: the
+    write was dropped with the socket, and its client, once it saw the daemon gone, was
+    told it may or may not have been applied."""
+    running: RunningDaemon = start(workspace, "--no-watch")
+    client = running.client(timeout=30)
+    client.ping()  # connected: what it sends next goes straight into the daemon's socket
+    os.kill(running.proc.pid, signal.SIGSTOP)
+    wait_until(lambda: _held(running.proc.pid), 10, "the daemon to be held")
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            sent = pool.submit(client.append_to_file, "a.txt", "x\n")
+            wait_until(lambda: _queued(client.address), 10, "the write in the socket")
+            os.kill(running.proc.pid, signal.SIGTERM)
+        finally:  # before the pool waits for the call: a held daemon would keep it waiting
+            os.kill(running.proc.pid, signal.SIGCONT)
+        with pytest.raises(DaemonStopping) as caught:
+            sent.result(timeout=30)
+    assert running.proc.wait(15) == 0
+    error = caught.value
+    assert error.code == "daemon_stopping" and error.details["reason"] == "SIGTERM"
+    assert "send it again" in error.hint
+    assert not (workspace / "a.txt").exists()
+    assert list(running.journal().records(kind="edit_applied")) == []
+    again = start(workspace, "--no-watch")  # the retry, to the daemon serving then
+    try:
+        assert again.client().append_to_file("a.txt", "x\n").version > 0
+    finally:
+        again.stop()
+    assert (workspace / "a.txt").read_text() == "x\n"
