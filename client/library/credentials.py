@@ -10,8 +10,18 @@ harness session id, so a session keeps its own): `identities/<digest>`, 0600 in 
 directory, linked into place whole so two processes starting at once agree on one.
 
 What it proves is bounded by who can read that file: this user's processes can
-(docs/guarantees.md). A file or directory that is not this user's alone
-(client/library/trust.py) is refused `untrusted_run_file`, never read or written through.
+(docs/guarantees.md).
+
+A kept credential lives while it is used: each use marks the file (its mtime, at most
+once a day), and one left unused for KEEP_DAYS is removed by the next CLI command or
+hook that keeps one (a sweep of the directory at most once a day, `.swept` saying
+when). A hook session's credential is dead once its session ends, and a CLI agent's
+name unused for that long gets a new identity: what it made under the old one (a
+hunk, which expires within hours; a write a plain `undo` would take back) is then
+another client's, as it is for any client (`undo` naming the seq still works).
+
+A file or directory that is not this user's alone (client/library/trust.py) is refused
+`untrusted_run_file`, never read or written through.
 It never talks to the daemon.
 """
 
@@ -21,6 +31,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from pathlib import Path
 
 from editjournal.client.library.trust import Untrusted, check_private_dir, read_trusted
@@ -28,6 +39,9 @@ from editjournal.schemas.endpoint import user_runtime_dir
 from editjournal.schemas.wire import MIN_CREDENTIAL_LEN, new_credential
 
 IDENTITY_DIR = "identities"
+KEEP_DAYS = 14  # a kept credential unused this long is removed
+DAY_S = 86_400.0
+SWEPT = ".swept"  # its mtime: when the directory was last swept
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -46,11 +60,47 @@ def kept_credential(root: Path, agent: str) -> str:
     for _ in range(2):  # made by another process between the read and the link: read again
         found = _read(path)
         if found:
+            _mark_used(path)
+            sweep(path.parent)
             return found
         made = new_credential()
         if _create(path, made):
+            sweep(path.parent)
             return made
     raise Untrusted(path, "holds no credential")
+
+
+def sweep(directory: Path, now: float | None = None, *, force: bool = False) -> list[str]:
+    """Remove the kept credentials of `directory` unused for KEEP_DAYS (and temp files a
+    killed process left), at most once a day unless `force`; the names removed. Only
+    this user's regular files are removed: the directory is checked private first."""
+    now = time.time() if now is None else now
+    marker = directory / SWEPT
+    try:
+        if not force and now - marker.stat(follow_symlinks=False).st_mtime < DAY_S:
+            return []
+    except FileNotFoundError:
+        pass
+    marker.touch(mode=0o600)
+    os.utime(marker, (now, now), follow_symlinks=False)
+    removed: list[str] = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            info = entry.stat(follow_symlinks=False)
+            if entry.name == SWEPT or not stat.S_ISREG(info.st_mode):
+                continue
+            keep_s = DAY_S if entry.name.startswith(".") else KEEP_DAYS * DAY_S  # a temp file
+            if info.st_uid == os.getuid() and now - info.st_mtime > keep_s:
+                Path(entry.path).unlink(missing_ok=True)
+                removed.append(entry.name)
+    return removed
+
+
+def _mark_used(path: Path) -> None:
+    """The file's mtime says when it was last used; refreshed once a day at most."""
+    now = time.time()
+    if now - os.stat(path, follow_symlinks=False).st_mtime > DAY_S:
+        os.utime(path, (now, now), follow_symlinks=False)
 
 
 def _private_dirs(directory: Path) -> None:

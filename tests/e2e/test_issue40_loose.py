@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,17 @@ from typing import Any
 import pytest
 
 from editjournal.client import RequestError
+from editjournal.client.library.credentials import (
+    DAY_S,
+    KEEP_DAYS,
+    SWEPT,
+    credential_file,
+    kept_credential,
+    sweep,
+)
 from editjournal.client.library.errors import DaemonStopping
 from tests.conftest import RunningDaemon, start
+from tests.e2e.cli_support import cli
 from tests.polling import wait_until
 
 APP = "".join(f"v{n} = {n}\n" for n in range(1, 11))
@@ -112,3 +122,39 @@ def test_a_request_waiting_when_the_daemon_stops_is_answered_daemon_stopping(wor
     finally:
         again.stop()
     assert (workspace / "a.txt").read_text() == "x\n"
+
+
+AGED = ("claude-code:old-session", "claude-code:recent", "cli-test")
+
+
+def _age(path: Path, days: float) -> None:
+    then = time.time() - days * DAY_S
+    os.utime(path, (then, then))
+
+
+def test_kept_credentials_unused_for_two_weeks_are_removed_by_the_next_command(
+    workspace: Path,
+):
+    """Before: one 0600 file per workspace and agent (a hook: per session) was kept in
+    the runtime directory for ever. Now a CLI command or hook removes those unused for
+    KEEP_DAYS, once a day at most; one in use has its mark refreshed and stays."""
+    running = start(workspace, "--no-watch")
+    try:
+        before = [kept_credential(workspace, agent) for agent in AGED][-1]
+        gone, recent, used = (credential_file(workspace, agent) for agent in AGED)
+        _age(gone, KEEP_DAYS + 1)
+        _age(recent, KEEP_DAYS - 1)
+        _age(used, KEEP_DAYS + 1)  # old, but the command below uses it
+        _age(gone.parent / SWEPT, 1.5)  # the last sweep was yesterday
+        done = cli(workspace, "call", "ping", stdin="{}", agent="cli-test")
+        assert done.returncode == 0, done.stderr
+    finally:
+        running.stop()
+    assert not gone.exists()
+    assert recent.exists() and used.exists()
+    assert time.time() - used.stat().st_mtime < DAY_S  # marked as used
+    assert kept_credential(workspace, "cli-test") == before  # the same identity
+    assert sorted(p.name for p in gone.parent.iterdir()) == sorted([SWEPT, recent.name, used.name])
+    _age(recent, KEEP_DAYS + 1)  # swept today already: left until tomorrow's sweep
+    assert sweep(gone.parent) == [] and recent.exists()
+    assert sweep(gone.parent, force=True) == [recent.name]
