@@ -22,7 +22,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench import checkpoints, concurrent, fleet, growth, hookhttp, hooks, latency, patch, startup
+from bench import (
+    bigfile,
+    checkpoints,
+    concurrent,
+    fleet,
+    growth,
+    hookhttp,
+    hooks,
+    latency,
+    patch,
+    startup,
+)
 from bench.compare import comparison
 from bench.detect import editjournal_latency, watchman_latency
 from bench.journal_fill import CACHE
@@ -41,6 +52,7 @@ GROUPS: dict[str, Group] = {
     "startup": startup.rows,
     "checkpoints": checkpoints.rows,
     "patch": patch.rows,
+    "bigfile": bigfile.rows,
     "hooks": hooks.rows,
     "hookhttp": hookhttp.rows,
     "fleet": fleet.rows,

@@ -31,6 +31,7 @@ from editjournal.daemon.settings.limits import (
     count_lines,
 )
 from editjournal.daemon.text.anchors import AnchorIndex, Anchors
+from editjournal.daemon.text.deferral import Deferred, too_big
 from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, parse
 
@@ -58,14 +59,25 @@ class Parsed:
         text = sum(map(len, doc.lines)) if size is None else size
         self.cost = text + PER_LINE_BYTES * len(doc.lines)
         self._base = base  # the content this one was edited from, and the line changes
+        self.sha256 = ""  # its key in the cache, once remembered
         self._verified = verified  # `doc` was made from the base by exactly those changes
 
     @cached_property
     def index(self) -> AnchorIndex:
-        base, self._base = self._base, None
+        base = self._base
         if base is None:
+            if too_big(len(self.doc.lines)):  # built a slice at a time, by a job
+                # with where each hash is: a big file's next derive or lookups want it
+                lines = tuple(self.doc.lines)
+                raise Deferred(lines=lines, done=self._indexed, positions=True, owner=self)
             return AnchorIndex(self.doc.lines)
-        return base[0].index.derive(self.doc.lines, base[1], self._verified)
+        index = base[0].index.derive(self.doc.lines, base[1], self._verified)
+        self._base = None  # after the derive: a deferred one runs again from the base
+        return index
+
+    def _indexed(self, index: AnchorIndex) -> None:
+        """Take the index a job built (the `cached_property`'s own slot)."""
+        self.__dict__["index"] = index
 
     @cached_property
     def anchors(self) -> Anchors:
@@ -134,7 +146,14 @@ class TextCache:
         self._remember(sha256, parsed)
         return parsed
 
+    def keep(self, parsed: Parsed) -> None:
+        """Remember `parsed` again (a job built its index: the request that asked for it
+        runs again and must find it, even if newer contents pushed it out meanwhile)."""
+        if parsed.sha256 and self._items.get(parsed.sha256) is not parsed:
+            self._remember(parsed.sha256, parsed)
+
     def _remember(self, sha256: str, parsed: Parsed) -> None:
+        parsed.sha256 = sha256
         if sha256 not in self._items:
             self.bytes += parsed.cost
         self._items[sha256] = parsed

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.handlers.indexjob import indexed_in_slices
 from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
@@ -77,6 +78,7 @@ Action = Literal["added", "updated", "moved", "deleted"]
 
 
 @handles("apply_patch")
+@indexed_in_slices
 def apply_patch(ctx: Context, params: ApplyPatchParams) -> Outcome:
     _refuse_read_only(ctx, params)  # before parsing: a refused 7 MB patch costs O(files)
     steps = _steps(ctx, _patch_of(params), params.workdir, params.skip_safety_check)

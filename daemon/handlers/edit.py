@@ -23,6 +23,7 @@ from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.handlers.indexjob import indexed_in_slices
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.text.edit import EditPlan, plan_edit, relied_lines
 from editjournal.daemon.text.ranges import covered
@@ -43,6 +44,7 @@ WRITER = "edit"
 
 
 @handles("edit")
+@indexed_in_slices
 def edit(ctx: Context, params: EditParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
     return write(open_target(ctx, path), _Edit(params), warnings)

@@ -23,6 +23,7 @@ import msgspec
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.handlers.indexjob import indexed_in_slices
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan
@@ -59,6 +60,7 @@ BASE_SCAN = 5000  # journal events of the file searched for the base version, ne
 
 
 @handles("safe_patch")
+@indexed_in_slices
 def safe_patch(ctx: Context, params: SafePatchParams) -> Outcome:
     check_hunks(hunk_headers(params.unified_diff), "unified_diff")  # before parsing it
     path, warnings = chosen_path(params.path, params.file_path)

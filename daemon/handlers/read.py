@@ -18,6 +18,7 @@ from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.handlers.indexjob import indexed_in_slices
 from editjournal.daemon.text.anchors import anchored
 from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.lines import Document
@@ -185,10 +186,15 @@ def _add_anchors(result: ReadFileResult, parsed: Parsed, start: int, end: int) -
     """Anchors are computed over the whole file (uniqueness is file-wide), then cut; one
     anchor and one mark per line travel (schemas.anchorrows), the text only in `content`."""
     result.anchors = parsed.index.anchor_strings[start - 1 : end]
-    result.marks = parsed.marks[start - 1 : end]
+    whole = start == 1 and end == parsed.doc.line_count
+    if whole or "marks" in parsed.__dict__:  # kept for the next whole read
+        result.marks = parsed.marks[start - 1 : end]
+    else:  # a window's marks cost the window, not the file
+        result.marks = parsed.index.marks(start - 1, end)
 
 
 @handles("read_file")
+@indexed_in_slices
 def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
     if params.at_version is not None:
@@ -296,6 +302,7 @@ def _unseen(
 
 
 @handles("read_many_files")
+@indexed_in_slices
 def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
     """One item per requested path, in order; a file's error is reported in its place.
 

@@ -28,12 +28,36 @@ class PrefixCounts:
     """How many lines have each 6-, 8- and 16-digit prefix of one kind of hash, and
     one full hash per 6-digit prefix: enough to find lines without a per-line index."""
 
-    __slots__ = ("counts", "rep")
+    __slots__ = ("counts", "multi", "rep")
 
-    def __init__(self, values: Sequence[str]) -> None:
-        self.counts = {n: Counter(map(_PREFIX[n], values)) for n in (6, 8)}
-        self.counts[16] = Counter(values)
-        self.rep = dict(zip(map(_PREFIX[6], values), values, strict=True))
+    def __init__(self, values: Sequence[str] = ()) -> None:
+        self.counts: dict[int, Counter[str]] = {n: Counter() for n in PREFIX_LENGTHS}
+        self.rep: dict[str, str] = {}
+        # the 6-digit prefixes two or more different hashes share, and those hashes: so
+        # `values_with` always answers (a scan of the file per shared prefix did not)
+        self.multi: dict[str, set[str]] = {}
+        if values:
+            self.extend(values)
+            self.find_shared(list(self.counts[16]))
+
+    def extend(self, values: Sequence[str]) -> None:
+        """Count more lines (a slice of a file being indexed); `find_shared` once all are."""
+        for n in (6, 8):
+            self.counts[n].update(map(_PREFIX[n], values))
+        self.counts[16].update(values)
+        self.rep.update(zip(map(_PREFIX[6], values), values, strict=True))
+
+    def find_shared(self, distinct: Sequence[str]) -> None:
+        """Note the 6-digit prefixes shared by different hashes among `distinct` (some of
+        the hashes counted, each once: a slice of them at a time for a big file)."""
+        if len(self.counts[6]) == len(self.counts[16]):
+            return  # as many prefixes as hashes: none is shared
+        rep, multi = self.rep, self.multi
+        for value in distinct:
+            key = value[:6]
+            first = rep[key]
+            if first != value:
+                multi.setdefault(key, {first}).add(value)
 
     def count(self, prefix: str) -> int:
         return self.counts[len(prefix)].get(prefix, 0)
@@ -45,9 +69,16 @@ class PrefixCounts:
             old = counts.get(key, 0)
             before.setdefault(key, old)
             counts[key] = old + 1
-        rep = self.rep.get(value[:6])
+        short = value[:6]
+        shared = self.multi.get(short)
+        if shared is not None:
+            shared.add(value)
+            return
+        rep = self.rep.get(short)
         if rep is None or rep not in self.counts[16]:
-            self.rep[value[:6]] = value
+            self.rep[short] = value
+        elif rep != value:  # a second hash with these 6 digits
+            self.multi[short] = {rep, value}
 
     def remove(self, value: str, before: dict[str, int]) -> None:
         for n, counts in self.counts.items():
@@ -58,18 +89,67 @@ class PrefixCounts:
                 del counts[key]
             else:
                 counts[key] = old - 1
-        if value[:6] not in self.counts[6]:
-            self.rep.pop(value[:6], None)
+        short = value[:6]
+        if short not in self.counts[6]:
+            self.rep.pop(short, None)
+        shared = self.multi.get(short)
+        if shared is not None and value not in self.counts[16]:
+            shared.discard(value)
+            if len(shared) == 1:  # one hash left with these digits: it is the rep
+                self.rep[short] = next(iter(shared))
+                del self.multi[short]
 
-    def values_with(self, prefix: str) -> list[str] | None:
-        """The full hashes present that start with ``prefix`` (6+ digits); None when the
-        table cannot tell (two different hashes share the 6-digit prefix)."""
-        total = self.counts[6].get(prefix[:6], 0)
-        if total == 0:
+    def move(self, removed: Sequence[str], added: Sequence[str], before: dict[str, int]) -> None:
+        """Count `added` lines in and `removed` ones out, all at once (the net change per
+        key); `before` keeps each touched key's count before. Equal to a `remove` of
+        each removed value and an `add` of each added one, in any order."""
+        for n, counts in self.counts.items():
+            cut = _PREFIX[n] if n < 16 else None
+            delta: Counter[str] = Counter(added if cut is None else map(cut, added))
+            delta.subtract(removed if cut is None else map(cut, removed))
+            for key, change in delta.items():
+                old = counts.get(key, 0)
+                before.setdefault(key, old)
+                if change:
+                    if old + change:
+                        counts[key] = old + change
+                    else:
+                        del counts[key]
+        new: dict[str, set[str]] = {}
+        for value in added:
+            new.setdefault(value[:6], set()).add(value)
+        for short in new.keys() | {v[:6] for v in removed}:
+            self._settle(short, new.get(short, set()))
+
+    def _settle(self, short: str, added: set[str]) -> None:
+        """Make `rep` and `multi` right again for one 6-digit prefix after a `move`:
+        the hashes present with it are among those it had (`rep`, or all in `multi`)
+        and those just `added`."""
+        if short not in self.counts[6]:
+            self.rep.pop(short, None)
+            self.multi.pop(short, None)
+            return
+        known = set(self.multi.get(short, ())) | added
+        rep = self.rep.get(short)
+        if rep is not None:
+            known.add(rep)
+        present = self.counts[16]
+        values = {v for v in known if v in present}
+        if len(values) == 1:
+            self.rep[short] = next(iter(values))
+            self.multi.pop(short, None)
+        else:
+            self.multi[short] = values
+
+    def values_with(self, prefix: str) -> list[str]:
+        """The full hashes present that start with ``prefix`` (6+ digits)."""
+        short = prefix[:6]
+        if short not in self.counts[6]:
             return []
-        rep = self.rep.get(prefix[:6])
-        if rep is None or self.counts[16].get(rep, 0) != total:
-            return None
+        shared = self.multi.get(short)
+        if shared is not None:
+            return sorted(v for v in shared if v.startswith(prefix))
+        rep = self.rep[short]
         return [rep] if rep.startswith(prefix) else []
 
 
@@ -79,9 +159,12 @@ class AnchorCounts:
 
     __slots__ = ("context", "line", "repeats")
 
-    def __init__(self, bodies: Sequence[str], hashes: list[str], contexts: list[str]) -> None:
-        self.line = PrefixCounts(hashes)
-        self.context = PrefixCounts(contexts)
+    def __init__(
+        self, bodies: Sequence[str] = (), hashes: list[str] | None = None,
+        contexts: list[str] | None = None,
+    ) -> None:  # fmt: skip
+        self.line = PrefixCounts(hashes or ())
+        self.context = PrefixCounts(contexts or ())
         self.repeats = Counter(map(str.strip, bodies))
 
 
@@ -126,18 +209,14 @@ def recount(
     new: tuple[Sequence[str], Sequence[str], Sequence[str]],
     before: dict[AnchorKind, dict[str, int]],
 ) -> None:
-    """Move the counts from the old lines (bodies, hashes, contexts) of a span to the
-    new lines replacing them."""
+    """Move the counts from the old lines (bodies, hashes, contexts) of the changed spans
+    to the new lines replacing them: one pass per prefix length over the net change
+    (an add and a remove per line and prefix cost a 1,000-hunk patch most of its
+    derive)."""
     old_bodies, old_hashes, old_contexts = old
     bodies, hashes, contexts = new
-    for value in old_hashes:
-        counts.line.remove(value, before["line"])
-    for value in old_contexts:
-        counts.context.remove(value, before["context"])
-    for value in hashes:
-        counts.line.add(value, before["line"])
-    for value in contexts:
-        counts.context.add(value, before["context"])
+    counts.line.move(old_hashes, hashes, before["line"])
+    counts.context.move(old_contexts, contexts, before["context"])
     repeats = counts.repeats
     repeats.subtract(map(str.strip, old_bodies))
     repeats.update(map(str.strip, bodies))

@@ -61,6 +61,7 @@ its stripped body occurs 3+ times in the file (boilerplate); otherwise "high"::
 
 from __future__ import annotations
 
+import bisect
 import re
 import weakref
 from collections import Counter
@@ -78,6 +79,7 @@ from editjournal.daemon.text.anchorcounts import (
     positions_of_all,
     recount,
 )
+from editjournal.daemon.text.deferral import Deferred, inline, too_big
 from editjournal.daemon.text.linehashes import (
     Change,
     Region,
@@ -96,6 +98,9 @@ _TWO_WORD_CHARS = re.compile(r"\w\W*\w")
 _MARKS = ((".", "~"), ("c", "C"), ("?", "!"))
 _KINDS: tuple[tuple[AnchorKind, bool], ...] = (("line", True), ("context", True), ("line", False))
 _SCANS_BEFORE_INDEX = 16  # lookups answered by scanning before positions are indexed
+# A derive of this many changed spans or more on a big file wants the old version's
+# positions (`AnchorIndex.positions`): fewer are answered by a few scans.
+MANY_REGIONS = 16
 
 
 def classify_quality(body: str, repeats: int) -> Quality:
@@ -159,32 +164,68 @@ class AnchorIndex:
         self._hashes: list[str] = list(map(line_hash, self._bodies))
         self._contexts = context_range(self._bodies, 0, len(self._bodies))
         self._tables: AnchorCounts | None = AnchorCounts(self._bodies, self._hashes, self._contexts)
-        self._anchors, self._codes = self._choose_all()
+        self._anchors: list[str] = []
+        self._codes = bytearray(len(self._hashes))
+        self.choose(0, len(self._hashes))
         self._lookups = 0
         self._where: dict[AnchorKind, dict[str, list[int]]] = {}
         self._near: tuple[tuple[int, int], ...] = ()  # see `derive`
         self._derived: tuple[weakref.ref[AnchorIndex], list[int]] | None = None
 
-    def _choose_all(self) -> tuple[list[str], bytearray]:
+    @classmethod
+    def assembled(
+        cls, bodies: tuple[str, ...], hashes: list[str], contexts: list[str], tables: AnchorCounts
+    ) -> AnchorIndex:
+        """An index of hashes and counts computed elsewhere (a slice at a time,
+        daemon.text.indexbuild); its anchors are then chosen with `choose`, in order."""
+        new = cls.__new__(cls)
+        new._bodies, new._hashes, new._contexts, new._tables = bodies, hashes, contexts, tables
+        new._anchors, new._codes = [], bytearray(len(hashes))
+        new._lookups, new._where, new._near, new._derived = 0, {}, (), None
+        return new
+
+    def choose(self, a: int, b: int) -> None:
+        """Choose the anchors of lines [a, b), the lines before `a` chosen already."""
         tables = self.tables
         unique6 = tables.line.counts[6]
-        anchors: list[str] = []
-        codes = bytearray(len(self._hashes))
-        for i, (digest, context) in enumerate(zip(self._hashes, self._contexts, strict=True)):
+        anchors, codes = self._anchors, self._codes
+        for i in range(a, b):
+            digest = self._hashes[i]
             short = digest[:6]
             if unique6[short] == 1:  # the common case, settled by one count
                 anchors.append(short)
                 continue
-            anchor, codes[i] = choose_anchor(digest, context, tables)
+            anchor, codes[i] = choose_anchor(digest, self._contexts[i], tables)
             anchors.append(anchor)
-        return anchors, codes
 
     @property
     def tables(self) -> AnchorCounts:
         """The counts, rebuilt if a later version took them over (see `derive`)."""
         if self._tables is None:
+            if too_big(len(self._bodies)):
+                raise Deferred(index=self)
             self._tables = AnchorCounts(self._bodies, self._hashes, self._contexts)
         return self._tables
+
+    @property
+    def line_count(self) -> int:
+        return len(self._bodies)
+
+    def counted(self, tables: AnchorCounts) -> None:
+        """Take counts rebuilt elsewhere (a slice at a time) for this index's lines."""
+        self._tables = tables
+
+    def has_positions(self) -> bool:
+        """Whether where each hash is has been indexed (both kinds)."""
+        return len(self._where) == 2
+
+    def positioned(self, table: AnchorKind, where: dict[str, list[int]]) -> None:
+        """Take the positions of every ``table`` hash, indexed elsewhere."""
+        self._where[table] = where
+
+    def digests(self, table: AnchorKind) -> list[str]:
+        """The full hashes of one kind (no copy: do not modify)."""
+        return self._hashes if table == "line" else self._contexts
 
     @property
     def hashes(self) -> tuple[str, ...]:
@@ -210,17 +251,19 @@ class AnchorIndex:
             self._lookups += 1
             return [i for i, d in enumerate(digests) if d.startswith(prefix)]
         counts = self.tables.line if table == "line" else self.tables.context
-        found = counts.values_with(prefix) if len(prefix) >= 6 else None
-        if found is None:
+        if len(prefix) < 6:
             return [i for i, d in enumerate(digests) if d.startswith(prefix)]
+        found = counts.values_with(prefix)
         self._lookups += 1
-        if self._lookups <= _SCANS_BEFORE_INDEX:  # a few C-speed scans beat a full index
-            near = self._near
+        where = self._where.get(table)
+        if where is None and self._lookups <= _SCANS_BEFORE_INDEX:
+            near = self._near  # a few C-speed scans beat a full index
             return sorted(
                 p for v in found for p in positions(digests, v, counts.counts[16][v], near)
             )
-        where = self._where.get(table)
         if where is None:
+            if too_big(len(digests)):
+                raise Deferred(index=self, positions=True)
             where = self._where[table] = positions_of_all(digests)
         return sorted(p for v in found for p in where[v])
 
@@ -297,12 +340,14 @@ class AnchorIndex:
             rows.append(f"{i + 1}#{self._anchors[i]}{mark}|{body}")
         return "\n".join(rows)
 
-    def marks(self) -> str:
-        """One character per line for its kind, uniqueness and quality (the alphabet of
-        ``schemas.anchorrows``), without per-line objects."""
+    def marks(self, start: int = 0, end: int | None = None) -> str:
+        """One character per line of [start, end) (0-based; all by default) for its kind,
+        uniqueness and quality (the alphabet of ``schemas.anchorrows``), without
+        per-line objects: a read of a window pays for the window."""
         repeats = self.tables.repeats
         marks = []
-        for body, code in zip(self._bodies, self._codes, strict=True):
+        stop = len(self._bodies) if end is None else end
+        for body, code in zip(self._bodies[start:stop], self._codes[start:stop], strict=True):
             low = repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body)
             marks.append(_MARKS[code][low])
         return "".join(marks)
@@ -324,7 +369,17 @@ class AnchorIndex:
         regions = rehashed_regions(self._bodies, bodies, changes, verified)
         if regions is None:
             return AnchorIndex(bodies)
-        tables, self._tables = self.tables, None
+        # Anything deferred is asked before this index is changed (its counts move on)
+        tables = self.tables
+        if len(regions) >= MANY_REGIONS and not self.has_positions() and too_big(len(bodies)):
+            raise Deferred(index=self, positions=True)
+        with inline():
+            return self._derived_index(bodies, regions, tables)
+
+    def _derived_index(
+        self, bodies: tuple[str, ...], regions: list[Region], tables: AnchorCounts
+    ) -> AnchorIndex:
+        self._tables = None
         new = AnchorIndex.__new__(AnchorIndex)
         new._bodies, new._tables = bodies, tables
         new._lookups, new._where = 0, {}
@@ -333,17 +388,25 @@ class AnchorIndex:
         before: dict[AnchorKind, dict[str, int]] = {"line": {}, "context": {}}
         hashes, contexts = self._hashes.copy(), self._contexts.copy()
         anchors, codes = self._anchors.copy(), bytearray(self._codes)
+        gone: tuple[list[str], list[str], list[str]] = ([], [], [])
+        came: tuple[list[str], list[str], list[str]] = ([], [], [])
         for oa, ob, na, nb in reversed(regions):  # from the last: earlier spans stay put
             fresh = list(map(line_hash, bodies[na:nb]))
             fresh_contexts = context_range(bodies, na, nb)
-            old = (self._bodies[oa:ob], self._hashes[oa:ob], self._contexts[oa:ob])
-            recount(tables, old, (bodies[na:nb], fresh, fresh_contexts), before)
+            for into, part in zip(
+                gone + came,
+                (self._bodies[oa:ob], self._hashes[oa:ob], self._contexts[oa:ob],
+                 bodies[na:nb], fresh, fresh_contexts),
+                strict=True,
+            ):  # fmt: skip
+                into.extend(part)
             hashes[oa:ob] = fresh
             contexts[oa:ob] = fresh_contexts
             anchors[oa:ob] = [""] * (nb - na)
             codes[oa:ob] = bytes(nb - na)
+        recount(tables, gone, came, before)  # all spans at once: the same counts
         new._hashes, new._contexts, new._anchors, new._codes = hashes, contexts, anchors, codes
-        dirty = sorted(new._dirty(regions, before))
+        dirty = sorted(new._dirty(regions, before, self))
         for i in dirty:
             anchors[i], codes[i] = choose_anchor(hashes[i], contexts[i], tables)
         new._derived = (weakref.ref(self), dirty)
@@ -369,45 +432,65 @@ class AnchorIndex:
         suspects = [i for i in derived[1] if i < cut] + list(range(cut, limit))
         return next((i for i in suspects if theirs[i] != mine[i]), limit)
 
-    def _dirty(self, regions: list[Region], before: dict[AnchorKind, dict[str, int]]) -> set[int]:
+    def _dirty(
+        self,
+        regions: list[Region],
+        before: dict[AnchorKind, dict[str, int]],
+        old: AnchorIndex,
+    ) -> set[int]:
         """0-based lines to re-choose: the rehashed ones, and every line consulting a
         prefix whose count crossed 1 (a line consults its own hash's and context's
-        prefixes in both tables)."""
+        prefixes in both tables). Lines outside the rehashed spans kept their hashes:
+        when ``old`` knows where each of its hashes is, they are found there and moved
+        by the spans' shifts, in O(change) (a scan of the file per prefix was most of a
+        1,000-hunk patch's time on 200,000 lines, issue 40)."""
         tables = self.tables
         dirty = {i for _, _, na, nb in regions for i in range(na, nb)}
-        keys = {
-            key
-            for kind, table in (("line", tables.line), ("context", tables.context))
-            for key, old in before[kind].items()  # type: ignore[index]
-            if (old == 1) != (table.count(key) == 1)
-        }
+        keys = set()
+        for kind, table in (("line", tables.line), ("context", tables.context)):
+            by_length = table.counts
+            for key, was in before[kind].items():  # type: ignore[index]
+                if (was == 1) != (by_length[len(key)].get(key, 0) == 1):
+                    keys.add(key)
         inside: Counter[str] = Counter()  # prefixes of the rehashed lines, by key length
         for n in {len(key) for key in keys}:
             inside.update(self._hashes[i][:n] for i in dirty)
             inside.update(self._contexts[i][:n] for i in dirty)
-        unlisted: dict[AnchorKind, set[str]] = {"line": set(), "context": set()}
+        moved = _Moved(regions) if old.has_positions() else None
+        lines_by, contexts_by = tables.line.counts, tables.context.counts
         for key in keys:
-            if tables.line.count(key) + tables.context.count(key) <= inside[key]:
+            n = len(key)
+            if lines_by[n].get(key, 0) + contexts_by[n].get(key, 0) <= inside[key]:
                 continue
             for kind, table in (("line", tables.line), ("context", tables.context)):
-                if table.values_with(key) is None:  # two hashes share its 6 digits
-                    unlisted[kind].add(key)  # type: ignore[index]
-                else:
+                if moved is None:
                     dirty.update(self._lines_with(kind, key))  # type: ignore[arg-type]
-        for kind, wanted in unlisted.items():
-            dirty.update(self._lines_with_any(kind, wanted))
+                    continue
+                where = old._where[kind]  # type: ignore[index]
+                for value in table.values_with(key):
+                    dirty.update(moved.outside(where.get(value, ())))
         return dirty
 
-    def _lines_with_any(self, table: AnchorKind, keys: set[str]) -> set[int]:
-        """0-based lines whose ``table`` hash starts with any of ``keys`` (prefixes the
-        counts cannot list): one pass per key length. A scan per key cost a pass each: 65
-        passes over 200,000 lines, most of a 1,000-hunk patch's 9 s (issue 40)."""
-        digests = self._hashes if table == "line" else self._contexts
-        found: set[int] = set()
-        for n in {len(key) for key in keys}:
-            wanted = {key for key in keys if len(key) == n}
-            found.update(i for i, d in enumerate(digests) if d[:n] in wanted)
-        return found
+
+class _Moved:
+    """Where the lines outside a derive's rehashed spans went: old 0-based line ->
+    new, by the shift of the last span before it."""
+
+    def __init__(self, regions: list[Region]) -> None:
+        self._starts = [oa for oa, _, _, _ in regions]
+        self._regions = regions
+
+    def outside(self, old_lines: Iterable[int]) -> Iterator[int]:
+        """The new lines of those old lines that are outside every rehashed span (the
+        ones inside are re-chosen anyway)."""
+        for p in old_lines:
+            k = bisect.bisect_right(self._starts, p) - 1
+            if k < 0:
+                yield p
+                continue
+            _, ob, _, nb = self._regions[k]
+            if p >= ob:
+                yield p + (nb - ob)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -282,9 +283,7 @@ def locate(lines: Sequence[str], patch: FilePatch) -> list[Placed]:
     the hunk above, early enough for the hunks below to fit), or the place its header
     names exactly; otherwise it is refused naming every candidate, since a made-up
     number would pick one of two identical blocks by chance."""
-    where: dict[str, list[int]] = {}
-    for i, line in enumerate(lines):
-        where.setdefault(line, []).append(i)
+    where = line_positions(lines)
     found = [_occurrences(lines, where, hunk.old) if hunk.old else [] for hunk in patch.hunks]
     doubt = patch.header_doubt
     latest = _latest_starts(patch.hunks, found, len(lines)) if doubt else [len(lines)] * len(found)
@@ -296,6 +295,52 @@ def locate(lines: Sequence[str], patch: FilePatch) -> list[Placed]:
         placed.append(spot)
         floor, shift = spot.end, spot.offset
     return placed
+
+
+class LinePositions:
+    """Each line's 0-based positions in a content, answered from two C-speed passes (a
+    dict of where each line last is, and how often each occurs): a line that occurs
+    once, as most do, needs no list of its own; a repeated one is found on demand."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self._lines = lines
+        self._last = dict(zip(lines, range(len(lines)), strict=True))
+        self._counts = Counter(lines)
+        self._repeated: dict[str, list[int]] = {}
+
+    def get(self, line: str, default: Sequence[int] = ()) -> Sequence[int]:
+        count = self._counts.get(line, 0)
+        if count == 0:
+            return default
+        if count == 1:
+            return (self._last[line],)
+        found = self._repeated.get(line)
+        if found is None:
+            found, at = [], -1
+            index = self._lines.index
+            for _ in range(count):
+                at = index(line, at + 1)
+                found.append(at)
+            self._repeated[line] = found
+        return found
+
+
+_LAST_POSITIONS: list[tuple[Sequence[str], LinePositions]] = []
+_POSITIONS_KEPT = 2  # the contents a request locates in (current, and the agent's view)
+
+
+def line_positions(lines: Sequence[str]) -> LinePositions:
+    """`LinePositions` of `lines`, kept for the last contents asked (a tuple of lines never
+    changes): a request planned again (its file's index was built in a job, or the file
+    changed meanwhile) does not pay for the passes once more."""
+    for kept, where in _LAST_POSITIONS:
+        if kept is lines:
+            return where
+    where = LinePositions(lines)
+    if isinstance(lines, tuple):  # immutable: a list could change under the memo
+        _LAST_POSITIONS.insert(0, (lines, where))
+        del _LAST_POSITIONS[_POSITIONS_KEPT:]
+    return where
 
 
 def _latest_starts(hunks: Sequence[Hunk], found: Sequence[list[int]], size: int) -> list[int]:
@@ -312,7 +357,7 @@ def _latest_starts(hunks: Sequence[Hunk], found: Sequence[list[int]], size: int)
 
 def _place(
     lines: Sequence[str],
-    where: dict[str, list[int]],
+    where: LinePositions,
     hunk: Hunk,
     found: list[int],
     floor: int,
@@ -351,9 +396,7 @@ def _unguessed(hunk: Hunk, after: list[int], doubt: str, latest: int) -> Placed:
     raise _ambiguous(hunk, fitting, doubt)
 
 
-def _occurrences(
-    lines: Sequence[str], where: dict[str, list[int]], block: Sequence[str]
-) -> list[int]:
+def _occurrences(lines: Sequence[str], where: LinePositions, block: Sequence[str]) -> list[int]:
     """Every start at which `block` occurs, keyed on its rarest line."""
     counts = [len(where.get(line, ())) for line in block]
     k = min(range(len(block)), key=counts.__getitem__)
@@ -362,9 +405,7 @@ def _occurrences(
     return [s for s in starts if s >= 0 and tuple(lines[s : s + size]) == tuple(block)]
 
 
-def _mismatch(
-    lines: Sequence[str], where: dict[str, list[int]], hunk: Hunk, expected: int
-) -> ToolError:
+def _mismatch(lines: Sequence[str], where: LinePositions, hunk: Hunk, expected: int) -> ToolError:
     """`invalid_diff` naming the first block line that matched nowhere (best attempt)."""
     best, best_at = 0, None
     for start in where.get(hunk.old[0], ()):

@@ -95,8 +95,11 @@ def all_starts(joined: Joined, old: str) -> list[int]:
 
 def overlapped(joined: Joined, old: str, offsets: list[int]) -> bool:
     """Another occurrence starts inside one of these (in "aXaXa", "aXa" at 0 and at 2):
-    counted without overlaps the text looks unique, yet which one is meant is a guess."""
-    return any(0 <= joined.text.find(old, at + 1) < at + len(old) for at in offsets)
+    counted without overlaps the text looks unique, yet which one is meant is a guess.
+    Searched only where such a one would lie (it ends before `at + 2 * len(old) - 1`),
+    not to the end of the file: a scan of the file per edit (issue 40)."""
+    size = len(old)
+    return any(joined.text.find(old, at + 1, at + 2 * size - 1) >= 0 for at in offsets)
 
 
 def matched_lines(joined: Joined, offsets: list[int], length: int) -> list[tuple[int, int]]:

@@ -30,6 +30,7 @@ from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.settings.limits import clip_text
 from editjournal.daemon.text.anchors import Anchors, anchored
+from editjournal.daemon.text.deferral import too_big
 from editjournal.daemon.text.diff import anchored_diff, changed_region
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.linehashes import Change
@@ -209,6 +210,8 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     unwritable = target.replace_refused()
     if unwritable is not None:  # before planning, as the landing would refuse it after
         return Outcome(error=writer.explain(target, unwritable), warnings=warnings)
+    if too_big(target.doc.line_count):
+        target.parsed.index  # noqa: B018 - a big file's index, built in a job before planning
     try:
         planned = carried(target, writer.stale, writer.plan(target))
         _refuse_nul(planned.plan, writer.stale.part)

@@ -1,0 +1,114 @@
+"""An anchor index built a slice at a time: the same index, in steps of bounded work. Pure.
+
+`AnchorIndex(lines)` hashes, counts and chooses every line in one go: about a
+second for 200,000 lines. `IndexBuild` does the very same work, in the same
+order, a chunk of lines per step (hashes, context hashes, counts, the hashes
+that share a prefix, anchors; then, if asked, where each hash is), so a job can
+stop between steps and let other requests in (daemon/handlers/indexjob.py). The
+result is equal to the index built at once: the counts are `Counter.update`s of
+the same values in the same order, the anchors chosen from the finished counts.
+
+No clock here: the caller decides when to stop (`steps` yields after each chunk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+
+from editjournal.daemon.text.anchorcounts import AnchorCounts, AnchorKind
+from editjournal.daemon.text.anchors import AnchorIndex
+from editjournal.daemon.text.deferral import Deferred
+from editjournal.daemon.text.linehashes import context_range, line_hash
+
+CHUNK = 8192  # lines per step: a few milliseconds of work each
+
+
+class IndexBuild:
+    """What a `Deferred` asked for, built step by step; `index` once `steps` ran out."""
+
+    def __init__(self, asked: Deferred) -> None:
+        self.asked = asked
+        self.index: AnchorIndex | None = asked.index
+        self._steps = self._work()
+        self.done = False
+
+    def steps(self) -> Iterator[None]:
+        """One item per step of work; exhausted when everything asked is built."""
+        yield from self._steps
+        self.done = True
+
+    def _work(self) -> Iterator[None]:
+        asked = self.asked
+        if asked.lines is not None:
+            self.index = yield from _fresh(asked.lines)
+            if asked.done is not None:
+                asked.done(self.index)
+        index = self.index
+        assert index is not None
+        if index._tables is None:
+            index.counted((yield from _counts(index._bodies, index._hashes, index._contexts)))
+        if asked.positions:
+            for table in ("line", "context"):
+                if table not in index._where:
+                    where = yield from _positions(index.digests(table))  # type: ignore[arg-type]
+                    index.positioned(table, where)  # type: ignore[arg-type]
+
+
+def _chunks(n: int) -> Iterator[tuple[int, int]]:
+    for a in range(0, n, CHUNK):
+        yield a, min(n, a + CHUNK)
+
+
+def _fresh(lines: tuple[str, ...]) -> Generator[None, None, AnchorIndex]:
+    """`AnchorIndex(lines)`, a chunk of lines per step."""
+    n = len(lines)
+    hashes: list[str] = []
+    for a, b in _chunks(n):
+        hashes.extend(map(line_hash, lines[a:b]))
+        yield None
+    contexts: list[str] = []
+    for a, b in _chunks(n):
+        contexts.extend(context_range(lines, a, b))
+        yield None
+    tables = yield from _counts(lines, hashes, contexts)
+    index = AnchorIndex.assembled(lines, hashes, contexts, tables)
+    for a, b in _chunks(n):
+        index.choose(a, b)
+        yield None
+    return index
+
+
+def _counts(
+    bodies: tuple[str, ...], hashes: list[str], contexts: list[str]
+) -> Generator[None, None, AnchorCounts]:
+    """`AnchorCounts(bodies, hashes, contexts)`, a chunk of lines per step."""
+    tables = AnchorCounts()
+    for a, b in _chunks(len(bodies)):
+        tables.line.extend(hashes[a:b])
+        tables.context.extend(contexts[a:b])
+        tables.repeats.update(map(str.strip, bodies[a:b]))
+        yield None
+    for counts in (tables.line, tables.context):
+        distinct = list(counts.counts[16])
+        for a, b in _chunks(len(distinct)):
+            counts.find_shared(distinct[a:b])
+            yield None
+    return tables
+
+
+def _positions(digests: list[str]) -> Generator[None, None, dict[str, list[int]]]:
+    """`anchorcounts.positions_of_all(digests)`, a chunk of lines per step."""
+    where: dict[str, list[int]] = {}
+    for a, b in _chunks(len(digests)):
+        for i in range(a, b):
+            value = digests[i]
+            found = where.get(value)
+            if found is None:
+                where[value] = [i]
+            else:
+                found.append(i)
+        yield None
+    return where
+
+
+__all__ = ["AnchorKind", "IndexBuild"]
