@@ -35,7 +35,7 @@ from editjournal.client import Client
 from editjournal.client.cli.app import cli as editjournal_group
 from editjournal.schemas.tools import TOOL_PARAMS
 from tests.conftest import RunningDaemon, start, wait_until
-from tests.e2e.cli_support import CLI, TIMEOUT, cli, cli_env
+from tests.e2e.cli_support import CLI, CLI_MODULE, cli, cli_env, run_program
 
 AGENT = "cli-test"  # the agent `cli` runs as
 SOURCE = "def total(a, b):\n    first = a\n    second = b\n    return first + second\n}\n"
@@ -175,10 +175,8 @@ def taken_at_its_word(argv: list[str], place: Place, elsewhere: Path) -> None:
         for path in named_paths(ctx):
             assert (base / path).exists(), f"{shlex.join(argv)}: no {path} from {base}"
         return
-    done = subprocess.run(
-        [*CLI, *argv[1:]], cwd=place.cwd or elsewhere, capture_output=True, text=True,
-        timeout=TIMEOUT, env=cli_env(EDITJOURNAL_AGENT=AGENT),
-    )  # fmt: skip
+    env = cli_env(EDITJOURNAL_AGENT=AGENT)  # the command's own process (forked: run_program)
+    done = run_program(CLI_MODULE, argv[1:], CLI, stdin=None, env=env, cwd=place.cwd or elsewhere)
     assert done.returncode == 0, f"{shlex.join(argv)} failed:\n{done.stderr}"
 
 
