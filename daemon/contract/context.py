@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.model.state import State
 from editjournal.daemon.store.journal import Journal
+
+if TYPE_CHECKING:  # outcome imports this module
+    from editjournal.daemon.contract.outcome import Write
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,13 @@ class DaemonInfo:
 @dataclass
 class Progress:
     """What one slice of a job hands back: contents for the journal to keep (blob
-    sha256 -> bytes, and which file each is a version of, for line deltas)."""
+    sha256 -> bytes, and which file each is a version of, for line deltas), and the
+    writes its plans make, whose temp files the server may write now, invisible until
+    the final run's commit (daemon/landing/earlywrites.py)."""
 
     blobs: dict[str, bytes] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
+    writes: list[Write] = field(default_factory=list)
 
 
 class Job(Protocol):

@@ -11,9 +11,11 @@ each plan as it was made, unless the journal recorded anything of that path sinc
 when the server runs it once more because a file it planned changed on disk
 meanwhile (`Write.based_on`, checked for every write), every plan whose file no
 longer holds what it was planned on is made again. Then the outcomes are merged as
-`write_all` merges them: one refusal, nothing written. The writes land at one moment,
-as every write does (the temp files, the commit, the renames): that part still
-grows with the files.
+`write_all` merges them: one refusal, nothing written. Each slice hands back the
+writes its plans make (`Progress.writes`): their temp files are written in the slice
+(daemon/landing/earlywrites.py), and the final run's prepare takes them; after the
+commit the writes land a slice at a time (daemon/landing/writeround.py). What still
+grows with the files in one step: the final run's checks, its events and the commit.
 
 What it must never do: plan a file but through the writing path's `write`, or keep
 a plan the journal or the disk has moved on from.
@@ -62,14 +64,22 @@ class PlanJob:
         return self._at >= len(self.paths)
 
     def step(self, ctx: Context, deadline: float) -> Progress:
-        """Plan files until `deadline`, at least one (read-only, like a handler)."""
+        """Plan files until `deadline`, at least one (read-only, like a handler); the
+        writes planned, for their temp files to be written early, and their contents,
+        for the journal to keep now (the final commit then only names them)."""
+        progress = Progress()
         while self._at < len(self.paths):
             path = self.paths[self._at]
-            self.planned[path] = plan_file(ctx, path, self.consider)
+            plan = self.planned[path] = plan_file(ctx, path, self.consider)
+            outcome = plan.outcome
+            if outcome is not None and outcome.error is None:
+                progress.writes.extend(outcome.writes)
+                progress.blobs.update(outcome.blobs)
+                progress.paths.update(dict.fromkeys(outcome.blobs, plan.target.path))
             self._at += 1
             if time.monotonic() >= deadline:
                 break
-        return Progress()
+        return progress
 
     def plans(self, ctx: Context, paths: Sequence[str]) -> list[FilePlan]:
         """The final run's plan of each of `paths` (the final list, which may name paths

@@ -28,6 +28,14 @@ server ends the batch at a removal (and before it, when the batch has writes). T
 name its file is moved aside to is chosen here, before the commit, and kept in its
 row, so a kill -9 between that move and the landing's look leaves nothing unnamed
 (pendingwrites.py cleans it at the next start).
+A batch of many writes (a restore of 5,000 files) does not land in one step: after
+its commit the round keeps its writes queued (`begin`) and the server lands them a
+slice at a time between other requests (`land`, daemon/runtime/groupcommit.py). The
+overlay keeps serving each queued write's content until it has landed, so a read of
+such a path is answered as the journal has it; a later batch that writes one of those
+paths first lands the queued write of it (`land_keys`), then its own over it. Removals
+land in the commit's own turn (the overlay cannot serve an absence). A kill -9 in the
+middle leaves the rest to `pending_writes`, committed with the batch.
 It never decides what to write or journals anything itself.
 """
 
@@ -37,6 +45,7 @@ import dataclasses
 import logging
 import os
 import sqlite3
+import time
 from dataclasses import dataclass, field
 
 from editjournal.daemon.files.filesnapshot import FileSnapshot
@@ -90,12 +99,35 @@ class Met:
     owners: list[int]
 
 
+@dataclass
+class Landings:
+    """What the landing of one batch's writes came to so far: the failures by reply
+    index (the journal is then ahead of the disk), and the writes that met outside
+    changes, for the server to journal (`take_met`)."""
+
+    failures: dict[int, ToolError] = field(default_factory=dict)
+    met: list[Met] = field(default_factory=list)
+
+    def take_met(self) -> list[Met]:
+        found, self.met = self.met, []
+        return found
+
+
+@dataclass(frozen=True)
+class _Queued:
+    """A committed write waiting to land, and where its outcome goes."""
+
+    slot: _Slot
+    into: Landings
+
+
 class WriteRound:
     """Prepared writes of the current batch, by the real path of their target."""
 
     def __init__(self, workspace: Workspace, flusher: Flusher, boot: str) -> None:
         """`boot`: this machine's boot id, stored with each row (pendingwrites.py)."""
         self._workspace = workspace
+        self._root = os.path.join(os.fspath(workspace.root), "")  # with its final "/"
         self._flusher = flusher
         self._boot = boot
         self._slots: dict[str, _Slot] = {}
@@ -104,11 +136,23 @@ class WriteRound:
         # rows handed to the flusher, by file, oldest first: a file's newest write made
         # durable makes its older ones durable too (they were replaced by it)
         self._unflushed: dict[str, list[str]] = {}
+        # committed writes not yet landed, by real path, in landing order (removals first)
+        self._queue: dict[str, _Queued] = {}
         self.removes = False  # a removal is in the batch: it must end here
         self.met: list[Met] = []  # writes of the last publish that met outside changes
 
     def __len__(self) -> int:
+        """The writes of the current batch (not those committed and still landing)."""
         return len(self._slots)
+
+    @property
+    def landing(self) -> int:
+        """How many committed writes are still to land."""
+        return len(self._queue)
+
+    def keys(self) -> list[str]:
+        """The real paths the current batch writes."""
+        return list(self._slots)
 
     def add(
         self, prepared: list[Prepared], seq: int, owners: list[int], agent: str | None = None
@@ -168,44 +212,91 @@ class WriteRound:
         self._done.clear()
 
     def publish(self, max_lines: int = DEFAULT_FILE_LINES) -> dict[int, ToolError]:
-        """Land every write (daemon/landing/exchange.py), hand the landed ones to the flusher,
-        end the round. Returns the failures by reply index (the journal is then ahead of
-        the disk); the writes that met outside changes are left in `met` for the server
-        to journal."""
-        failures: dict[int, ToolError] = {}
+        """Land every write of the batch at once (daemon/landing/exchange.py), hand the
+        landed ones to the flusher, end the round. Returns the failures by reply index;
+        the writes that met outside changes are left in `met` for the server to journal."""
+        into = Landings()
+        self.land_keys(self.begin(into), max_lines)
+        self.met.extend(into.take_met())
+        return into.failures
+
+    def begin(self, into: Landings) -> list[str]:
+        """After the commit: queue the batch's writes to land, their outcomes going
+        `into`; removals first (they land in the commit's turn). The batch's keys."""
+        keys = list(self._slots)
+        order = sorted(keys, key=lambda key: self._slots[key].write.temp is not None)
+        for key in order:
+            self._queue[key] = _Queued(self._slots[key], into)
+        self._slots = {}
+        self.removes = False
+        return keys
+
+    def land(self, deadline: float, max_lines: int = DEFAULT_FILE_LINES) -> bool:
+        """Land queued writes, oldest first, until `deadline` (time.monotonic), at least
+        one, every removal among them whatever the time; True when none is left."""
         flushing: list[Landing] = []
-        for key, slot in self._slots.items():
-            expected = (slot.before, slot.before_data)
-            try:
-                limits = (max_lines, slot.seq)
-                landed = land(self._workspace, key, slot.write, expected, limits, slot.aside)
-            except ToolError as error:
-                log.error("journaled write (seq %d) could not be renamed: %s", slot.seq, error)
-                failures.update((owner, error) for owner in slot.owners)
-                continue
-            final = landed.carried or slot.write
-            row = self._temp_name(slot.write, key)
-            if landed.carried is None and not landed.refused:
-                name = None if slot.write.temp is None else slot.write.target.name
-                flushing.append(Landing(slot.write.directory, name, key, row))
-                self._unflushed.setdefault(key, []).append(row)
-            else:  # nothing of ours to flush (refused), or carried: synced as it landed
-                self._done.append((row,))
-            if landed.observed:
-                ours = None if slot.write.temp is None else slot.write.snapshot
-                self.met.append(Met(key, ours, landed, slot.seq, slot.agent, slot.owners))
-            if not landed.refused:
-                self._note_own(key, final)
-        flushed = {id(landing.directory) for landing in flushing}
-        for slot in self._slots.values():
-            if id(slot.write.directory) not in flushed:  # the flusher closes the others
-                slot.write.close()
-        self._flusher.submit(flushing)
-        for found in self.met:
-            if found.landed.carried is not None:
-                found.landed.carried.close()
-        self._end()
-        return failures
+        try:
+            while self._queue:
+                key, queued = next(iter(self._queue.items()))
+                removal = queued.slot.write.temp is None
+                if flushing and not removal and time.monotonic() >= deadline:
+                    break
+                del self._queue[key]
+                self._land(key, queued, max_lines, flushing)
+        finally:
+            self._flusher.submit(flushing)
+        return not self._queue
+
+    def land_keys(self, keys: list[str], max_lines: int = DEFAULT_FILE_LINES) -> None:
+        """Land now the queued writes of `keys` (a later batch writes over them)."""
+        flushing: list[Landing] = []
+        try:
+            for key in keys:
+                queued = self._queue.pop(key, None)
+                if queued is not None:
+                    self._land(key, queued, max_lines, flushing)
+        finally:
+            self._flusher.submit(flushing)
+
+    def _land(self, key: str, queued: _Queued, max_lines: int, flushing: list[Landing]) -> None:
+        """One write in place; its outcome goes to its batch's `Landings`."""
+        slot, into = queued.slot, queued.into
+        try:
+            landed = self._exchange(key, slot, max_lines)
+        except ToolError as error:
+            log.error("journaled write (seq %d) could not be renamed: %s", slot.seq, error)
+            into.failures.update((owner, error) for owner in slot.owners)
+            self._forget_overlay(key, slot)
+            slot.write.close()
+            return
+        final = landed.carried or slot.write
+        row = self._temp_name(slot.write, key)
+        flushed = landed.carried is None and not landed.refused
+        if flushed:
+            name = None if slot.write.temp is None else slot.write.target.name
+            flushing.append(Landing(slot.write.directory, name, key, row))
+            self._unflushed.setdefault(key, []).append(row)
+        else:  # nothing of ours to flush (refused), or carried: synced as it landed
+            self._done.append((row,))
+            slot.write.close()  # the flusher closes the directories it is handed
+        if landed.observed:
+            ours = None if slot.write.temp is None else slot.write.snapshot
+            into.met.append(Met(key, ours, landed, slot.seq, slot.agent, slot.owners))
+        if landed.carried is not None:
+            landed.carried.close()
+        if not landed.refused:
+            self._note_own(key, final)
+        self._forget_overlay(key, slot)
+
+    def _exchange(self, key: str, slot: _Slot, max_lines: int) -> Landed:
+        expected = (slot.before, slot.before_data)
+        return land(self._workspace, key, slot.write, expected, (max_lines, slot.seq), slot.aside)
+
+    def _forget_overlay(self, key: str, slot: _Slot) -> None:
+        """The overlay stops serving `slot`'s content (it is on disk now, or given up on),
+        unless a later batch's content of the path has taken its place."""
+        if self._workspace.overlay.get(key) is slot.write.snapshot:
+            del self._workspace.overlay[key]
 
     def _note_own(self, key: str, write: PreparedWrite) -> None:
         """So the watcher's report of this rename costs a stat (daemon/files/ownwrites.py)."""
@@ -220,26 +311,45 @@ class WriteRound:
         return found
 
     def discard(self) -> None:
-        """Nothing of the round reaches the disk: every temp file is removed."""
+        """Nothing of the batch reaches the disk: every temp file is removed (writes
+        committed and still landing are not the batch's: they land)."""
         for write in [*self._superseded, *(s.write for s in self._slots.values())]:
             write.discard()
         self._superseded.clear()
         self._end()
 
     def _end(self) -> None:
+        """The batch's contents leave the overlay; a path still landing from an earlier
+        batch is served that batch's content again."""
+        overlay = self._workspace.overlay
+        for key, slot in self._slots.items():
+            if overlay.get(key) is slot.write.snapshot:
+                queued = self._queue.get(key)
+                if queued is not None and queued.slot.write.temp is not None:
+                    overlay[key] = queued.slot.write.snapshot
+                else:
+                    del overlay[key]
         self._slots.clear()
-        self._workspace.overlay.clear()
         self.removes = False
 
     def _key(self, write: PreparedWrite) -> str:
         # `target` is where the write lands, already walked by the workspace (a removal:
         # the name given, never resolved); resolving it again could follow a swapped link
-        return os.path.relpath(write.target, self._workspace.root)
+        return self._relative(write.target)
 
     def _temp_name(self, write: PreparedWrite, key: str) -> str:
         if write.temp is None:
             return removal_key(key)
-        return os.path.relpath(write.temp, self._workspace.root)
+        return self._relative(write.temp)
+
+    def _relative(self, path: os.PathLike[str]) -> str:
+        """`path` relative to the root: the workspace built it as the root joined with
+        real components, so cutting the root off is `relpath` (which cost 5,000 files
+        a quarter of a second, twice)."""
+        text, root = os.fspath(path), self._root
+        if text.startswith(root) and ".." not in text:
+            return text[len(root) :]
+        return os.path.relpath(path, self._workspace.root)
 
 
 def _content(write: PreparedWrite) -> str:

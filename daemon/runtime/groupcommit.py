@@ -13,6 +13,12 @@ from what the journal really holds: nothing is half-recorded. Before a commit an
 before its replies the journal's own files are checked (daemon.store.journalfiles):
 nothing is acknowledged into a database file replaced, removed or cut short.
 
+A batch of many writes (more than `SLICED_WRITES`: a restore, an undo --by) lands a
+slice at a time after its commit (`land_slice`, each turn of the loop, at most
+`LANDING_SLICE_S` of the thread): its replies wait until every file is in place,
+while other requests are served; what its writes meet is journaled slice by slice.
+A later batch writing one of its paths lands that path first (writeround.py).
+
 It owns the state, the journal's staging and the write round; the server's loop
 decides what to stage and when a batch ends.
 """
@@ -43,7 +49,14 @@ from editjournal.daemon.landing.displacement import (
 )
 from editjournal.daemon.landing.flusher import MAX_ATTEMPTS, RETRY_S, Flusher, FlushNotice
 from editjournal.daemon.landing.pendingwrites import Recovered, boot_id
-from editjournal.daemon.landing.writeround import CommitStats, Met, Prepared, WriteRound, disk_full
+from editjournal.daemon.landing.writeround import (
+    CommitStats,
+    Landings,
+    Met,
+    Prepared,
+    WriteRound,
+    disk_full,
+)
 from editjournal.daemon.model import idempotency
 from editjournal.daemon.model.idempotency import Remembered
 from editjournal.daemon.model.state import State, fold
@@ -66,6 +79,10 @@ events_log = logging.getLogger(EVENTS)
 # batch of only these is committed with synchronous=NORMAL (it still survives kill -9)
 OBSERVATIONS = frozenset({"file_read", "edit_rejected", "outside_change", "hunk_rejected"})
 Send = Callable[[list[bytes], bytes], None]  # a reply's route and encoded frame
+# a batch writing more files than this lands in slices after its commit (a write lands
+# in ~0.1-0.5 ms: a few dozen stay well within a slice)
+SLICED_WRITES = 64
+LANDING_SLICE_S = 0.05  # the longest one slice of a landing holds the thread
 _NOTICE_ENCODER = msgspec.msgpack.Encoder()
 
 
@@ -85,6 +102,16 @@ class Batch:
     durable: bool = False  # a request changed something: commit with synchronous=FULL
     bytes: int = 0  # of the requests and replies: a large batch gives memory back after
     answers: dict[int, Answer] = field(default_factory=dict)  # by reply index: keyed writes
+
+
+@dataclass
+class _Landing:
+    """A committed batch whose writes are landing: its replies wait for the last one."""
+
+    replies: list[tuple[list[bytes], Response]]
+    answers: dict[int, Answer]
+    results: Landings = field(default_factory=Landings)
+    carries: Carries = field(default_factory=Carries)
 
 
 class GroupCommit:
@@ -113,6 +140,7 @@ class GroupCommit:
         self.stats = CommitStats()
         self.snapshots = snapshots  # the state's snapshots, taken after commits
         self.publisher: Publisher | None = None  # once the server has bound its sockets
+        self.landing: _Landing | None = None  # a big batch landing in slices (land_slice)
         # set when a refused commit left a journal that cannot even be read back (a
         # damaged file): the state can no longer be folded to match it, so nothing more
         # is staged and every request that must record is refused (docs/guarantees.md)
@@ -275,7 +303,8 @@ class GroupCommit:
 
     def flush(self, batch: Batch) -> None:
         """End the batch: commit every event once, rename, hand the files to the
-        flusher, then reply. The batch is emptied in place."""
+        flusher, then reply. The batch is emptied in place. A batch of more than
+        `SLICED_WRITES` writes is left landing (`land_slice`), its replies waiting."""
         replies, durable, answers = batch.replies, batch.durable or bool(self.round), batch.answers
         batch.replies, batch.durable, batch.answers = [], False, {}
         self.round.drop_superseded()
@@ -285,38 +314,100 @@ class GroupCommit:
             self.round.discard()
             replies = [(route, _unrecorded(response, e)) for route, response in replies]
         else:
+            if len(self.round) > SLICED_WRITES:
+                self._begin_sliced(_Landing(replies, answers))
+                return
             replies = self._land(replies, answers)
+        batch.bytes += self._reply(replies)
+
+    def _reply(self, replies: list[Reply]) -> int:
+        """Send the replies; their bytes."""
+        sent = 0
         for route, response in replies:
             reply = encode_reply(response)
-            batch.bytes += len(reply)
+            sent += len(reply)
             self.send(route, reply)
+        return sent
 
     def _land(self, replies: list[Reply], answers: dict[int, Answer]) -> list[Reply]:
         """After the commit: rename the round's files into place, journal what they met,
         and turn the replies into what really happened (a rename that failed, a write
         refused over an outside change, one carried over it). A keyed write's remembered
         reply is amended to match, in the same commit, before any reply goes."""
+        landing = _Landing(replies, answers)
+        keys = self._begin(landing)
+        self.round.land_keys(keys, self.limits.file_lines)
+        return self._landed(landing)
+
+    def _begin(self, landing: _Landing) -> list[str]:
+        """The batch's writes queued to land (a write still landing from a big batch
+        on one of their paths first: this batch planned over it)."""
         self.faults.on_commit(len(self.round))
         self.stats.batches_with_writes += bool(self.round)
         self.stats.writes += len(self.round)
-        failures = self.round.publish(self.limits.file_lines)
+        if self.landing is not None and self.round:
+            self.round.land_keys(self.round.keys(), self.limits.file_lines)
+            self._journal_slice(self.landing)
+        return self.round.begin(landing.results)
+
+    def _begin_sliced(self, landing: _Landing) -> None:
+        """A big batch: its writes land a slice at a time from this turn on (one big
+        landing at a time: an earlier one still under way is finished first)."""
+        if self.landing is not None:
+            self.finish_landing()
+        self._begin(landing)
+        self.landing = landing
+        self.land_slice()
+
+    def land_slice(self) -> None:
+        """One slice of the big batch landing (removals all in the first); when its last
+        write is in place, its replies go."""
+        landing = self.landing
+        if landing is None:
+            return
+        deadline = time.monotonic() + LANDING_SLICE_S
+        done = self.round.land(deadline, self.limits.file_lines)
+        self._journal_slice(landing)
+        if done:
+            self.landing = None
+            self._reply(self._landed(landing))
+
+    def finish_landing(self) -> None:
+        """Land what is left of a big batch now and answer it (a stop, or another big
+        batch must land)."""
+        while self.landing is not None:
+            self.land_slice()
+
+    def _journal_slice(self, landing: _Landing) -> None:
+        """What the slice's writes met, journaled and committed at once: no request in
+        between may find an outside change the journal does not say yet."""
+        met = landing.results.take_met()
+        if not met:
+            return
         staged = self.journal.last_seq
-        carried = self._journal_met(self.round.take_met())
+        self._journal_met(met, landing.carries)
+        if self.journal.last_seq > staged:
+            self._commit_landing([])
+
+    def _landed(self, landing: _Landing) -> list[Reply]:
+        """Every write of the batch is in place (or failed): its replies as they now are."""
+        staged = self.journal.last_seq
+        carried = self._journal_met(landing.results.take_met(), landing.carries)
+        failures, replies = landing.results.failures, landing.replies
         landed = [
             (route, _unwritten(response, failures[i]) if i in failures else response)
             for i, (route, response) in enumerate(replies)
         ]
         landed = carried.amend(landed)
-        amended = self._amend_answers(answers, replies, landed)
+        amended = self._amend_answers(landing.answers, replies, landed)
         if self.journal.last_seq > staged:
             self._commit_landing(amended)
         return landed
 
-    def _journal_met(self, met: list[Met]) -> Carries:
+    def _journal_met(self, met: list[Met], carries: Carries) -> Carries:
         """Stage what the round's writes met as they landed: the outside contents, each
         stored, then the carry or the refusal (daemon/landing/displacement.py). Committed
         before any reply goes: a reply never outruns what the journal says of its write."""
-        carries = Carries()
         for found in met:
             outside_seq = 0
             for event, blobs in outside_events(found):

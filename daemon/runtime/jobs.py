@@ -5,8 +5,10 @@ parked here. Each turn of the loop gives the oldest parked job one slice
 (`SLICE_S`), after the outside changes and before the requests waiting, so no
 other agent waits on it for longer than a slice; the contents a slice hands back
 are committed at once (blobs only: content-addressed, nothing refers to them yet,
-so a crash leaves nothing half done). A finished job's request is handled again,
-for good, by the server (`ctx.finished`).
+so a crash leaves nothing half done), and the temp files of the writes it planned
+are written (daemon/landing/earlywrites.py: invisible, journaled nowhere). A
+finished job's request is handled again, for good, by the server (`ctx.finished`),
+which takes those temp files.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from editjournal.daemon.contract.context import Context, Job
+from editjournal.daemon.landing.earlywrites import EarlyWrites
 from editjournal.daemon.runtime.boundary import failure_reply, loose_id
 from editjournal.daemon.runtime.groupcommit import error_response
 from editjournal.daemon.store.journal import Journal
@@ -38,6 +41,7 @@ class Parked:
     agent: str
     job: Job
     error: Exception | None = None  # the job failed: the request gets this error
+    early: EarlyWrites = field(default_factory=EarlyWrites)  # temp files of its plans
 
     def failed_reply(self) -> Response:
         """The reply to a request whose job failed: its error, or (a bug of ours) an
@@ -53,8 +57,8 @@ class Parked:
 class Jobs:
     """The parked requests, oldest first; owned by the daemon's thread.
 
-    A slice is the job's step and the commit of what it hands back; the commit's
-    cost (compressing and inserting the contents) follows from the step's, so the
+    A slice is the job's step, then the temp files of the writes it planned and the
+    commit of the contents it hands back; their cost follows from the step's, so the
     step gets the share of `SLICE_S` that the last slices' steps took."""
 
     def __init__(self) -> None:
@@ -75,8 +79,10 @@ class Jobs:
         parked = self._parked[0]
         began = time.monotonic()
         try:
-            progress = parked.job.step(context(parked.agent), began + SLICE_S * self._step_share)
+            ctx = context(parked.agent)
+            progress = parked.job.step(ctx, began + SLICE_S * self._step_share)
             stepped = time.monotonic()
+            parked.early.prepare(ctx.workspace, progress.writes)
             if progress.blobs:
                 journal.keep_blobs(progress.blobs, progress.paths)
                 journal.commit(durable=False)
@@ -86,6 +92,11 @@ class Jobs:
         if parked.error is None and not parked.job.done:
             return None
         return self._parked.popleft()
+
+    def discard(self) -> None:
+        """The temp files parked jobs prepared are removed (a stop: none will be taken)."""
+        for parked in self._parked:
+            parked.early.discard()
 
     def _learn(self, step_s: float, commit_s: float) -> None:
         """Move the step's share toward what this slice's step took of the whole."""

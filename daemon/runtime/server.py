@@ -38,6 +38,7 @@ from editjournal.daemon.contract.outcome import ABSENT, Handler, Outcome, Write
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers import registry
+from editjournal.daemon.landing.earlywrites import EarlyWrites
 from editjournal.daemon.landing.pendingwrites import boot_id, recover
 from editjournal.daemon.landing.writeround import (
     Prepared,
@@ -132,6 +133,8 @@ class Server:
         # the keyed reply the request being handled staged: amended if its write's landing
         # changes the reply (daemon/model/idempotency.py)
         self._answer: Answer | None = None
+        # the temp files a finished job's slices wrote, while its request is handled
+        self._early: EarlyWrites | None = None
         self.state_dir = ensure_state_dir(workspace.state_dir)
         self._lock_fd = acquire_lock(self.state_dir)
         self.journal = Journal(self.state_dir / JOURNAL_FILE)
@@ -160,7 +163,7 @@ class Server:
             started_monotonic=time.monotonic(),
             watch_health=self._watch_health,
             commit_stats=self._commit_stats,
-            parked=lambda: len(self.jobs),
+            parked=lambda: len(self.jobs) + (self.group.landing is not None),
             workspace_id=workspace_id(self.state_dir),
         )
         self._stopping: str | None = None
@@ -269,6 +272,9 @@ class Server:
         reason = self._stopping or "loop ended"
         if self.hook_http is not None:  # first: no hook is taken in that cannot be answered
             self.hook_http.stop()
+        if not was_crash(reason):  # a big batch's last writes land and it is answered
+            self.group.finish_landing()
+        self.jobs.discard()  # the temp files parked jobs wrote early
         self._answer_parked(reason)
         self.churn.close()  # before the router: its monitor would hold the context's term
         self.router.close()
@@ -325,7 +331,8 @@ class Server:
         if self.watching is not None:
             poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
-            busy = bool(self.jobs) or (self.watching is not None and self.watching.busy)
+            busy = bool(self.jobs) or self.group.landing is not None
+            busy = busy or (self.watching is not None and self.watching.busy)
             ready = dict(poller.poll(0 if busy else POLL_MS))
             try:
                 self._turn(ready)
@@ -346,7 +353,9 @@ class Server:
             self.churn.take_events()
         if self.router in ready and self._stopping is None:  # else answered at the stop
             self._serve_waiting()
-        if self.jobs:  # after the requests waiting: none waits for more than a slice
+        if self.group.landing is not None:  # a big batch's writes land a slice a turn
+            self.group.land_slice()
+        elif self.jobs:  # after the requests waiting: none waits for more than a slice
             self._work_on_job()
 
     def _serve_waiting(self) -> None:
@@ -378,10 +387,15 @@ class Server:
             return
         self._parked.popleft()  # answered below, as `jobs` hands it back
         batch = self.group.batch = Batch()
-        if parked.error is not None:
-            batch.replies.append((parked.route, parked.failed_reply()))
-        else:
-            self._handle_frames([*parked.route, parked.payload], batch, finished=parked.job)
+        self._early = parked.early  # temp files its slices wrote, for `_prepare` to take
+        try:
+            if parked.error is not None:
+                batch.replies.append((parked.route, parked.failed_reply()))
+            else:
+                self._handle_frames([*parked.route, parked.payload], batch, finished=parked.job)
+        finally:
+            self._early = None
+            parked.early.discard()
         self.group.flush(batch)
 
     def _handle_frames(
@@ -488,10 +502,13 @@ class Server:
 
     def _unchanged_since_read(self, writes: list[Write]) -> bool:
         """Every file is still what its handler based the new content on."""
+        early = self._early.unchanged if self._early is not None else set()
         for write in writes:
             if write.based_on is None or self.workspace.own_writes.unchanged(
                 write.path, write.based_on
             ):  # still exactly the daemon's last write of it: no re-read needed
+                continue
+            if write.path in early:  # read in the job's slice, its stat the same since
                 continue
             found = self.workspace.fingerprint(write.path)
             if (found.sha256 if found is not None else ABSENT) != write.based_on:
@@ -507,6 +524,9 @@ class Server:
             for write in outcome.writes:
                 if write.data is None:
                     ready = self.workspace.prepare_delete(write.path)
+                elif self._early is not None and (early := self._early.take(write)):
+                    ready = early  # written in the job's slices (daemon/landing/earlywrites.py)
+                    self.cache.files.expect(ready.snapshot.path, ready.snapshot)
                 else:
                     ready = self.workspace.prepare_write(
                         write.path, write.data, durable=False, sha256=write.sha256

@@ -1,7 +1,11 @@
 """No request holds the daemon's thread for long (issue 40): the big ones are sliced.
 
 A restore or a diff of many changed files and an undo --by over many files plan
-their files a slice at a time between other requests (daemon/handlers/slicedwrites.py);
+their files a slice at a time between other requests (daemon/handlers/slicedwrites.py),
+writing their temp files in those slices (daemon/landing/earlywrites.py), and land
+them a slice at a time after the commit (daemon/landing/writeround.py): a kill -9
+before the commit leaves nothing, one in the middle of the landing leaves it all to
+start-up recovery, and another agent's write of a path still landing goes over it;
 a many-hunk patch and a many-edit check_write cost O(change) per hunk or edit; a
 read-only file refuses a big apply_patch before it is parsed. Each test: a real
 daemon, the big request from one client (a thread: the client waits on its socket),
@@ -12,6 +16,8 @@ and the result is right to the byte. The issue's full sizes are under `stress`.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -22,8 +28,9 @@ from typing import Any
 import pytest
 
 from editjournal.client import Client
+from editjournal.daemon.files.tempfiles import DISPLACED_PREFIX, TEMP_PREFIX
 from editjournal.schemas.events import CheckpointRestored, EditApplied
-from tests.conftest import RunningDaemon
+from tests.conftest import RunningDaemon, start
 from tests.patch_support import sha
 from tests.polling import wait_until
 
@@ -171,6 +178,128 @@ def test_an_undo_by_over_many_files_leaves_the_others_served(daemon: RunningDaem
     assert undone.longest <= LONGEST_WAIT_S and undone.parked
     assert len(undone.result.files) == len(contents)
     assert on_disk(daemon.root, contents) == contents
+
+
+def caught(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
+    """Poll every millisecond (a landing's slice lasts 50 ms, so wait_until's backoff
+    would miss it) until `predicate` holds; False when it never did in `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.001)  # a bounded poll: the daemon needs the CPU meanwhile
+    return False
+
+
+def leftovers(root: Path) -> list[str]:
+    """The daemon's transient files left anywhere in the workspace."""
+    return [
+        str(p.relative_to(root))
+        for p in root.rglob(".editjournal-*")
+        if p.name.startswith((TEMP_PREFIX, DISPLACED_PREFIX))
+    ]
+
+
+@dataclass
+class Restoring:
+    """A restore of a changed tree, running in a thread (its client may be left
+    waiting on a daemon that is killed)."""
+
+    daemon: RunningDaemon
+    thread: threading.Thread
+
+    @classmethod
+    def begin(cls, daemon: RunningDaemon) -> Restoring:
+        client = daemon.client("worker", timeout=120)
+
+        def run() -> None:
+            try:
+                client.checkpoint_restore("before")
+            except Exception:  # the daemon was killed under it: the test looks at the disk
+                return
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return cls(daemon, thread)
+
+
+def restored(root: Path, contents: dict[str, bytes], path: str) -> bool:
+    return (root / path).read_bytes() == contents[path]
+
+
+def test_a_kill_before_or_during_a_sliced_landing_leaves_all_or_nothing(
+    daemon: RunningDaemon,
+) -> None:
+    """kill -9 while the temp files are written in the planning slices: nothing of the
+    restore is journaled or visible after the restart, and no temp file is left. kill -9
+    with the landing half done: the restart finishes every file, byte for byte."""
+    contents = tree(daemon.root, 300)
+    journaled(daemon, "created", len(contents))
+    daemon.client().checkpoint_create("before")
+    change_all(daemon, contents)
+    changed = on_disk(daemon.root, contents)
+    first, last = sorted(contents)[0], sorted(contents)[-1]
+    Restoring.begin(daemon)
+    assert caught(lambda: bool(leftovers(daemon.root))), "no temp file was ever written"
+    daemon.proc.send_signal(signal.SIGSTOP)
+    assert not restored(daemon.root, contents, first), "the restore was committed already"
+    daemon.proc.send_signal(signal.SIGKILL)
+    daemon.proc.wait(10)
+    again = start(daemon.root)
+    try:
+        assert on_disk(daemon.root, contents) == changed and leftovers(daemon.root) == []
+        assert not list(again.journal().records(kind="checkpoint_restored"))
+        Restoring.begin(again)
+        assert caught(lambda: restored(again.root, contents, first)), "the landing never began"
+        again.proc.send_signal(signal.SIGSTOP)  # frozen: what the disk holds is what a kill leaves
+        assert not restored(again.root, contents, last), "the landing was not caught half done"
+        again.proc.send_signal(signal.SIGKILL)
+        again.proc.wait(10)
+    finally:
+        if again.proc.poll() is None:
+            again.stop(signal.SIGKILL)
+    after = start(daemon.root)
+    try:
+        assert on_disk(daemon.root, contents) == contents and leftovers(daemon.root) == []
+        [grouped] = after.journal().records(kind="checkpoint_restored")
+        assert isinstance(grouped.event, CheckpointRestored)
+        assert set(grouped.event.files) == set(contents)
+    finally:
+        after.stop()
+
+
+def test_a_write_of_a_path_still_landing_goes_over_the_restore(daemon: RunningDaemon) -> None:
+    """Another agent appends to a restored file whose write has not landed yet: its
+    request is served between two slices of the landing, plans over the restored content
+    (the overlay serves it), lands that file first, then its own line: nothing lost,
+    nothing half applied."""
+    contents = tree(daemon.root, 300)
+    journaled(daemon, "created", len(contents))
+    daemon.client().checkpoint_create("before")
+    change_all(daemon, contents)
+    first, last = sorted(contents)[0], sorted(contents)[-1]
+    writer = daemon.client("writer")
+    writer.status()  # connected before the daemon is frozen
+    restoring = Restoring.begin(daemon)
+    assert caught(lambda: restored(daemon.root, contents, first)), "the landing never began"
+    os.kill(daemon.proc.pid, signal.SIGSTOP)
+    try:
+        assert not restored(daemon.root, contents, last), "the landing was not caught half done"
+        appending = threading.Thread(target=writer.append_to_file, args=(last, "meanwhile\n"))
+        appending.start()  # waits in the socket: served at the next turn, before a slice
+        time.sleep(0.05)  # not a wait on the daemon (it is stopped): the frame's way there
+    finally:
+        os.kill(daemon.proc.pid, signal.SIGCONT)
+    appending.join(60)
+    answered_during = restoring.thread.is_alive()  # the restore's reply waits for its landing
+    restoring.thread.join(120)
+    assert answered_during, "the write was answered after the restore (not during its landing)"
+    assert on_disk(daemon.root, contents) == {**contents, last: contents[last] + b"meanwhile\n"}
+    ours, theirs = list(daemon.journal().records(kind="edit_applied", path=last))[-2:]
+    assert isinstance(ours.event, EditApplied) and ours.event.writer == "restore"
+    assert isinstance(theirs.event, EditApplied) and theirs.agent == "writer"
+    assert theirs.event.before_sha256 == sha(contents[last]) and theirs.seq > ours.seq
+    assert leftovers(daemon.root) == []
 
 
 def lines_file(root: Path, count: int) -> bytes:
