@@ -162,7 +162,12 @@ the file as it is now. Refused only when it cannot pick: the line changed since 
 (anchor_stale), or the number names no twin in the file as you were shown it \
 (anchor_ambiguous, anchor_context_ambiguous). Without a read of the file, occurrence \
 (1-indexed, counting the twins from the top) picks. A blank or bracket ? line is still no \
-single-line target: end a range on it."""
+single-line target: end a range on it.
+
+Errors: invalid_range (range, offset or limit outside the file or malformed), and with \
+at_version: unknown_seq (past the journal's last event), file_not_in_journal (never \
+recorded), version_not_stored (the file did not exist then, or its content was not \
+kept: history(path) lists the stored versions)."""
 
 EDIT_DESCRIPTION = f"""\
 Edit one text file by content-hash anchors taken from read_file(hashes: true), where each \
@@ -272,7 +277,8 @@ READ_MANY_FILES_DESCRIPTION = f"""\
 Call with paths (a list of one or more), and optionally hashes and max_lines as read_file \
 takes them. Returns files: one item per path, in order, each with file_path, ok, and either \
 result (what read_file returns: version, sha256, content, ...) or error (that file's error; \
-the other files are still read)."""
+the other files are still read): invalid_range as read_file, or read_budget_exceeded \
+(the files before it took the bytes one call may read: read it in another call)."""
 
 SAFE_PATCH_DESCRIPTION = f"""\
 {SAFE_PATCH_USAGE_PROTOCOL}
@@ -503,6 +509,13 @@ refused hunk_kind_mismatch); omit existing_hunk_id (or pass "") for a new hunk. 
 agent that prepared a hunk may apply or discard it; a hunk applies at most once. Hunks \
 survive a daemon restart until they expire; list_hunks shows yours, discard_hunk drops one.
 
+Hunk errors (apply_file_modification, discard_hunk, existing_hunk_id): hunk_not_found \
+(no such hunk: prepare again), hunk_expired (prepare again), wrong_owner (another agent's \
+hunk: prepare your own), hunk_identity_mismatch (prepared under your agent name by \
+another client, one holding another credential: a name alone does not make it yours; \
+prepare your own), hunk_already_applied (read the file to see it), hunk_kind_mismatch \
+(existing_hunk_id is another prepare tool's hunk).
+
 If your provider makes every parameter required, these values mean "not given": \
 existing_hunk_id: "", occurrence: "" or 0, match: "" (the default, contains; match is the \
 match MODE, not the text to find), range: "", content_format: "" (and on read_file \
@@ -519,8 +532,7 @@ e.g. {{"path": "notes.md", "range": "3-4", "content": "Status: done\\n"}}
 {PREPARE_APPLY_RULES}
 
 Errors: invalid_range (outside the file, or not "A-B"), file_not_found, and the hunk \
-errors of existing_hunk_id (hunk_not_found, wrong_owner, hunk_expired, hunk_already_applied, \
-hunk_kind_mismatch)."""
+errors of existing_hunk_id (above)."""
 
 PREPARE_FILE_APPEND_DESCRIPTION = f"""\
 Plan adding content at the end of a file; nothing is written. The file is created when \
@@ -546,8 +558,10 @@ Call with path, anchor, content and optionally match, occurrence, existing_hunk_
 
 Errors: no_match (nothing matches, or fewer matches than occurrence), multiple_matches \
 (the message lists their lines: pass occurrence), invalid_params (a bad regex), regex_timeout \
-(the regex took too long: simplify it or use "contains"), the anchor \
-errors of edit for a line anchor, and the hunk errors of existing_hunk_id."""
+(the regex took too long: simplify it or use "contains"), for a line anchor the anchor \
+errors of edit (anchor_stale: the line changed since you read it, re-read; \
+anchor_ambiguous, anchor_context_ambiguous: give it with its line number, or occurrence; \
+anchor_low_entropy: anchor on a distinctive line), and the hunk errors of existing_hunk_id."""
 
 PREPARE_FILE_INSERT_BEFORE_DESCRIPTION = PREPARE_FILE_INSERT_AFTER_DESCRIPTION.replace(
     "inserting content after an anchor line", "inserting content before an anchor line"
@@ -578,9 +592,8 @@ Call with hunk_id, e.g. {{"hunk_id": "h3f9a0c1b2e"}}
 
 {PREPARE_APPLY_RULES}
 
-Errors: hunk_not_found, hunk_expired (prepare again), wrong_owner (another agent's hunk), \
-hunk_already_applied (applied_seq: the write that applied it), apply_rejected, \
-write_access_denied (the workspace does not let you write)."""
+Errors: the hunk errors above (hunk_already_applied names the write that applied it), \
+apply_rejected, write_access_denied (the workspace does not let you write)."""
 
 OVERWRITE_ENTIRE_FILE_DESCRIPTION = """\
 Replace a file's whole content. The file is created when missing. For a change to part \
@@ -602,7 +615,8 @@ plan's diff. Hunks it finds expired are reported in expired and dropped."""
 
 DISCARD_HUNK_DESCRIPTION = """\
 Drop a pending hunk. One of yours (hunk_id), without applying it. Errors: hunk_not_found, \
-wrong_owner, hunk_already_applied."""
+hunk_expired, wrong_owner (another agent's hunk), hunk_identity_mismatch (prepared under \
+your agent name by another client), hunk_already_applied."""
 
 SHOW_DESCRIPTION = """\
 Shows one journal event by its seq (the version a reply gave): every field, and for a \
@@ -624,7 +638,8 @@ it ("outside" for changes made outside the daemon and for lines that were alread
 the journal first saw the file). at_version blames the file as it was then. Records nothing.
 
 Call with path, e.g. {"path": "src/app.py"}. Errors: file_not_in_journal, \
-version_not_stored (the file did not exist then, or its content was not kept)."""
+version_not_stored (the file did not exist then, or its content was not kept), \
+unknown_seq (at_version is past the journal's last event)."""
 
 STATS_DESCRIPTION = """\
 Per agent (or only agent): reads, applied_writes, rejected_writes, rejections by error code, \
@@ -710,7 +725,36 @@ else changed since refuses the whole undo; the message names the file and its li
 the delta shows the changes.
 - nothing_to_undo: no applied write of that agent to the file, or seq is not a write to \
 it; with by, no write of that agent after since.
-- checkpoint_not_found: since names no checkpoint (and is not a seq)."""
+- checkpoint_not_found: since names no checkpoint (and is not a seq).
+- write_identity_mismatch: a plain undo (no seq, no agent) takes back only your own \
+latest write, and the latest write under your agent name was made by another client (one \
+holding another credential). Undo it by the seq the message names, if you mean to."""
+
+COMMON_ERRORS = """\
+## Errors any tool can meet
+
+Besides each tool's own errors above; every refusal's message says what happened and \
+what to do.
+- Any call: invalid_params or bad_request (a field is missing, mistyped or unknown; the \
+message names it: fix the call), request_too_large (split the change into smaller calls), \
+idempotency_key_reused (that key was used for another request: use a fresh key for each \
+request), internal_error (the daemon failed; nothing was changed), journal_corrupt, \
+journal_unavailable or disk_full (the journal could not record the call; nothing was \
+changed: tell the user), daemon_stopping (the daemon was stopping and did not run the \
+call; nothing was changed: make the same call again).
+- A tool that reads a file by path: path_outside_workspace, file_not_found, \
+is_a_directory, binary_file, not_utf8 (only UTF-8 text is served), file_too_large and \
+file_too_many_lines (over the daemon's limits: leave the file, or ask the user), \
+permission_denied.
+- A tool that writes (nothing is written after any of these): path_protected (nothing \
+under .git/ is written), hard_linked, read_only_file (the file has no write bit: ask the \
+user), write_access_denied (the workspace does not let you write), config_invalid (the \
+workspace's .editjournal/config.toml cannot be read: tell the user), file_changing (the \
+file kept changing while it was written: retry once the other writer is done), \
+write_displaced (someone saved the same lines as your write landed, and theirs were \
+kept: read the file again and redo your change), anchor_stale (lines your change relies \
+on changed since you saw them: the conflicts it lists name who, the delta shows the \
+change)."""
 
 DESCRIPTIONS: dict[str, str] = {
     "read_file": READ_FILE_DESCRIPTION,
@@ -747,7 +791,11 @@ DESCRIPTIONS: dict[str, str] = {
 
 def instructions(methods: list[str]) -> str:
     """The long guidance for a set of tools, as system-prompt text: the tool-use rules
-    (they are about `edit`, so only with it), then each tool's full description."""
+    (they are about `edit`, so only with it), then each tool's full description, then
+    the errors any of them can meet (`COMMON_ERRORS`, once rather than in every tool's
+    text: schemas/toolerrors.py says which tool can meet which)."""
     parts = [TOOL_USE_RULES] if "edit" in methods else []
     parts += [f"## {m}\n\n{DESCRIPTIONS[m]}" for m in methods if m in DESCRIPTIONS]
+    if any(m in DESCRIPTIONS for m in methods):
+        parts.append(COMMON_ERRORS)
     return "\n\n".join(parts) + "\n"

@@ -85,6 +85,7 @@ from editjournal.daemon.watch.intake import Watching, WatchSettings
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import DaemonStarted, DaemonStopped
+from editjournal.schemas.toolerrors import declared
 from editjournal.schemas.tools import TOOL_PARAMS, explain_validation
 from editjournal.schemas.wire import (
     Request,
@@ -454,6 +455,8 @@ class Server:
         seq = records[-1].seq if records else None
         if outcome.error is not None:
             error = outcome.error.to_wire()
+            if not declared(request.method, error.code):
+                _undeclared(request.method, error.code)
             response = Response(
                 id=request.id, ok=False, error=error, seq=seq, warnings=outcome.warnings
             )
@@ -609,6 +612,12 @@ class Server:
                     {"method": request.method},
                 )
             )
+
+
+@functools.cache
+def _undeclared(method: str, code: str) -> None:
+    """Said once per pair: the method's guidance may not tell an agent what to do."""
+    log.warning("%s answered %s, which schemas/toolerrors.py does not declare", method, code)
 
 
 def _unknown_key(key: str) -> ToolError:

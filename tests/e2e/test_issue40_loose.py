@@ -32,6 +32,7 @@ from editjournal.client.library.credentials import (
     sweep,
 )
 from editjournal.client.library.errors import DaemonStopping
+from editjournal.schemas.events import EditApplied
 from tests.conftest import RunningDaemon, start
 from tests.e2e.cli_support import cli
 from tests.polling import wait_until
@@ -67,11 +68,13 @@ def test_a_same_named_client_cannot_replace_an_agents_announcement(workspace: Pa
         claimed = alice.claim_write("app.py", "claude-code:Edit")
         assert claimed.recorded
         [applied] = list(running.journal().records(kind="edit_applied"))
+        assert isinstance(applied.event, EditApplied)
         assert (applied.agent, applied.event.identity) == ("claude-code:s1", alice.identity)
         # once claimed, the path is free to announce for whoever holds the name
         mallory.check_write("app.py", "claude-code:Edit", edits=[OTHER])
     finally:
         running.stop()
+    assert "does not declare" not in (workspace / ".editjournal" / "daemon.log").read_text()
 
 
 def _held(pid: int) -> bool:
@@ -113,7 +116,7 @@ def test_a_request_waiting_when_the_daemon_stops_is_answered_daemon_stopping(wor
     assert running.proc.wait(15) == 0
     error = caught.value
     assert error.code == "daemon_stopping" and error.details["reason"] == "SIGTERM"
-    assert "send it again" in error.hint
+    assert "send it again" in (error.hint or "")
     assert not (workspace / "a.txt").exists()
     assert list(running.journal().records(kind="edit_applied")) == []
     again = start(workspace, "--no-watch")  # the retry, to the daemon serving then
