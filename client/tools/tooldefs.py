@@ -24,6 +24,7 @@ Pure data in, data out: nothing here does I/O or talks to a daemon.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -155,13 +156,21 @@ def annotate(method: str) -> dict[str, bool]:
 
 
 def input_schema(params: type[Params]) -> JsonSchema:
-    """The params Struct's JSON Schema, self-contained (no $ref / $defs), as a model sees it."""
+    """The params Struct's JSON Schema, self-contained (no $ref / $defs), as a model sees it:
+    a fresh copy of the one built at the first ask (callers may change theirs)."""
+    return msgspec.json.decode(_input_schema_json(params))
+
+
+@functools.cache
+def _input_schema_json(params: type[Params]) -> bytes:
+    """Built once per process: msgspec resolves every annotation of the Struct each time
+    (~6 ms a tool, paid per tool at every `tools/list` and every export before)."""
     generated = msgspec.json.schema(params)
     root = _inline(generated, generated.get("$defs", {}), ())
     root.pop("title", None)
     root.pop("description", None)  # the Struct's docstring is for us; the tool has its own
     _drop_aliases(root)
-    return _plain_optionals(root)
+    return msgspec.json.encode(_plain_optionals(root))
 
 
 # What the MCP server adds to every result's structured content (`mcp_text.structured`);
@@ -176,13 +185,19 @@ def output_schema(result: type[Result]) -> JsonSchema:
     """The result Struct's JSON Schema as an MCP `outputSchema`: self-contained, since
     clients validate it with no registry, plus what the server adds. Never a closed
     object: a daemon newer than this client may send fields the Struct lacks yet, and a
-    client that validates must not refuse the reply for them."""
+    client that validates must not refuse the reply for them. A fresh copy, as for
+    `input_schema`."""
+    return msgspec.json.decode(_output_schema_json(result))
+
+
+@functools.cache
+def _output_schema_json(result: type[Result]) -> bytes:
     generated = msgspec.json.schema(result)
     root = _inline(generated, generated.get("$defs", {}), ())
     root.pop("title", None)
     root.pop("description", None)
     root["properties"] = {**root.get("properties", {}), **SERVER_ADDED}
-    return _open(root)
+    return msgspec.json.encode(_open(root))
 
 
 def _open(node: Any) -> Any:
