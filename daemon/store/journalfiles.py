@@ -13,9 +13,18 @@ journal asks `JournalFiles.look()` (daemon.store.journal decides what a change m
   the file's size at the last checkpoint, and in WAL mode the file only changes at a
   checkpoint, which writes the header first and extends the file after it;
 - the file at the WAL's path is the inode SQLite writes (recorded when it first exists
-  after an open: SQLite keeps the WAL while any connection is open).
+  after an open: SQLite keeps the WAL while any connection is open);
+- the file at the `-shm` path (the WAL's index, shared memory every connection maps) is
+  the one SQLite mapped: one unlinked or replaced holds no event, but the next process
+  to open the journal (`editjournal verify`, a reader) builds another index from the
+  WAL, so the two no longer see each other's commits and locks, and a connection that
+  thinks itself the last checkpoints and removes the WAL the daemon still writes. It is
+  taken back like the WAL: the journal reopens over a fresh index. (A `-shm` cut short
+  under the daemon cannot be caught in time: the daemon's next access of a mapped page
+  past its end is a SIGBUS, a crash, which start-up recovery then meets as any crash:
+  what was acknowledged is in the WAL.)
 
-Cost: two `stat` calls and one 100-byte `pread` (a few microseconds; a group commit
+Cost: three `stat` calls and one 100-byte `pread` (a few microseconds; a group commit
 with its fsync is milliseconds).
 
 What it must never do: close a descriptor of the database file while SQLite has it
@@ -33,7 +42,10 @@ from typing import Literal, NamedTuple
 
 from editjournal.schemas.errors import ErrorCode
 
-Kind = Literal["wal_unlinked", "wal_replaced", "db_gone", "db_replaced", "db_cut_short"]
+Kind = Literal[
+    "wal_unlinked", "wal_replaced", "shm_unlinked", "shm_replaced", "db_gone", "db_replaced",
+    "db_cut_short",
+]  # fmt: skip
 HEADER_BYTES = 100  # SQLite's database header; a database file is never shorter
 # a file found shorter than its header says is looked at again for up to this long before
 # it is called cut short: another process's checkpoint writes the header before the pages
@@ -56,8 +68,9 @@ class Change(NamedTuple):
 
     @property
     def wal_only(self) -> bool:
-        """Only the WAL: the database file is intact, so the frames can be taken back."""
-        return self.kind.startswith("wal_")
+        """Only the WAL or its index: the database file is intact, so the frames can be
+        taken back (and the connection reopened over a fresh WAL and index)."""
+        return self.kind.startswith(("wal_", "shm_"))
 
     @property
     def code(self) -> ErrorCode:
@@ -72,30 +85,37 @@ def identity(stat: os.stat_result) -> Identity:
     return Identity(stat.st_dev, stat.st_ino)
 
 
+def _identity_at(name: str) -> Identity | None:
+    try:
+        return identity(os.stat(name))
+    except FileNotFoundError:
+        return None
+
+
 class JournalFiles:
     """The database file and WAL of one open journal connection, and what they must stay."""
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
         self.wal_path = db_path.with_name(db_path.name + "-wal")
+        self.shm_path = db_path.with_name(db_path.name + "-shm")
         # stat by str: a Path costs ~2 us more per call, and this runs twice per commit
         self._db_name, self._wal_name = os.fspath(db_path), os.fspath(self.wal_path)
+        self._shm_name = os.fspath(self.shm_path)
         self._fd = os.open(db_path, os.O_RDONLY | os.O_CLOEXEC)
         self._db = identity(os.fstat(self._fd))
         self._wal: Identity | None = None
+        self._shm: Identity | None = None
         self.wal_opened()
 
     def wal_opened(self) -> None:
-        """Record the WAL at its path as the one SQLite writes: at an open, and again
-        after the connection was reopened over a fresh one."""
-        try:
-            self._wal = identity(os.stat(self._wal_name))
-        except FileNotFoundError:
-            self._wal = None  # recorded when it first exists
+        """Record the WAL and its index at their paths as the ones SQLite uses: at an
+        open, and again after the connection was reopened over fresh ones."""
+        self._wal, self._shm = _identity_at(self._wal_name), _identity_at(self._shm_name)
 
     def look(self) -> Change | None:
         """What changed under the journal, None when its files are still its own."""
-        return self._db_change() or self._wal_change()
+        return self._db_change() or self._wal_change() or self._shm_change()
 
     def _db_change(self) -> Change | None:
         try:
@@ -172,6 +192,18 @@ class JournalFiles:
                 self._restart_advice(),
             )
         return None
+
+    def _shm_change(self) -> Change | None:
+        found = _identity_at(self._shm_name)
+        if self._shm is None or found == self._shm:
+            self._shm = self._shm or found  # recorded when it first exists
+            return None
+        how = "removed" if found is None else "replaced by another file"
+        return Change(
+            "shm_unlinked" if found is None else "shm_replaced",
+            f"the WAL index {self.shm_path} was {how} while the daemon served it",
+            self._restart_advice(),
+        )
 
     def _restart_advice(self) -> str:
         return (

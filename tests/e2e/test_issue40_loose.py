@@ -161,3 +161,74 @@ def test_kept_credentials_unused_for_two_weeks_are_removed_by_the_next_command(
     _age(recent, KEEP_DAYS + 1)  # swept today already: left until tomorrow's sweep
     assert sweep(gone.parent) == [] and recent.exists()
     assert sweep(gone.parent, force=True) == [recent.name]
+
+
+def _journal_file(root: Path, suffix: str = "") -> Path:
+    return root / ".editjournal" / f"journal.db{suffix}"
+
+
+def _acked_survive_a_kill(running: RunningDaemon, root: Path, acked: list[int]) -> None:
+    """kill -9, then a new daemon: every acknowledged seq is in its journal."""
+    running.stop(signal.SIGKILL)
+    again = start(root, "--no-watch")
+    try:
+        journal = again.journal()
+        try:
+            kept = {record.seq for record in journal.records()}
+        finally:
+            journal.close()
+    finally:
+        again.stop()
+    assert not sorted(set(acked) - kept), "acknowledged and lost"
+
+
+def test_with_no_watcher_a_wal_unlinked_while_idle_is_taken_back_without_a_request(
+    workspace: Path,
+):
+    """Before: with --no-watch only the next commit looked, so a kill -9 before any
+    write lost every event the unlinked WAL held (the next start refused: the journal
+    ended before its chain anchor's seq). Now each turn of the loop looks."""
+    running = start(workspace, "--no-watch")
+    try:
+        client = running.client()
+        acked = [client.append_to_file("log.txt", f"line {k}\n").version for k in range(5)]
+        _journal_file(workspace, "-wal").unlink()
+        wait_until(_journal_file(workspace, "-wal").exists, 10, "a fresh WAL, with no request")
+        client.close()
+    except BaseException:
+        running.stop(signal.SIGKILL)
+        raise
+    _acked_survive_a_kill(running, workspace, acked)
+
+
+def _mapped_deleted(pid: int, path: Path) -> bool:
+    """Whether `pid` maps `path` only as a deleted file (/proc/PID/maps)."""
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return f"{path} (deleted)" in maps
+
+
+def test_the_wal_index_unlinked_is_taken_back(workspace: Path):
+    """`rm journal.db-shm`: before, the daemon went on with an index no other process
+    could open (the next reader built another, and the two no longer saw each other's
+    commits and locks). Now the journal reopens over a fresh index at the path."""
+    running = start(workspace, "--no-watch")
+    shm = _journal_file(workspace, "-shm")
+    try:
+        client = running.client()
+        acked = [client.append_to_file("log.txt", f"line {k}\n").version for k in range(5)]
+        assert shm.exists()
+        shm.unlink()
+        wait_until(shm.exists, 10, "a fresh WAL index, with no request")
+        assert not _mapped_deleted(running.proc.pid, shm)
+        acked += [client.append_to_file("log.txt", f"line {k}\n").version for k in range(5, 10)]
+        reader = running.journal()  # another process's connection shares the daemon's index
+        try:
+            assert max(record.seq for record in reader.records()) >= max(acked)
+        finally:
+            reader.close()
+        client.close()
+    except BaseException:
+        running.stop(signal.SIGKILL)
+        raise
+    _acked_survive_a_kill(running, workspace, acked)
+    assert (workspace / "log.txt").read_text() == "".join(f"line {k}\n" for k in range(10))
