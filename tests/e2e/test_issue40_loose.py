@@ -7,6 +7,12 @@
   its client waited to notice the daemon gone and was told it may or may not have been
   applied. It is now answered `daemon_stopping` (never applied: send it again), as a
   parked one is.
+- The credentials the CLI and the hooks keep (one file per workspace and agent, a hook
+  session each) were never removed: one unused for 14 days now goes at the next
+  command that keeps one.
+- With `--no-watch` a WAL unlinked while idle was taken back only at the next write (a
+  kill -9 before it lost what the unlinked WAL held); `journal.db-shm` was not watched.
+  Both are now looked at every turn of the loop.
 """
 
 from __future__ import annotations
