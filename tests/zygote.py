@@ -105,7 +105,7 @@ def _readable(fd: int, timeout: float | None) -> bool:
 
 
 class Zygote:
-    """One zygote process (per test worker and set of interpreter flags)."""
+    """One zygote process (per test worker, set of interpreter flags and of modules imported)."""
 
     def __init__(self, flags: Sequence[str], preload: Sequence[str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -161,7 +161,7 @@ def zygote(flags: Sequence[str], preload: Sequence[str]) -> Zygote | None:
     """This worker's zygote for `flags`, started on first use; None when turned off."""
     if os.environ.get(OFF_SWITCH) == "1" or not _pidfds():
         return None
-    key = tuple(flags)
+    key = (*flags, "|", *preload)  # one per set of flags and of modules imported
     if key not in _zygotes:
         _zygotes[key] = Zygote(flags, preload)
     return _zygotes[key]

@@ -31,7 +31,9 @@ from editjournal.client.tools.guidance import (
 from editjournal.client.tools.summaries import SUMMARIES
 from editjournal.client.tools.tooldefs import agent_methods
 from tests.conftest import RunningDaemon
+from tests.e2e.cli_support import CLI_MODULE, CLI_PRELOAD
 from tests.e2e.test_readme import stop_daemon
+from tests.forkrelay import launcher_command
 
 if TYPE_CHECKING:  # the SDK is imported where a test connects, not at collection (1.1 s)
     from mcp import types
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # the SDK is imported where a test connects, not at collectio
 
 BIN = Path(sys.executable).parent
 HARNESS = "test-harness"
+MCP_PRELOAD = (*CLI_PRELOAD, "editjournal.client.mcp.server")  # and the SDK it imports
 SOURCE = "".join(f"def step_{n}(state):\n    return state + {n}\n\n" for n in range(1, 6))
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -96,14 +99,23 @@ SAMPLES: dict[str, dict[str, Any]] = {
 
 
 @asynccontextmanager
-async def connected(root: Path, *options: str, name: str = HARNESS) -> AsyncIterator[ClientSession]:
+async def connected(
+    root: Path, *options: str, name: str = HARNESS, forked: bool = True
+) -> AsyncIterator[ClientSession]:
+    """A session with `editjournal mcp` over stdio: the installed command when not
+    `forked`, else the same program forked from a zygote with the SDK imported
+    (tests/forkrelay.py: the SDK's import is ~1.2 s of CPU a process)."""
     from mcp import types
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(
-        command=str(BIN / "editjournal"), args=["mcp", "--workspace", str(root), *options]
-    )
+    args = ["mcp", "--workspace", str(root), *options]
+    real = [str(BIN / "editjournal"), *args]
+    if forked:
+        command, argv, env = launcher_command(MCP_PRELOAD, CLI_MODULE, args, real)
+        server = StdioServerParameters(command=command, args=argv, env=env)
+    else:
+        server = StdioServerParameters(command=real[0], args=args)
     info = types.Implementation(name=name, version="1.0")
     async with (
         stdio_client(server) as (read, write),
@@ -329,7 +341,7 @@ def test_two_connections_are_two_agents_and_the_daemon_is_started(workspace: Pat
 
     async def scenario() -> None:
         async with (
-            connected(workspace) as first,
+            connected(workspace, forked=False) as first,  # the installed command itself
             connected(workspace) as second,
             connected(workspace, "--agent", "reviewer") as named,
         ):
