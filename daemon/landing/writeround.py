@@ -231,16 +231,21 @@ class WriteRound:
         self.removes = False
         return keys
 
-    def land(self, deadline: float, max_lines: int = DEFAULT_FILE_LINES) -> bool:
+    def land(
+        self, deadline: float, max_lines: int = DEFAULT_FILE_LINES, at_least_one: bool = True
+    ) -> bool:
         """Land queued writes, oldest first, until `deadline` (time.monotonic), at least
-        one, every removal among them whatever the time; True when none is left."""
+        one unless told otherwise, every removal at the head whatever the time; True
+        when none is left."""
         flushing: list[Landing] = []
+        landed = not at_least_one
         try:
             while self._queue:
                 key, queued = next(iter(self._queue.items()))
                 removal = queued.slot.write.temp is None
-                if flushing and not removal and time.monotonic() >= deadline:
+                if landed and not removal and time.monotonic() >= deadline:
                     break
+                landed = True
                 del self._queue[key]
                 self._land(key, queued, max_lines, flushing)
         finally:

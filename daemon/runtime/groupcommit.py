@@ -351,22 +351,23 @@ class GroupCommit:
         return self.round.begin(landing.results)
 
     def _begin_sliced(self, landing: _Landing) -> None:
-        """A big batch: its writes land a slice at a time from this turn on (one big
-        landing at a time: an earlier one still under way is finished first)."""
+        """A big batch: its removals land now (the overlay cannot serve an absence), the
+        rest a slice a turn from the next turn on, this one having had its commit (one
+        big landing at a time: an earlier one still under way is finished first)."""
         if self.landing is not None:
             self.finish_landing()
         self._begin(landing)
         self.landing = landing
-        self.land_slice()
+        self.land_slice(at_least_one=False, slice_s=0.0)
 
-    def land_slice(self) -> None:
-        """One slice of the big batch landing (removals all in the first); when its last
-        write is in place, its replies go."""
+    def land_slice(self, at_least_one: bool = True, slice_s: float = LANDING_SLICE_S) -> None:
+        """One slice of the big batch landing; when its last write is in place, its
+        replies go."""
         landing = self.landing
         if landing is None:
             return
-        deadline = time.monotonic() + LANDING_SLICE_S
-        done = self.round.land(deadline, self.limits.file_lines)
+        deadline = time.monotonic() + slice_s
+        done = self.round.land(deadline, self.limits.file_lines, at_least_one)
         self._journal_slice(landing)
         if done:
             self.landing = None
