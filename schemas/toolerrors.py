@@ -25,11 +25,13 @@ ANY_REQUEST = frozenset({
     E.IDEMPOTENCY_KEY_REUSED, E.JOURNAL_CORRUPT, E.JOURNAL_UNAVAILABLE, E.DISK_FULL,
     E.DAEMON_STOPPING,
 })  # fmt: skip
+# a workspace path resolved (`.editjournal/` is unreachable: permission_denied)
+PATH = frozenset({E.PATH_OUTSIDE_WORKSPACE, E.PERMISSION_DENIED})
 # a workspace file read by path
-READING = frozenset({
-    E.PATH_OUTSIDE_WORKSPACE, E.FILE_NOT_FOUND, E.IS_A_DIRECTORY, E.BINARY_FILE,
-    E.NOT_UTF8, E.FILE_TOO_LARGE, E.FILE_TOO_MANY_LINES, E.PERMISSION_DENIED,
-})  # fmt: skip
+READING = PATH | {
+    E.FILE_NOT_FOUND, E.IS_A_DIRECTORY, E.BINARY_FILE, E.NOT_UTF8, E.FILE_TOO_LARGE,
+    E.FILE_TOO_MANY_LINES,
+}  # fmt: skip
 # the one writing path (docs/DESIGN "One writing path"): access, the landing, the carry
 WRITING = READING | {
     E.PATH_PROTECTED, E.HARD_LINKED, E.READ_ONLY_FILE, E.WRITE_ACCESS_DENIED,
@@ -76,7 +78,7 @@ HUNK = _codes(E.HUNK_NOT_FOUND, E.WRONG_OWNER, E.HUNK_IDENTITY_MISMATCH, E.HUNK_
 _OWN: dict[str, frozenset[E]] = {
     "ping": frozenset(),
     "status": frozenset(),
-    "log": frozenset(),
+    "log": PATH,
     "read_file": _codes(READING, E.INVALID_RANGE, E.UNKNOWN_SEQ, E.VERSION_NOT_STORED,
                         E.FILE_NOT_IN_JOURNAL),
     "read_many_files": _codes(READING, E.INVALID_RANGE, E.READ_BUDGET_EXCEEDED),
@@ -96,18 +98,17 @@ _OWN: dict[str, frozenset[E]] = {
     "prepare_file_block_replace": _codes(READING, REPLAN, TEXT_MATCH),
     "apply_file_modification": _codes(WRITING, HUNK, E.HUNK_EXPIRED, E.APPLY_REJECTED),
     "overwrite_entire_file": _codes(WRITING, E.CONTENT_LOOKS_LIKE_DIFF),
-    "list_hunks": frozenset(),
+    "list_hunks": PATH,
     "discard_hunk": _codes(HUNK, E.HUNK_EXPIRED),
     "show": _codes(E.UNKNOWN_SEQ),
-    "history": _codes(E.PATH_OUTSIDE_WORKSPACE, E.FILE_NOT_IN_JOURNAL),
-    "blame": _codes(E.PATH_OUTSIDE_WORKSPACE, E.FILE_NOT_IN_JOURNAL, E.VERSION_NOT_STORED,
-                    E.UNKNOWN_SEQ),
+    "history": _codes(PATH, E.FILE_NOT_IN_JOURNAL),
+    "blame": _codes(PATH, E.FILE_NOT_IN_JOURNAL, E.VERSION_NOT_STORED, E.UNKNOWN_SEQ),
     "stats": frozenset(),
     "agent_status": frozenset(),
-    "checkpoint_create": _codes(E.CHECKPOINT_EXISTS, E.PATH_OUTSIDE_WORKSPACE),
+    "checkpoint_create": _codes(PATH, E.CHECKPOINT_EXISTS),
     "prompt_checkpoint": frozenset(),
     "checkpoint_list": frozenset(),
-    "checkpoint_diff": _codes(E.CHECKPOINT_NOT_FOUND, E.PATH_OUTSIDE_WORKSPACE),
+    "checkpoint_diff": _codes(PATH, E.CHECKPOINT_NOT_FOUND),
     "checkpoint_restore": _codes(WRITING, E.CHECKPOINT_NOT_FOUND),
     "undo": _codes(WRITING, E.NOTHING_TO_UNDO, E.UNDO_CONFLICT, E.WRITE_IDENTITY_MISMATCH,
                    E.CHECKPOINT_NOT_FOUND),

@@ -22,10 +22,12 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from editjournal.client import RequestError
@@ -39,6 +41,7 @@ from editjournal.client.library.credentials import (
 )
 from editjournal.client.library.errors import DaemonStopping
 from editjournal.schemas.events import EditApplied
+from editjournal.schemas.tools import TOOL_PARAMS
 from tests.conftest import RunningDaemon, start
 from tests.e2e.cli_support import cli
 from tests.polling import wait_until
@@ -238,3 +241,55 @@ def test_the_wal_index_unlinked_is_taken_back(workspace: Path):
         raise
     _acked_survive_a_kill(running, workspace, acked)
     assert (workspace / "log.txt").read_text() == "".join(f"line {k}\n" for k in range(10))
+
+
+# what a refusal-prone call of each method is made of: its required params, each path
+# one of BAD_PATHS (the other fields as a careless agent might give them)
+FIELDS: dict[str, Any] = {
+    "anchor": "x = 1", "base_content_sha256": "0" * 64, "content": "z\n", "hunk_id": "hnope",
+    "id_or_name": "nope", "new_block": "y", "new_content": "q", "new_string": "x = 3",
+    "old_block": "x = 1", "old_string": "x = 1", "section_header": "## A", "seq": 10**6,
+    "operations": [{"op": "replace_line", "hash": "abcdef", "content": "q"}],
+    "phase": "close", "tool": "claude-code:Edit", "window": "w1",
+    "unified_diff": "--- a\n+++ b\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+    "edits": [{"old_string": "x", "new_string": "y", "replace_all": False}],
+}  # fmt: skip
+BAD_PATHS = ("a.py", "missing.txt", "d", "bin.dat", ".editjournal/journal.db", "../out.txt",
+             ".git/config", "ro.txt")  # fmt: skip
+
+
+def _careless_calls() -> Iterator[tuple[str, dict[str, Any]]]:
+    for method, params in sorted(TOOL_PARAMS.items()):
+        required = [f.name for f in msgspec.structs.fields(params) if f.required]
+        for path in BAD_PATHS if {"path", "paths"} & set(required) else ("",):
+            given = {name: FIELDS.get(name) for name in required}
+            given |= {"path": path} if "path" in given else {}
+            given |= {"paths": [path]} if "paths" in given else {}
+            yield method, given
+
+
+def test_every_refusal_a_careless_agent_meets_is_declared_for_its_method(workspace: Path):
+    """The table `schemas/toolerrors.py` is what each tool's guidance is checked
+    against; the daemon logs any refusal its method does not declare. Every method,
+    with each path an agent gets wrong (missing, a directory, binary, the journal's own,
+    outside, under .git/, read-only): none goes undeclared. Before the table met a real
+    daemon, history, blame, log, list_hunks and checkpoint_create answered
+    permission_denied (log and list_hunks path_outside_workspace too) undeclared: a
+    wider probe of ~6,000 calls found them; this one meets some of them at a fraction
+    of its cost."""
+    (workspace / "a.py").write_text("x = 1\ny = 2\n")
+    (workspace / "bin.dat").write_bytes(b"\x00\x01")
+    (workspace / "d").mkdir()
+    (workspace / "ro.txt").write_text("ro\n")
+    (workspace / "ro.txt").chmod(0o444)
+    running = start(workspace, "--no-watch")
+    try:
+        client = running.client()
+        client.read_file("a.py")
+        replies = [client.call(method, params) for method, params in _careless_calls()]
+        codes = {reply.error.code for reply in replies if reply.error is not None}
+    finally:
+        running.stop()
+    assert {"file_not_found", "permission_denied", "path_protected", "read_only_file"} <= codes
+    log = (workspace / ".editjournal" / "daemon.log").read_text()
+    assert [line for line in log.splitlines() if "does not declare" in line] == []
