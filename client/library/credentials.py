@@ -27,6 +27,7 @@ It never talks to the daemon.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -73,8 +74,16 @@ def kept_credential(root: Path, agent: str) -> str:
 def sweep(directory: Path, now: float | None = None, *, force: bool = False) -> list[str]:
     """Remove the kept credentials of `directory` unused for KEEP_DAYS (and temp files a
     killed process left), at most once a day unless `force`; the names removed. Only
-    this user's regular files are removed: the directory is checked private first."""
-    now = time.time() if now is None else now
+    this user's regular files are removed: the directory is checked private first. Best
+    effort: a file another process removes or uses meanwhile, or any OS error, never
+    fails the command that keeps a credential."""
+    try:
+        return _sweep(directory, time.time() if now is None else now, force)
+    except OSError:
+        return []
+
+
+def _sweep(directory: Path, now: float, force: bool) -> list[str]:
     marker = directory / SWEPT
     try:
         if not force and now - marker.stat(follow_symlinks=False).st_mtime < DAY_S:
@@ -86,7 +95,10 @@ def sweep(directory: Path, now: float | None = None, *, force: bool = False) -> 
     removed: list[str] = []
     with os.scandir(directory) as entries:
         for entry in entries:
-            info = entry.stat(follow_symlinks=False)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:  # another process's sweep, or a temp file linked
+                continue
             if entry.name == SWEPT or not stat.S_ISREG(info.st_mode):
                 continue
             keep_s = DAY_S if entry.name.startswith(".") else KEEP_DAYS * DAY_S  # a temp file
@@ -99,8 +111,9 @@ def sweep(directory: Path, now: float | None = None, *, force: bool = False) -> 
 def _mark_used(path: Path) -> None:
     """The file's mtime says when it was last used; refreshed once a day at most."""
     now = time.time()
-    if now - os.stat(path, follow_symlinks=False).st_mtime > DAY_S:
-        os.utime(path, (now, now), follow_symlinks=False)
+    with contextlib.suppress(OSError):  # swept by another process meanwhile: kept anew next
+        if now - os.stat(path, follow_symlinks=False).st_mtime > DAY_S:
+            os.utime(path, (now, now), follow_symlinks=False)
 
 
 def _private_dirs(directory: Path) -> None:

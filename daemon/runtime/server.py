@@ -320,8 +320,11 @@ class Server:
         came may reach the socket only once libzmq's thread has read it."""
         waiting: list[list[bytes]] = []
         give_up = time.monotonic() + 1.0  # clients that never pause cannot hold the stop
-        while time.monotonic() < give_up and self.router.poll(STOP_QUIET_MS, zmq.POLLIN):
-            waiting += self._waiting()
+        try:
+            while time.monotonic() < give_up and self.router.poll(STOP_QUIET_MS, zmq.POLLIN):
+                waiting += self._waiting()
+        except zmq.ZMQError as e:  # the stop goes on: the journal must still be closed
+            log.warning("requests waiting at the stop could not be taken: %s", e)
         return waiting
 
     # --- the loop -------------------------------------------------------------------------
