@@ -1,4 +1,5 @@
-"""`python -m bench --quick` runs every benchmark once at tiny sizes, so none can rot.
+"""`python -m bench --quick` runs every benchmark once at tiny sizes, so none can rot (its
+daemons forked from a zygote: tests/e2e/bench_forked.py).
 
 It checks that every row of the performance table is produced, with numbers, a
 same-run baseline and a goal verdict, and that the JSON report (with the machine's
@@ -46,7 +47,7 @@ def run_quick(tmp_path: Path) -> tuple[dict, str]:
     older.write_text(json.dumps({"rows": [{"measure": "`ping` round trip", "ours": ping}]}))
     argv = ["--quick", "--out", str(out), "--cache", str(tmp_path), "--compare", str(older)]
     done = subprocess.run(
-        [sys.executable, "-m", "bench", *argv],
+        [sys.executable, "-m", "tests.e2e.bench_forked", *argv],  # its daemons forked
         cwd=REPO,
         capture_output=True,
         text=True,
