@@ -196,8 +196,11 @@ def is_listening(address: str) -> bool:
     if not address.startswith("ipc://"):
         return True  # tcp: nothing cheap to probe; let the request time out
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.setblocking(False)  # a blocking connect waits for ever on a full listen queue
     try:
         probe.connect(address.removeprefix("ipc://"))
+    except BlockingIOError:
+        return True  # listening, its queue full (a paused or swamped daemon): there
     except OSError:
         return False
     finally:
