@@ -20,7 +20,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,16 +227,34 @@ def restored(root: Path, contents: dict[str, bytes], path: str) -> bool:
     return (root / path).read_bytes() == contents[path]
 
 
+@pytest.fixture
+def unwatched(workspace: Path) -> Iterator[RunningDaemon]:
+    """A daemon without the watcher, over a tree checkpointed then changed: the restore
+    finds the changes by taking the tree (journaling 600 outside changes as they happen
+    cost these tests half their CPU)."""
+    running = start(workspace, "--no-watch")
+    yield running
+    if running.proc.poll() is None:
+        running.stop(signal.SIGKILL)
+
+
+def changed_since_checkpoint(daemon: RunningDaemon, files: int) -> dict[str, bytes]:
+    """`files` files checkpointed as "before", then each changed from outside."""
+    contents = tree(daemon.root, files)
+    daemon.client().checkpoint_create("before")
+    for path in contents:
+        (daemon.root / path).write_bytes(contents[path].replace(b"line 3 ", b"LINE 3 "))
+    return contents
+
+
 def test_a_kill_before_or_during_a_sliced_landing_leaves_all_or_nothing(
-    daemon: RunningDaemon,
+    unwatched: RunningDaemon,
 ) -> None:
     """kill -9 while the temp files are written in the planning slices: nothing of the
     restore is journaled or visible after the restart, and no temp file is left. kill -9
     with the landing half done: the restart finishes every file, byte for byte."""
-    contents = tree(daemon.root, 300)
-    journaled(daemon, "created", len(contents))
-    daemon.client().checkpoint_create("before")
-    change_all(daemon, contents)
+    daemon = unwatched
+    contents = changed_since_checkpoint(daemon, 300)
     changed = on_disk(daemon.root, contents)
     first, last = sorted(contents)[0], sorted(contents)[-1]
     Restoring.begin(daemon)
@@ -245,7 +263,7 @@ def test_a_kill_before_or_during_a_sliced_landing_leaves_all_or_nothing(
     assert not restored(daemon.root, contents, first), "the restore was committed already"
     daemon.proc.send_signal(signal.SIGKILL)
     daemon.proc.wait(10)
-    again = start(daemon.root)
+    again = start(daemon.root, "--no-watch")
     try:
         assert on_disk(daemon.root, contents) == changed and leftovers(daemon.root) == []
         assert not list(again.journal().records(kind="checkpoint_restored"))
@@ -258,7 +276,7 @@ def test_a_kill_before_or_during_a_sliced_landing_leaves_all_or_nothing(
     finally:
         if again.proc.poll() is None:
             again.stop(signal.SIGKILL)
-    after = start(daemon.root)
+    after = start(daemon.root, "--no-watch")
     try:
         assert on_disk(daemon.root, contents) == contents and leftovers(daemon.root) == []
         [grouped] = after.journal().records(kind="checkpoint_restored")
@@ -268,15 +286,15 @@ def test_a_kill_before_or_during_a_sliced_landing_leaves_all_or_nothing(
         after.stop()
 
 
-def test_a_write_of_a_path_still_landing_goes_over_the_restore(daemon: RunningDaemon) -> None:
+def test_a_write_of_a_path_still_landing_goes_over_the_restore(
+    unwatched: RunningDaemon,
+) -> None:
     """Another agent appends to a restored file whose write has not landed yet: its
     request is served between two slices of the landing, plans over the restored content
     (the overlay serves it), lands that file first, then its own line: nothing lost,
     nothing half applied."""
-    contents = tree(daemon.root, 300)
-    journaled(daemon, "created", len(contents))
-    daemon.client().checkpoint_create("before")
-    change_all(daemon, contents)
+    daemon = unwatched
+    contents = changed_since_checkpoint(daemon, 300)
     first, last = sorted(contents)[0], sorted(contents)[-1]
     writer = daemon.client("writer")
     writer.status()  # connected before the daemon is frozen
