@@ -74,8 +74,9 @@ class EarlyWrites:
 
     def __init__(self) -> None:
         self._by_path: dict[str, _Early] = {}
-        # paths taken whose file is still what their plan read, by stat (see above)
-        self.unchanged: set[str] = set()
+        # paths taken whose file is still what their plan read, by stat (see above), and
+        # what that was: a request planned again must be planned on that same content
+        self.unchanged: dict[str, str] = {}
         # what each directory's path leads to, looked at once per slice or final run
         self._dirs: dict[str, tuple[int, int] | None] = {}
         self._taking = False
@@ -119,8 +120,8 @@ class EarlyWrites:
         if write.sha256 and ready.snapshot.sha256 != write.sha256:
             ready.discard()
             return None
-        if early.verified:
-            self.unchanged.add(write.path)
+        if early.verified and write.based_on is not None:
+            self.unchanged[write.path] = write.based_on
         return ready
 
     def discard(self) -> None:

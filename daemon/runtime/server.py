@@ -519,14 +519,14 @@ class Server:
 
     def _unchanged_since_read(self, writes: list[Write]) -> bool:
         """Every file is still what its handler based the new content on."""
-        early = self._early.unchanged if self._early is not None else set()
+        early = self._early.unchanged if self._early is not None else {}
         for write in writes:
             if write.based_on is None or self.workspace.own_writes.unchanged(
                 write.path, write.based_on
             ):  # still exactly the daemon's last write of it: no re-read needed
                 continue
-            if write.path in early:  # read in the job's slice, its stat the same since
-                continue
+            if early.get(write.path) == write.based_on:  # read in the job's slice, its
+                continue  # stat the same since
             found = self.workspace.fingerprint(write.path)
             if (found.sha256 if found is not None else ABSENT) != write.based_on:
                 log.info("%s changed on disk during a write; planning it again", write.path)
