@@ -72,7 +72,10 @@ class _Early(NamedTuple):
 class EarlyWrites:
     """The temp files prepared for one parked request, by the path its plan named."""
 
-    def __init__(self) -> None:
+    def __init__(self, racy_ns: int = RACY_NS) -> None:
+        """`racy_ns`: how long before a look a file's last change must be for its stat to
+        vouch for it (the coarsest timestamps of the file systems it may be on)."""
+        self._racy_ns = racy_ns
         self._by_path: dict[str, _Early] = {}
         # paths taken whose file is still what their plan read, by stat (see above), and
         # what that was: a request planned again must be planned on that same content
@@ -102,7 +105,8 @@ class EarlyWrites:
             if seen is None:
                 ready.discard()
                 continue
-            self._by_path[write.path] = _Early(ready, seen, _verified(ready, seen, write))
+            verified = _verified(ready, seen, write, self._racy_ns)
+            self._by_path[write.path] = _Early(ready, seen, verified)
 
     def take(self, write: Write) -> PreparedWrite | None:
         """The temp file of `write` when it holds exactly its bytes and nothing its
@@ -168,14 +172,14 @@ def _seen(ready: PreparedWrite, dirs: dict[str, tuple[int, int] | None]) -> _See
     return _Seen(target, (directory.st_dev, directory.st_ino))
 
 
-def _verified(ready: PreparedWrite, seen: _Seen, write: Write) -> bool:
+def _verified(ready: PreparedWrite, seen: _Seen, write: Write, racy_ns: int) -> bool:
     """The target, read after `seen` was taken, holds what the plan was based on, and
     `seen` is old enough that any change since must show in the stat."""
     if write.based_on is None:
         return False
     if seen.target is not None:
         changed_ns = max(seen.target[-2], seen.target[-1])  # mtime, ctime
-        if changed_ns >= time.time_ns() - RACY_NS:
+        if changed_ns >= time.time_ns() - racy_ns:
             return False
     try:
         return held.content_sha(ready.directory.fd, ready.target.name) == write.based_on
