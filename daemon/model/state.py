@@ -80,6 +80,11 @@ class State:
     answers: Answers = field(default_factory=Answers)  # keyed replies (daemon.model.idempotency)
     last_seq: int = 0
     event_count: int = 0
+    # the digest and the (last_seq, event_count) it was computed at: a cache, so no
+    # snapshot holds it (statesnap's shape leaves out "_" fields) and no comparison sees it
+    _digest_kept: tuple[tuple[int, int], str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def apply(self, record: Record) -> None:
         """The only way state changes: fold one committed (or staged) event in."""
@@ -181,7 +186,18 @@ class State:
         return {agent for agent, _ in self.snapshots}
 
     def digest(self) -> str:
-        """A hash of the whole projection: live state and a fold must agree on it."""
+        """A hash of the whole projection: live state and a fold must agree on it. Kept
+        for the position it was computed at: only `apply` changes a state, and it moves
+        `last_seq` (a `status` asked it anew each time, O(files): 50 ms and more while
+        a test or a dashboard polled a daemon watching thousands of files)."""
+        at = (self.last_seq, self.event_count)
+        if self._digest_kept is not None and self._digest_kept[0] == at:
+            return self._digest_kept[1]
+        value = self._digest()
+        self._digest_kept = (at, value)
+        return value
+
+    def _digest(self) -> str:
         canonical: tuple[object, ...] = (
             self.last_seq,
             self.event_count,

@@ -57,7 +57,8 @@ def shape() -> str:
     """Names and types of every field a snapshot holds: another code's snapshot is void."""
     classes = (State, FileInfo, Snapshot, Hunk, HunkBook, Checkpoint, CheckpointBook, Answers)
     described: list[tuple[str, list[str]]] = [
-        (cls.__name__, [f"{f.name}: {f.type}" for f in dataclasses.fields(cls)]) for cls in classes
+        (cls.__name__, [f"{f.name}: {f.type}" for f in dataclasses.fields(cls) if f.name[0] != "_"])
+        for cls in classes
     ]
     described.append(("RequestAnswered", list(RequestAnswered.__struct_fields__)))
     payload = msgspec.msgpack.encode((FORMAT, described))

@@ -60,6 +60,7 @@ MAX_OPEN_WAIT_S = 5.0
 # the move (one `modified` of the original); looked at early, it would be journaled
 # as `created`, then `moved`, around the real change.
 FRESH_HOLD_S = 0.5
+BATCH = 500  # raw events taken in at once before looking for what is due (a few ms)
 ADDRESS = "inproc://editjournal-watcher"
 _WATCHDOG_LOGGER = "watchdog.observers"
 _FILTER = [
@@ -205,26 +206,46 @@ class Watcher:
         ignorer = Ignorer(self.root, self.ignore_patterns)  # this thread's own
         pending: dict[str, _Pending] = {}
         while not self._stop.is_set():
-            timeout = _next_due(pending)
-            try:
-                item = self.inbox.get(timeout=timeout)
-            except queue.Empty:
-                item = None
-            try:
-                if item is not None and item[0] == "rescan":
-                    out.send(ENCODER.encode(WatcherMessage(rescan=item[1])))
-                elif item is not None and item[0] != "stop" and self._cookie(item) is not None:
-                    self._flush(item, pending, out)
-                elif item is not None and item[0] != "stop":
-                    self._note(item, pending, ignorer)
-                due = _take_due(pending)
-                if due:
-                    out.send(ENCODER.encode(WatcherMessage(changes=due)))
-            except Exception:  # one bad path must not end watching for all the others
-                log.exception("the watcher could not handle %r; rescanning", item)
-                pending.clear()
-                out.send(ENCODER.encode(WatcherMessage(rescan=f"watcher error on {item!r}")))
+            for item in self._arrived(_next_due(pending)):
+                try:
+                    self._take(item, pending, ignorer, out)
+                except Exception:  # one bad path must not end watching for all the others
+                    log.exception("the watcher could not handle %r; rescanning", item)
+                    pending.clear()
+                    out.send(ENCODER.encode(WatcherMessage(rescan=f"watcher error on {item!r}")))
+            due = _take_due(pending)
+            if due:
+                out.send(ENCODER.encode(WatcherMessage(changes=due)))
         out.close()
+
+    def _arrived(self, timeout: float | None) -> list[tuple[str, ...]]:
+        """The next raw event (waiting up to `timeout`) and all that came with it, up to
+        `BATCH`: what is due is looked for once per batch, not once per event (it is a
+        pass over everything held: a flood of events made it quadratic)."""
+        try:
+            items = [self.inbox.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while len(items) < BATCH:
+            try:
+                items.append(self.inbox.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _take(
+        self,
+        item: tuple[str, ...],
+        pending: dict[str, _Pending],
+        ignorer: Ignorer,
+        out: zmq.Socket[bytes],
+    ) -> None:
+        if item[0] == "rescan":
+            out.send(ENCODER.encode(WatcherMessage(rescan=item[1])))
+        elif item[0] != "stop" and self._cookie(item) is not None:
+            self._flush(item, pending, out)
+        elif item[0] != "stop":
+            self._note(item, pending, ignorer)
 
     def _cookie(self, item: tuple[str, ...]) -> int | None:
         """A sync cookie's token (0: a cookie, not this daemon's), or None: not a cookie."""

@@ -274,3 +274,16 @@ def test_live_state_equals_fold_of_journal_reread_from_disk(
     assert folded == live.state
     assert folded.digest() == live.state.digest()
     assert folded.last_seq == len(steps)
+
+
+def test_the_digest_is_kept_until_the_state_moves() -> None:
+    """`digest` is computed once per position: `status` asks it at every call."""
+    state = State()
+    first = state.digest()
+    assert state.digest() == first == fold([]).digest()
+    read = FileRead(path="x", sha256="0" * 64, size=0, line_count=0)
+    state.apply(Record(seq=1, ts=0, agent="a", event=read, prev_hash="", hash=""))
+    moved = state.digest()
+    assert moved != first
+    state._digest_kept = None  # computed afresh, it is the same
+    assert state.digest() == moved
