@@ -8,7 +8,8 @@ removed. Each file is a planner on the shared writing path whose plan is "the
 checkpoint's content, byte for byte" (splices only where the lines differ), planned a
 slice at a time between other requests (daemon/handlers/slicedwrites.py: a restore of
 5,000 files held the thread 22 s in one run) and merged as `write_all` merges them, so
-one file refused means nothing is written; the writes land together. Each file's
+one file refused means nothing is written; the writes share one commit (then land a
+slice at a time, daemon/landing/writeround.py). Each file's
 write is an `edit_applied` with writer `restore` (so `undo` takes it back like any
 write) and one `checkpoint_restored` event after them groups them. Files the
 checkpoint lists but does not hold (binary, not UTF-8, too large) are left alone,

@@ -12,7 +12,8 @@ elsewhere in the file stay. A line the agent wrote that someone else changed sin
 refuses that file `undo_conflict`, naming who and where with the delta; every file is
 one planner on the writing path, planned a slice at a time between other requests
 (daemon/handlers/slicedwrites.py) and merged as `write_all` merges them, so one refusal
-means nothing is written and the writes land together. A file the
+means nothing is written and the writes share one commit (then land a slice at a
+time, daemon/landing/writeround.py). A file the
 agent created (and nobody else wrote in) is removed; one it deleted comes back.
 
 Each file's write is an `edit_applied` with writer `undo`, journaled as the caller
