@@ -36,6 +36,10 @@ class Endpoint(msgspec.Struct, kw_only=True):
     protocol: int
     events: str = ""  # the PUB socket's address: every committed event
     started_at_ms: int = 0  # wall clock, for uptime in `editjournal list`
+    # the daemon's request frame limit (bytes; 0: not said, an older daemon): a client
+    # refuses a bigger request itself, since past twice the limit libzmq drops it unread
+    # and unanswered (docs/protocol.md, Bad input)
+    max_frame: int = 0
 
 
 ENDPOINT_ENCODER = msgspec.json.Encoder()

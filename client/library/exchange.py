@@ -34,6 +34,7 @@ from editjournal.client.library.trust import Untrusted, is_our_daemon
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.errors import ErrorCode
 from editjournal.schemas.tools import TOOL_RESULTS, Params, Result
+from editjournal.schemas.units import format_binary_size, format_size
 from editjournal.schemas.wire import (
     PROTOCOL_VERSION,
     REQUEST_ENCODER,
@@ -87,6 +88,7 @@ class Exchange:
         self.started_daemon: Endpoint | None = None
         self.address = ""
         self.daemon_pid: int | None = None
+        self.max_frame = 0  # the daemon's frame limit, once known (`use`)
         self._adopt_tried: int | None = None  # see adopt_serving_daemon
         self._ids = itertools.count(1)
 
@@ -104,7 +106,22 @@ class Exchange:
             idempotency_key=idempotency_key,
             credential=self.credential,
         )
-        return rid, REQUEST_ENCODER.encode(request)
+        frame = REQUEST_ENCODER.encode(request)
+        if 0 < self.max_frame < len(frame):
+            raise self.too_large(method, len(frame))
+        return rid, frame
+
+    def too_large(self, method: str, size: int) -> BadRequest:
+        """The daemon's own refusal, made here: nothing is sent (a frame past twice the
+        limit would be dropped unread and unanswered, the call waiting out its timeout)."""
+        return BadRequest.local(
+            ErrorCode.REQUEST_TOO_LARGE,
+            f"the request is {format_size(size)}, over the daemon's"
+            f" {format_binary_size(self.max_frame)} frame limit: nothing was sent",
+            size=size,
+            limit=self.max_frame,
+            method=method,
+        )
 
     @property
     def identity(self) -> str | None:
@@ -116,6 +133,7 @@ class Exchange:
         speaks another protocol than this client (its run file says which)."""
         self._check_protocol(endpoint.protocol, endpoint.pid)
         self.address, self.daemon_pid = endpoint.socket, endpoint.pid
+        self.max_frame = endpoint.max_frame
 
     def _check_protocol(self, protocol: object, pid: int | None) -> None:
         """A daemon of another protocol version may read a request otherwise than it was

@@ -155,7 +155,9 @@ def _write_private(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def make_endpoint(workspace: Path, socket: str, events: str, version: str) -> Endpoint:
+def make_endpoint(
+    workspace: Path, socket: str, events: str, version: str, max_frame: int
+) -> Endpoint:
     return Endpoint(
         pid=os.getpid(),
         workspace=str(workspace),
@@ -164,6 +166,7 @@ def make_endpoint(workspace: Path, socket: str, events: str, version: str) -> En
         version=version,
         protocol=PROTOCOL_VERSION,
         started_at_ms=time.time_ns() // 1_000_000,
+        max_frame=max_frame,
     )
 
 

@@ -206,7 +206,13 @@ class Server:
         self.hook_http = HookHttp.serve(self.workspace.root, self.state_dir)
         write_endpoint(
             self.state_dir,
-            make_endpoint(self.workspace.root, self.address, self.info.events_socket, VERSION),
+            make_endpoint(
+                self.workspace.root,
+                self.address,
+                self.info.events_socket,
+                VERSION,
+                self.limits.frame_bytes,
+            ),
         )
         log.info("serving %s on %s (pid %d)", self.workspace.root, self.address, self.info.pid)
         on_ready()

@@ -35,13 +35,37 @@ def test_read_many_files_takes_a_bounded_number_of_paths(client: Client) -> None
 
 
 def test_a_frame_over_the_limit_is_request_too_large(workspace: Path) -> None:
+    """The daemon's check (any client's frame up to twice the limit is read and
+    answered), and our clients' own: they know the limit from the run file and refuse
+    a bigger request before sending it, where past twice the limit libzmq dropped the
+    frame unread and the call waited out its timeout."""
     running = start(workspace, "--no-watch", "--max-file-size", "64KiB")  # frame ~1.1 MiB
-    client = running.client()
-    response = client.call("write_file", {"path": "big.txt", "content": "x" * 1_500_000})
+    endpoint = live_endpoint(workspace)
+    assert endpoint is not None and endpoint.max_frame == 2 * 64 * 1024 + 1024 * 1024
+    ctx = zmq.Context()
+    raw = ctx.socket(zmq.DEALER)
+    raw.setsockopt(zmq.LINGER, 0)
+    raw.connect(endpoint.socket)
+    params = msgspec.Raw(ENC.encode({"path": "big.txt", "content": "x" * 1_500_000}))
+    raw.send(ENC.encode({"id": 1, "agent": "raw", "method": "write_file", "params": params}))
+    wait_until(lambda: raw.poll(0), 30, "the oversize request to be answered")
+    response = RESPONSE_DECODER.decode(raw.recv())
     assert code_of(response) == "request_too_large"
     assert response.error is not None and response.error.details["size"] > 1_500_000
+    raw.close()
+    ctx.term()
+    client = Client(workspace, "agent-a", autostart=False, timeout=60)
+    before = client.status().event_count
+    for size in (1_500_000, 3_000_000):  # within twice the limit, and past it
+        with pytest.raises(RequestError) as refused:
+            client.write_file("big.txt", "x" * size)
+        assert refused.value.code == "request_too_large", refused.value
+        assert refused.value.details["limit"] == endpoint.max_frame
+        assert "nothing was sent" in refused.value.message
     assert not (workspace / "big.txt").exists()
+    assert client.status().event_count == before  # the daemon saw none of them
     assert client.ping().pong
+    client.close()
     running.stop()
 
 
