@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from editjournal.daemon.files.latewrites import refuse_leases
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.runtime.faults import Faults
 from editjournal.daemon.runtime.gcsettings import settle_after_start_up
@@ -64,6 +65,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--boot-id", help=argparse.SUPPRESS)
     # tests only: wait between a write's commit and its landing while this file exists
     parser.add_argument("--hold-after-commit", metavar="FILE", help=argparse.SUPPRESS)
+    # tests only: every read lease "unavailable", so late writers are found through /proc
+    parser.add_argument("--no-leases", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--log-stderr", action="store_true", help="also log to the terminal")
     parser.add_argument("--detach", action="store_true", help="fork; exit once serving")
     return parser.parse_args(argv)
@@ -142,6 +145,8 @@ def run(args: argparse.Namespace, report: Callable[[int], None]) -> int:
         report(EXIT_FAILED)
         return EXIT_FAILED
     os.chdir("/")  # never work inside the workspace (see the module docstring)
+    if args.no_leases:
+        refuse_leases()
     workspace = Workspace(root, max_file_size=args.max_file_size)
     try:
         state_dir = ensure_state_dir(workspace.state_dir)

@@ -10,7 +10,9 @@ shipped links to the one before; a rewritten or truncated journal is refused
 (`journal_diverged`, naming the first seq that differs) and the witness is never
 overwritten. One shipper per workspace and server (a session advisory lock:
 `shipper_busy`). `follow` keeps shipping as the daemon commits (the journal is
-polled every `poll_s`), and rides out a server that goes away (retries with backoff).
+polled every `poll_s`), rides out a server that goes away (retries with backoff), and
+a journal the daemon rescued under it (a WAL unlinked and taken back: the local
+journal is opened again, once per failure, and shipping goes on where it was).
 Whoever follows may be handed each batch's rows once its transaction has committed
 (`shipped`): `ship --follow --otel` exports them as OpenTelemetry spans (`records_of`
 decodes the ones it wants; the fleet never imports the telemetry).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -99,6 +102,7 @@ class Shipper:
         self.batch = batch
         self.workspace_id = workspace_id(self.local.state_dir)
         self._shipped_blobs: set[str] = set()
+        self._reads = 0  # follow: rounds that read the local journal without failing
 
     def close(self) -> None:
         self.local.close()
@@ -301,9 +305,39 @@ class Shipper:
         poll_s: float,
         shipped: Rows | None = None,
     ) -> None:
+        reads_at_reopen = -1  # `_reads` when the local journal was last opened again
+        while not stop.is_set():
+            try:
+                self._ship_new(conn, stop, report, poll_s, shipped)
+                return
+            except sqlite3.OperationalError as e:
+                if self._reads == reads_at_reopen:  # failed again, nothing read since
+                    raise ToolError(
+                        ErrorCode.JOURNAL_UNAVAILABLE,
+                        f"the local journal {self.local.path} cannot be read, even opened"
+                        f" again: {e}",
+                        {"path": str(self.local.path)},
+                    ) from e
+                # "disk I/O error": the daemon rescued its journal under this connection
+                # (daemon/fleet/source.py `reopen`); a failed batch was rolled back on the
+                # server, so shipping resumes at its tail
+                log.warning("the local journal failed a read (%s); opening it again", e)
+                self.local.reopen()
+                reads_at_reopen = self._reads
+
+    def _ship_new(
+        self,
+        conn: psycopg.Connection[Any],
+        stop: threading.Event,
+        report: Callable[[Shipped], None] | None,
+        poll_s: float,
+        shipped: Rows | None,
+    ) -> None:
+        """Ship what is new, then wait for more, until `stop` is set."""
         while not stop.is_set():
             started = time.monotonic()
             done = self.catch_up(conn, shipped)
+            self._reads += 1
             if done.events and report is not None:
                 done.seconds = time.monotonic() - started
                 report(done)

@@ -48,9 +48,22 @@ class LocalJournal:
                 "no daemon has served this workspace yet: start one in it (editjournal"
                 " start), or name the workspace whose journal to ship (--workspace DIR)",
             )
-        uri = f"file:{self.path}?mode=ro"
-        self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self.db = self._connect()
         self._journal: Journal | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        uri = f"file:{self.path}?mode=ro"
+        return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+    def reopen(self) -> None:
+        """Open the journal again. Why: a connection opened before the daemon rescued its
+        journal (a WAL or `-shm` unlinked, its frames moved into the database file and the
+        daemon's connection reopened over fresh ones: daemon/store/journalfiles.py) reads
+        through a WAL and index nobody writes any more, and SQLite answers "disk I/O
+        error"; a new connection reads the journal as it now is."""
+        self.close()
+        self.db = self._connect()
+        self._journal = None
 
     def last_seq(self) -> int:
         row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()

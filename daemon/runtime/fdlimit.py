@@ -9,6 +9,10 @@ limit is what the system lets this process have without privileges; raising the 
 one to it is what `ulimit -n $(ulimit -Hn)` would do, for the daemon alone. A hard
 limit as low as the soft one stays as it is (nothing is raised past it).
 
+The displaced files held for late writes take at most a quarter of the limit raised
+here (`held_bound_for` in daemon/files/latewrites.py, which reads the limit itself: the
+files room does not import the runtime's).
+
 Nothing else here: no I/O beyond the two `rlimit` calls, no state.
 """
 
