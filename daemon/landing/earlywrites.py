@@ -118,7 +118,7 @@ class EarlyWrites:
             self._dirs, self._taking = {}, True
         ready = early.ready
         same = write.data is not None and ready.snapshot.data == write.data
-        if not same or _seen(ready, self._dirs) != early.seen:
+        if not same or _seen(ready, self._dirs, early.seen.directory) != early.seen:
             ready.discard()
             return None
         if write.sha256 and ready.snapshot.sha256 != write.sha256:
@@ -141,11 +141,16 @@ class EarlyWrites:
             early.ready.discard()
 
 
-def _seen(ready: PreparedWrite, dirs: dict[str, tuple[int, int] | None]) -> _Seen | None:
+def _seen(
+    ready: PreparedWrite,
+    dirs: dict[str, tuple[int, int] | None],
+    held_id: tuple[int, int] | None = None,
+) -> _Seen | None:
     """The target's stat (through the held directory, not following a link) and the
     held directory's identity, which must still be what its path leads to (`dirs`:
     each path's, looked at once); None when it no longer is (then the full checks
-    decide)."""
+    decide). `held_id`: the held directory's, already known (an open fd's inode
+    never changes)."""
     parent = os.fspath(ready.target.parent)
     if parent not in dirs:
         try:
@@ -153,23 +158,25 @@ def _seen(ready: PreparedWrite, dirs: dict[str, tuple[int, int] | None]) -> _See
             dirs[parent] = (info.st_dev, info.st_ino)
         except OSError:
             dirs[parent] = None
-    try:
-        directory = os.fstat(ready.directory.fd)
-    except OSError:
-        return None
-    if (directory.st_dev, directory.st_ino) != dirs[parent]:
+    if held_id is None:
+        try:
+            directory = os.fstat(ready.directory.fd)
+        except OSError:
+            return None
+        held_id = (directory.st_dev, directory.st_ino)
+    if held_id != dirs[parent]:
         return None
     try:
         info = os.stat(ready.target.name, dir_fd=ready.directory.fd, follow_symlinks=False)
     except FileNotFoundError:
-        return _Seen(None, (directory.st_dev, directory.st_ino))
+        return _Seen(None, held_id)
     except OSError:
         return None
     target = (
         *(info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_uid, info.st_gid),
         *(info.st_size, info.st_mtime_ns, info.st_ctime_ns),
     )
-    return _Seen(target, (directory.st_dev, directory.st_ino))
+    return _Seen(target, held_id)
 
 
 def _verified(ready: PreparedWrite, seen: _Seen, write: Write, racy_ns: int) -> bool:

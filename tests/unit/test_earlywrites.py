@@ -87,3 +87,17 @@ def test_what_is_not_taken_is_removed(tmp_path: Path) -> None:
     assert len(temps(tmp_path)) == 3
     early.discard()
     assert temps(tmp_path) == [] and len(early) == 0
+
+
+def test_a_directory_moved_since_gets_no_temp_file(tmp_path: Path) -> None:
+    """The temp file lies in the directory held when it was written: if the path now
+    leads elsewhere (moved, or swapped for another), the final run prepares afresh."""
+    (tmp_path / "d").mkdir()
+    old_file(tmp_path, "d/a.txt", b"old\n")
+    early, write = EarlyWrites(EXACT_NS), Write("d/a.txt", b"new\n", based_on=sha(b"old\n"))
+    early.prepare(Workspace(tmp_path), [write])
+    (tmp_path / "d").rename(tmp_path / "moved")
+    (tmp_path / "d").mkdir()
+    old_file(tmp_path, "d/a.txt", b"old\n")
+    assert early.take(write) is None
+    assert list((tmp_path / "moved").glob(f"{TEMP_PREFIX}*")) == []
