@@ -89,19 +89,53 @@ def step_map(previous: Sequence[str], previous_sha: str | None, step: Step) -> L
     return line_map(previous, step.lines)
 
 
+@dataclass(frozen=True)
+class Carried:
+    """A base carried through the first `taken` steps of a chain: where each base line
+    is in the content those steps left (`lines`, `sha256`). A longer chain of the same
+    steps resumes from it (`carry`'s `start`) instead of from the base."""
+
+    mapping: LineMap
+    lines: Sequence[str]
+    sha256: str | None
+    taken: int
+
+
+def carry(
+    base: Sequence[str], base_sha: str | None, steps: Sequence[Step], start: Carried | None = None
+) -> Carried:
+    """`base` carried through every step; from `start` (the same base through the first
+    `start.taken` of these steps) when given."""
+    if start is None:
+        mapping: LineMap = list(range(len(base)))
+        previous, previous_sha, taken = base, base_sha, 0
+    else:
+        mapping, previous, previous_sha, taken = (
+            start.mapping,
+            start.lines,
+            start.sha256,
+            start.taken,
+        )
+    for step in steps[taken:]:
+        mapping = _compose(mapping, step_map(previous, previous_sha, step))
+        previous, previous_sha = step.lines, step.sha256
+    return Carried(mapping, previous, previous_sha, len(steps))
+
+
+def mapped_to(carried: Carried, current: Sequence[str]) -> LineMap:
+    """The carried map, then (if the steps do not end at `current`, e.g. a change whose
+    content was never stored) a diff to `current`."""
+    if list(carried.lines) != list(current):
+        return _compose(carried.mapping, line_map(carried.lines, current))
+    return carried.mapping
+
+
 def chain_map(
     base: Sequence[str], base_sha: str | None, steps: Sequence[Step], current: Sequence[str]
 ) -> LineMap:
     """`base` carried through every step, then (if the steps do not end there, e.g. a
     change whose content was never stored) diffed against `current`."""
-    mapping: LineMap = list(range(len(base)))
-    previous, previous_sha = base, base_sha
-    for step in steps:
-        mapping = _compose(mapping, step_map(previous, previous_sha, step))
-        previous, previous_sha = step.lines, step.sha256
-    if list(previous) != list(current):
-        mapping = _compose(mapping, line_map(previous, current))
-    return mapping
+    return mapped_to(carry(base, base_sha, steps), current)
 
 
 def _compose(first: LineMap, then: LineMap) -> LineMap:

@@ -6,6 +6,8 @@ line mapping lives in `daemon.text.rebase`.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -13,7 +15,15 @@ from editjournal.daemon.contract.context import Context
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.text.lines import Document
-from editjournal.daemon.text.rebase import LineChange, LineMap, Step, chain_map, first_breaks
+from editjournal.daemon.text.rebase import (
+    Carried,
+    LineChange,
+    LineMap,
+    Step,
+    carry,
+    first_breaks,
+    mapped_to,
+)
 from editjournal.schemas.events import AnyEvent, EditApplied, Record
 
 
@@ -119,9 +129,68 @@ class Base:
         """Where each line of this content is in `current` (None: changed or gone)."""
         found = self._maps.get(current.lines)
         if found is None:
-            found = chain_map(self.doc.lines, self.sha256, self.steps, current.lines)
+            carried = CARRIED.through(self.doc.lines, self.sha256, self.steps)
+            found = mapped_to(carried, current.lines)
             self._maps[current.lines] = found
         return found
+
+
+class CarriedChains:
+    """Bases already carried through changes, by what was carried: an agent that edits
+    again and again after one read makes each edit carry its read through every change
+    since, O(changes x lines) an edit, and the next edit repeats all of it plus one. Kept
+    here, the next resumes where the last stopped. Keyed by content (the base's sha256,
+    then each step's content, the content before it and its recorded lines, chained
+    through BLAKE2b), never by seq, so a batch unstaged after a failed commit cannot
+    leave a wrong entry. Bounded by the lines their maps hold; the owner thread's only."""
+
+    def __init__(self, max_lines: int = 2_000_000) -> None:
+        self.max_lines = max_lines
+        self._held: OrderedDict[bytes, Carried] = OrderedDict()
+        self._lines = 0
+
+    def through(self, base: Sequence[str], base_sha: str | None, steps: Sequence[Step]) -> Carried:
+        keys = _prefix_keys(base_sha, steps)
+        start = None
+        for taken in range(len(keys), 0, -1):
+            start = self._held.get(keys[taken - 1])
+            if start is not None:
+                self._held.move_to_end(keys[taken - 1])
+                break
+        carried = carry(base, base_sha, steps[: len(keys)], start)
+        if keys and (start is None or start.taken < len(keys)):
+            self._keep(keys[-1], carried)
+        if len(keys) < len(steps):  # past a step of unknown content: carried, not kept
+            carried = carry(base, base_sha, steps, carried)
+        return carried
+
+    def _keep(self, key: bytes, carried: Carried) -> None:
+        if len(carried.mapping) > self.max_lines // 4:
+            return
+        self._held[key] = carried
+        self._lines += len(carried.mapping)
+        while self._lines > self.max_lines:
+            _, dropped = self._held.popitem(last=False)
+            self._lines -= len(dropped.mapping)
+
+
+def _prefix_keys(base_sha: str | None, steps: Sequence[Step]) -> list[bytes]:
+    """The key of each prefix of `steps`, up to the first step whose content is not
+    known by its hash (none, when the base's is not)."""
+    if base_sha is None:
+        return []
+    keys: list[bytes] = []
+    key = hashlib.blake2b(base_sha.encode(), digest_size=16).digest()
+    for step in steps:
+        if step.sha256 is None:
+            break
+        signature = repr((step.sha256, step.before_sha256, step.line_changes)).encode()
+        key = hashlib.blake2b(key + signature, digest_size=16).digest()
+        keys.append(key)
+    return keys
+
+
+CARRIED = CarriedChains()
 
 
 def base_at(
