@@ -30,7 +30,7 @@ from editjournal.daemon.settings.limits import (
     check_line_count,
     count_lines,
 )
-from editjournal.daemon.text.anchors import AnchorIndex, Anchors
+from editjournal.daemon.text.anchors import MANY_REGIONS, AnchorIndex, Anchors
 from editjournal.daemon.text.deferral import Deferred, too_big
 from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, parse
@@ -71,9 +71,22 @@ class Parsed:
                 lines = tuple(self.doc.lines)
                 raise Deferred(lines=lines, done=self._indexed, positions=True, owner=self)
             return AnchorIndex(self.doc.lines)
-        index = base[0].index.derive(self.doc.lines, base[1], self._verified)
+        old, changes = base[0].index, base[1]
+        if len(changes) >= MANY_REGIONS and too_big(len(self.doc.lines)):
+            # many spans of a big file: derived a step at a time by a job, the base whole
+            lines = tuple(self.doc.lines)
+            raise Deferred(
+                index=old, lines=lines, done=self._derived, positions=True, owner=self,
+                derive=tuple(changes), verified=self._verified,
+            )  # fmt: skip
+        index = old.derive(self.doc.lines, changes, self._verified)
         self._base = None  # after the derive: a deferred one runs again from the base
         return index
+
+    def _derived(self, index: AnchorIndex) -> None:
+        """Take the index a job derived from the base's."""
+        self.__dict__["index"] = index
+        self._base = None
 
     def _indexed(self, index: AnchorIndex) -> None:
         """Take the index a job built (the `cached_property`'s own slot)."""

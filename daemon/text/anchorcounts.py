@@ -12,7 +12,7 @@ only the lines whose counts crossed 1. Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from operator import itemgetter
 from typing import Literal
 
@@ -166,6 +166,20 @@ class AnchorCounts:
         self.line = PrefixCounts(hashes or ())
         self.context = PrefixCounts(contexts or ())
         self.repeats = Counter(map(str.strip, bodies))
+
+    def copying(self) -> Generator[None, None, AnchorCounts]:
+        """An independent copy, a counter per step (the counts of a version still in
+        use, carried into the next one by a derive made a step at a time)."""
+        twin = AnchorCounts()
+        for mine, theirs in ((twin.line, self.line), (twin.context, self.context)):
+            for n in PREFIX_LENGTHS:
+                mine.counts[n] = theirs.counts[n].copy()
+                yield None
+            mine.rep = theirs.rep.copy()
+            mine.multi = {short: set(values) for short, values in theirs.multi.items()}
+        twin.repeats = self.repeats.copy()
+        yield None
+        return twin
 
 
 def positions(

@@ -65,7 +65,7 @@ import bisect
 import re
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Literal, overload
@@ -101,6 +101,10 @@ _SCANS_BEFORE_INDEX = 16  # lookups answered by scanning before positions are in
 # A derive of this many changed spans or more on a big file wants the old version's
 # positions (`AnchorIndex.positions`): fewer are answered by a few scans.
 MANY_REGIONS = 16
+# A stepped derive's steps (`AnchorIndex.deriving`): a few milliseconds of work each.
+_REGIONS_PER_STEP = 128
+_KEYS_PER_STEP = 4096
+_CHOSEN_PER_STEP = 2048
 
 
 def classify_quality(body: str, repeats: int) -> Quality:
@@ -325,6 +329,16 @@ class AnchorIndex:
         """The shortest anchor and quality for every line, in line order (a lazy view)."""
         return Anchors(self)
 
+    def diff_row(self, i: int, sign: str) -> str:
+        """0-based line ``i`` as a diff row shows it, ``{sign}{line}#{anchor}{mark}|{body}``
+        (the mark as `diff._row` gives it: low quality first), without a `LineAnchor`."""
+        body = self._bodies[i]
+        if self._repeats(body.strip()) >= 3 or not _TWO_WORD_CHARS.search(body):
+            mark = "~"
+        else:
+            mark = "?" if self._codes[i] == TWIN else ""
+        return f"{sign}{i + 1}#{self._anchors[i]}{mark}|{body}"
+
     def render(self, start: int, end: int) -> str:
         """``render_rows`` for 1-based lines start..end, without per-line objects."""
         repeats = self.tables.repeats
@@ -374,12 +388,29 @@ class AnchorIndex:
         if len(regions) >= MANY_REGIONS and not self.has_positions() and too_big(len(bodies)):
             raise Deferred(index=self, positions=True)
         with inline():
-            return self._derived_index(bodies, regions, tables)
+            self._tables = None
+            return _finished(self._deriving(bodies, regions, tables))
 
-    def _derived_index(
+    def deriving(
+        self,
+        lines: Sequence[str],
+        changes: Sequence[Change] | None,
+        tables: AnchorCounts,
+        verified: bool = False,
+    ) -> Generator[None, None, AnchorIndex]:
+        """`derive`, a bounded step at a time (a job's: daemon.text.indexbuild), leaving
+        this index whole: it goes on from `tables`, a copy of this index's counts, for
+        this version stays in use while the job is parked."""
+        bodies = tuple(lines)
+        regions = rehashed_regions(self._bodies, bodies, changes, verified)
+        yield None
+        if regions is None:
+            return AnchorIndex(bodies)
+        return (yield from self._deriving(bodies, regions, tables))
+
+    def _deriving(
         self, bodies: tuple[str, ...], regions: list[Region], tables: AnchorCounts
-    ) -> AnchorIndex:
-        self._tables = None
+    ) -> Generator[None, None, AnchorIndex]:
         new = AnchorIndex.__new__(AnchorIndex)
         new._bodies, new._tables = bodies, tables
         new._lookups, new._where = 0, {}
@@ -388,27 +419,32 @@ class AnchorIndex:
         before: dict[AnchorKind, dict[str, int]] = {"line": {}, "context": {}}
         hashes, contexts = self._hashes.copy(), self._contexts.copy()
         anchors, codes = self._anchors.copy(), bytearray(self._codes)
-        gone: tuple[list[str], list[str], list[str]] = ([], [], [])
-        came: tuple[list[str], list[str], list[str]] = ([], [], [])
-        for oa, ob, na, nb in reversed(regions):  # from the last: earlier spans stay put
-            fresh = list(map(line_hash, bodies[na:nb]))
-            fresh_contexts = context_range(bodies, na, nb)
-            for into, part in zip(
-                gone + came,
-                (self._bodies[oa:ob], self._hashes[oa:ob], self._contexts[oa:ob],
-                 bodies[na:nb], fresh, fresh_contexts),
-                strict=True,
-            ):  # fmt: skip
-                into.extend(part)
-            hashes[oa:ob] = fresh
-            contexts[oa:ob] = fresh_contexts
-            anchors[oa:ob] = [""] * (nb - na)
-            codes[oa:ob] = bytes(nb - na)
-        recount(tables, gone, came, before)  # all spans at once: the same counts
+        backwards = regions[::-1]  # from the last: earlier spans stay put
+        for at in range(0, len(backwards), _REGIONS_PER_STEP):
+            gone: tuple[list[str], list[str], list[str]] = ([], [], [])
+            came: tuple[list[str], list[str], list[str]] = ([], [], [])
+            for oa, ob, na, nb in backwards[at : at + _REGIONS_PER_STEP]:
+                fresh = list(map(line_hash, bodies[na:nb]))
+                fresh_contexts = context_range(bodies, na, nb)
+                for into, part in zip(
+                    gone + came,
+                    (self._bodies[oa:ob], self._hashes[oa:ob], self._contexts[oa:ob],
+                     bodies[na:nb], fresh, fresh_contexts),
+                    strict=True,
+                ):  # fmt: skip
+                    into.extend(part)
+                hashes[oa:ob] = fresh
+                contexts[oa:ob] = fresh_contexts
+                anchors[oa:ob] = [""] * (nb - na)
+                codes[oa:ob] = bytes(nb - na)
+            recount(tables, gone, came, before)  # spans in batches: the same counts
+            yield None
         new._hashes, new._contexts, new._anchors, new._codes = hashes, contexts, anchors, codes
-        dirty = sorted(new._dirty(regions, before, self))
-        for i in dirty:
-            anchors[i], codes[i] = choose_anchor(hashes[i], contexts[i], tables)
+        dirty = sorted((yield from new._dirty(regions, before, self)))
+        for at in range(0, len(dirty), _CHOSEN_PER_STEP):
+            for i in dirty[at : at + _CHOSEN_PER_STEP]:
+                anchors[i], codes[i] = choose_anchor(hashes[i], contexts[i], tables)
+            yield None
         new._derived = (weakref.ref(self), dirty)
         return new
 
@@ -437,7 +473,7 @@ class AnchorIndex:
         regions: list[Region],
         before: dict[AnchorKind, dict[str, int]],
         old: AnchorIndex,
-    ) -> set[int]:
+    ) -> Generator[None, None, set[int]]:
         """0-based lines to re-choose: the rehashed ones, and every line consulting a
         prefix whose count crossed 1 (a line consults its own hash's and context's
         prefixes in both tables). Lines outside the rehashed spans kept their hashes:
@@ -449,16 +485,21 @@ class AnchorIndex:
         keys = set()
         for kind, table in (("line", tables.line), ("context", tables.context)):
             by_length = table.counts
-            for key, was in before[kind].items():  # type: ignore[index]
-                if (was == 1) != (by_length[len(key)].get(key, 0) == 1):
-                    keys.add(key)
+            touched = list(before[kind].items())  # type: ignore[index]
+            for at in range(0, len(touched), _KEYS_PER_STEP):
+                for key, was in touched[at : at + _KEYS_PER_STEP]:
+                    if (was == 1) != (by_length[len(key)].get(key, 0) == 1):
+                        keys.add(key)
+                yield None
         inside: Counter[str] = Counter()  # prefixes of the rehashed lines, by key length
         for n in {len(key) for key in keys}:
             inside.update(self._hashes[i][:n] for i in dirty)
             inside.update(self._contexts[i][:n] for i in dirty)
         moved = _Moved(regions) if old.has_positions() else None
         lines_by, contexts_by = tables.line.counts, tables.context.counts
-        for key in keys:
+        for done, key in enumerate(keys, start=1):
+            if done % _KEYS_PER_STEP == 0:
+                yield None
             n = len(key)
             if lines_by[n].get(key, 0) + contexts_by[n].get(key, 0) <= inside[key]:
                 continue
@@ -470,6 +511,15 @@ class AnchorIndex:
                 for value in table.values_with(key):
                     dirty.update(moved.outside(where.get(value, ())))
         return dirty
+
+
+def _finished(steps: Generator[None, None, AnchorIndex]) -> AnchorIndex:
+    """Run stepped work to its end at once (the work is the same either way)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
 
 
 class _Moved:
@@ -546,6 +596,11 @@ class Anchors(Sequence[LineAnchor]):
 
     def __init__(self, index: AnchorIndex) -> None:
         self._index = index
+
+    @property
+    def anchor_index(self) -> AnchorIndex:
+        """The index this view reads (`Sequence.index` is the other `index`)."""
+        return self._index
 
     def __len__(self) -> int:
         return len(self._index._bodies)

@@ -30,10 +30,13 @@ _FROM: ContextVar[int] = ContextVar("editjournal_defer_from", default=0)  # 0: n
 class Deferred(Exception):  # a signal to the handler's wrapper, not an error
     """An index structure of a big file is needed and not built: build it in a job.
 
-    `lines` and `done`: a whole index of these lines, handed to `done` when built;
-    else `index` is completed in place (its counts when it lost them, and with
-    `positions` where each hash is). `owner` is what holds the index (a parsed
-    content of the text cache), kept alive until the request runs again."""
+    `lines` and `done`: a whole index of these lines, handed to `done` when built:
+    from scratch, or with `derive` (the line changes that made `lines` from `index`'s
+    lines; `verified`: exactly those) derived from `index`, which stays whole. Else
+    `index` is completed in place (its counts when it lost them, and with `positions`
+    where each hash is). `owner` is what holds the new index (a parsed content of the
+    text cache), kept alive until the request runs again. `work`: any other work a
+    step at a time (a patch locator's line positions), which keeps what it builds."""
 
     def __init__(
         self,
@@ -43,10 +46,15 @@ class Deferred(Exception):  # a signal to the handler's wrapper, not an error
         done: Callable[[AnchorIndex], None] | None = None,
         positions: bool = False,
         owner: Any = None,
+        derive: tuple[tuple[int, int, int], ...] | None = None,
+        verified: bool = False,
+        work: Iterator[None] | None = None,
     ) -> None:
         super().__init__("an index is built in a job")
         self.index, self.lines, self.done = index, lines, done
         self.positions, self.owner = positions, owner
+        self.derive, self.verified = derive, verified
+        self.work = work  # other stepped work (it keeps what it builds itself)
 
 
 def too_big(lines: int) -> bool:

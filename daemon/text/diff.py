@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from editjournal.daemon.text.anchors import LineAnchor
+from editjournal.daemon.text.anchors import Anchors, LineAnchor
 
 FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left as they were
 CONTEXT = 3
@@ -123,12 +123,18 @@ def _render(
     added: list[int],
 ) -> None:
     rows.append(_hunk_header(group, 0))
+    # an index's rows straight from its state: a `LineAnchor` per row cost a 1,000-hunk
+    # write most of its diff
+    index = new_anchors.anchor_index if isinstance(new_anchors, Anchors) else None
     for tag, i1, i2, j1, j2 in group:
         for i in range(i1, i2) if tag in ("replace", "delete") else ():
             rows.append(f"-{i + 1}|{old[i]}")
         for j in range(j1, j2):
             sign = " " if tag == "equal" else "+"
-            rows.append(_row(new_anchors[j], new[j], sign))
+            if index is not None:
+                rows.append(index.diff_row(j, sign))
+            else:
+                rows.append(_row(new_anchors[j], new[j], sign))
             if sign == "+":
                 added.append(j + 1)
 

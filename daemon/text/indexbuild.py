@@ -39,19 +39,48 @@ class IndexBuild:
 
     def _work(self) -> Iterator[None]:
         asked = self.asked
-        if asked.lines is not None:
+        if asked.work is not None:
+            yield from asked.work
+            return
+        if asked.lines is not None and asked.derive is None:
             self.index = yield from _fresh(asked.lines)
             if asked.done is not None:
                 asked.done(self.index)
         index = self.index
         assert index is not None
-        if index._tables is None:
-            index.counted((yield from _counts(index._bodies, index._hashes, index._contexts)))
-        if asked.positions:
-            for table in ("line", "context"):
-                if table not in index._where:
-                    where = yield from _positions(index.digests(table))  # type: ignore[arg-type]
-                    index.positioned(table, where)  # type: ignore[arg-type]
+        yield from _completed(index, asked.positions)
+        if asked.lines is not None and asked.derive is not None:
+            tables = yield from _copied(index, asked.positions)
+            steps = index.deriving(asked.lines, asked.derive, tables, asked.verified)
+            derived = yield from steps
+            self.index = derived
+            if asked.done is not None:
+                asked.done(derived)
+
+
+def _copied(index: AnchorIndex, positions: bool) -> Generator[None, None, AnchorCounts]:
+    """A copy of `index`'s counts made a step at a time. Another request may derive from
+    `index` between two steps, taking its counts over and changing them: then they are
+    rebuilt and copied again."""
+    while True:
+        source = index._tables
+        assert source is not None
+        copy = yield from source.copying()
+        if index._tables is source:
+            return copy
+        yield from _completed(index, positions)
+
+
+def _completed(index: AnchorIndex, positions: bool) -> Iterator[None]:
+    """`index` with its counts (rebuilt when a later version took them over) and, with
+    `positions`, where each of its hashes is."""
+    if index._tables is None:
+        index.counted((yield from _counts(index._bodies, index._hashes, index._contexts)))
+    if positions:
+        for table in ("line", "context"):
+            if table not in index._where:
+                where = yield from _positions(index.digests(table))  # type: ignore[arg-type]
+                index.positioned(table, where)  # type: ignore[arg-type]
 
 
 def _chunks(n: int) -> Iterator[tuple[int, int]]:

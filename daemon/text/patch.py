@@ -27,11 +27,12 @@ import dataclasses
 import io
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 
 import unidiff
 
+from editjournal.daemon.text.deferral import Deferred, too_big
 from editjournal.daemon.text.edit import EditPlan
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.text.safety import QuotedSplice
@@ -123,7 +124,20 @@ class Placed:
 
 
 def parse_patch(text: str) -> FilePatch:
-    """The one file's hunks of `text`; `invalid_diff` when it is no usable diff."""
+    """The one file's hunks of `text`; `invalid_diff` when it is no usable diff. The last
+    diff parsed is kept (a `FilePatch` never changes): a handler asks for it several
+    times, and runs again once a big file's index is built (1,000 hunks: ~60 ms each)."""
+    if _LAST_PATCH and _LAST_PATCH[0][0] == text:
+        return _LAST_PATCH[0][1]
+    parsed = _parsed_patch(text)
+    _LAST_PATCH[:] = [(text, parsed)]
+    return parsed
+
+
+_LAST_PATCH: list[tuple[str, FilePatch]] = []  # the daemon's one thread asks, one at a time
+
+
+def _parsed_patch(text: str) -> FilePatch:
     text, warnings, miscounted = _recounted(_with_file_header(text))
     try:
         files = unidiff.PatchSet(text)
@@ -302,11 +316,26 @@ class LinePositions:
     dict of where each line last is, and how often each occurs): a line that occurs
     once, as most do, needs no list of its own; a repeated one is found on demand."""
 
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, lines: Sequence[str], counted: bool = True) -> None:
         self._lines = lines
-        self._last = dict(zip(lines, range(len(lines)), strict=True))
-        self._counts = Counter(lines)
+        self._last: dict[str, int] = {}
+        self._counts: Counter[str] = Counter()
         self._repeated: dict[str, list[int]] = {}
+        if counted:
+            self._last = dict(zip(lines, range(len(lines)), strict=True))
+            self._counts = Counter(lines)
+
+    @classmethod
+    def stepped(cls, lines: Sequence[str]) -> Generator[None, None, LinePositions]:
+        """The same, a chunk of lines per step (a big file's, in a job): the dict and the
+        counts filled in order, as the one-go passes fill them."""
+        where = cls(lines, counted=False)
+        for a in range(0, len(lines), _LINES_PER_STEP):
+            chunk = lines[a : a + _LINES_PER_STEP]
+            where._last.update(zip(chunk, range(a, a + len(chunk)), strict=True))
+            where._counts.update(chunk)
+            yield None
+        return where
 
     def get(self, line: str, default: Sequence[int] = ()) -> Sequence[int]:
         count = self._counts.get(line, 0)
@@ -327,6 +356,7 @@ class LinePositions:
 
 _LAST_POSITIONS: list[tuple[Sequence[str], LinePositions]] = []
 _POSITIONS_KEPT = 2  # the contents a request locates in (current, and the agent's view)
+_LINES_PER_STEP = 16384
 
 
 def line_positions(lines: Sequence[str]) -> LinePositions:
@@ -336,11 +366,21 @@ def line_positions(lines: Sequence[str]) -> LinePositions:
     for kept, where in _LAST_POSITIONS:
         if kept is lines:
             return where
+    if isinstance(lines, tuple) and too_big(len(lines)):  # built in a job, then kept
+        raise Deferred(work=_kept(lines))
     where = LinePositions(lines)
+    _keep(lines, where)
+    return where
+
+
+def _kept(lines: tuple[str, ...]) -> Iterator[None]:
+    _keep(lines, (yield from LinePositions.stepped(lines)))
+
+
+def _keep(lines: Sequence[str], where: LinePositions) -> None:
     if isinstance(lines, tuple):  # immutable: a list could change under the memo
         _LAST_POSITIONS.insert(0, (lines, where))
         del _LAST_POSITIONS[_POSITIONS_KEPT:]
-    return where
 
 
 def _latest_starts(hunks: Sequence[Hunk], found: Sequence[list[int]], size: int) -> list[int]:

@@ -24,8 +24,10 @@ The lines an agent was not shown are carried through the same changes by
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -58,11 +60,93 @@ def line_map(old: Sequence[str], new: Sequence[str]) -> LineMap:
         mapping[i] = i + shift
     middle_old = old[region.start : region.old_end]
     middle_new = new[region.start : region.new_end]
+    if len(middle_old) + len(middle_new) > PATIENCE_FROM:
+        for i, j in _patience(middle_old, middle_new, 0, len(middle_old), 0, len(middle_new)):
+            mapping[region.start + i] = region.start + j
+        return mapping
     matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             mapping[region.start + block.a + k] = region.start + block.b + k
     return mapping
+
+
+# Changed middles of more lines than this are aligned by `_patience`: difflib finds each
+# matching block by a pass over the whole range, and an outside change of 1,000 lines
+# spread over a 200,000-line file held the daemon's thread for minutes (issue 40).
+PATIENCE_FROM = 20_000
+_DIFFLIB_UP_TO = 2_000  # lines of a gap between two anchors still aligned by difflib
+
+
+def _patience(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[int, int]]:
+    """Matched (old, new) line pairs of a[alo:ahi] and b[blo:bhi], ascending: equal ends
+    first, then the lines that occur exactly once on each side, in the longest order
+    both agree on (patience diff), each gap between them aligned the same way (by
+    difflib once small). Lines repeated on both sides with no unique line near them
+    are left unmatched: changed, as the carry then fails closed."""
+    head: list[tuple[int, int]] = []
+    while alo < ahi and blo < bhi and a[alo] == b[blo]:
+        head.append((alo, blo))
+        alo, blo = alo + 1, blo + 1
+    tail: list[tuple[int, int]] = []
+    while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
+        ahi, bhi = ahi - 1, bhi - 1
+        tail.append((ahi, bhi))
+    if alo == ahi or blo == bhi:
+        return head + tail[::-1]
+    if ahi - alo + bhi - blo <= _DIFFLIB_UP_TO:
+        matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
+        middle = [
+            (alo + block.a + k, blo + block.b + k)
+            for block in matcher.get_matching_blocks()
+            for k in range(block.size)
+        ]
+        return head + middle + tail[::-1]
+    anchors = _unique_order(a, b, alo, ahi, blo, bhi)
+    middle = []
+    i0, j0 = alo, blo
+    for i, j in anchors:
+        if i > i0 and j > j0:  # lines on both sides between two anchors: align them
+            middle += _patience(a, b, i0, i, j0, j)
+        middle.append((i, j))
+        i0, j0 = i + 1, j + 1
+    if anchors:
+        middle += _patience(a, b, i0, ahi, j0, bhi)
+    return head + middle + tail[::-1]
+
+
+def _unique_order(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[int, int]]:
+    """The lines found exactly once in a[alo:ahi] and once in b[blo:bhi], as (i, j)
+    pairs: the longest run of them increasing on both sides."""
+    in_a = Counter(a[alo:ahi])
+    in_b = Counter(b[blo:bhi])
+    where_b = {b[j]: j for j in range(blo, bhi) if in_b[b[j]] == 1}
+    pairs = [(i, where_b[a[i]]) for i in range(alo, ahi) if in_a[a[i]] == 1 and a[i] in where_b]
+    js = [j for _, j in pairs]
+    if js == sorted(js):  # nothing moved: every pair is in order already
+        return pairs
+    # longest increasing subsequence of the j's (pairs are in i order), by patience sorting
+    tops: list[int] = []  # the smallest last j of an increasing run of each length
+    ends: list[int] = []  # which pair that is
+    back: list[int] = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        n = bisect.bisect_left(tops, j)
+        back[k] = ends[n - 1] if n else -1
+        if n == len(tops):
+            tops.append(j)
+            ends.append(k)
+        else:
+            tops[n], ends[n] = j, k
+    chosen: list[tuple[int, int]] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        chosen.append(pairs[k])
+        k = back[k]
+    return chosen[::-1]
 
 
 def exact_map(old_len: int, changes: Sequence[LineChange]) -> LineMap:

@@ -23,6 +23,7 @@ from editjournal.daemon.text.deferral import Deferred, deferring
 from editjournal.daemon.text.indexbuild import IndexBuild
 from editjournal.daemon.text.lines import parse
 from editjournal.daemon.text.patch import line_positions
+from editjournal.daemon.text.rebase import line_map
 from editjournal.daemon.text.v4a_apply import seek
 from tests.unit.test_anchors_incremental import _apply, _blocks, _edit, _same
 
@@ -39,7 +40,7 @@ def _positioned(lines: list[str]) -> AnchorIndex:
     return _built(Deferred(index=AnchorIndex(lines), positions=True))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_an_index_built_in_steps_and_derived_by_positions_equals_scratch(
     data: st.DataObject,
@@ -52,6 +53,20 @@ def test_an_index_built_in_steps_and_derived_by_positions_equals_scratch(
         lines = _apply(lines, changes, news)
         index = _positioned(list(index._bodies)).derive(lines, changes)
         _same(index, lines)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_derive_made_in_steps_equals_scratch_and_leaves_its_base_whole(
+    data: st.DataObject,
+) -> None:
+    lines = data.draw(_blocks()) + data.draw(_blocks()) + data.draw(_blocks())
+    base = AnchorIndex(lines)
+    changes, news = data.draw(_edit(len(lines)))
+    new = _apply(lines, changes, news)
+    derived = _built(Deferred(index=base, lines=tuple(new), derive=tuple(changes)))
+    _same(derived, new)
+    _same(base, lines)  # its counts were copied, not taken over
 
 
 def test_a_big_file_with_shared_prefixes_builds_the_same_in_steps() -> None:
@@ -67,9 +82,11 @@ def test_a_big_file_with_shared_prefixes_builds_the_same_in_steps() -> None:
         new[start] = f"changed {start}"
     derived = _positioned(lines).derive(new, changes, verified=True)
     assert derived.anchor_strings == AnchorIndex(new).anchor_strings
+    asked = Deferred(index=built, lines=tuple(new), derive=tuple(changes), verified=True)
+    assert _built(asked).anchor_strings == derived.anchor_strings
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     st.lists(st.sampled_from(["aa1", "aa2", "ab1", "bb1", "bb2"]), max_size=12),
     st.lists(st.sampled_from(["aa1", "aa2", "ab1", "bb1", "bb2", "ac9"]), max_size=6),
@@ -137,3 +154,21 @@ def test_line_positions_and_seek_answer_as_a_scan_does() -> None:
             )
             assert seek(lines, pattern, start) == scan or scan is None
     assert Counter(lines)["a"] == len(where.get("a"))
+
+
+def test_a_big_outside_change_is_aligned_without_difflib_and_fails_closed() -> None:
+    """A changed middle of more than `PATIENCE_FROM` lines is aligned by unique lines
+    (difflib took minutes for 1,000 changes spread over 200,000 lines): every line
+    nobody touched maps to itself shifted, every changed line to nothing."""
+    old = [f"line {i}" if i % 7 else "}" for i in range(30_000)]
+    new = list(old)
+    for i in range(3, 30_000, 300):
+        new[i] = f"changed {i}"
+    new.insert(1000, "inserted")
+    del new[20_001]  # old line 20,000
+    mapping = line_map(old, new)
+    for i, j in enumerate(mapping):
+        changed = i % 300 == 3 or i == 20_000
+        assert (j is None) == changed, i
+        if j is not None:
+            assert j == i + (i >= 1000) - (i > 20_000) and old[i] == new[j]
