@@ -38,6 +38,7 @@ from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.harnesswrites import Announced, announced
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.atomic import edit_file_planner, write_file_planner
+from editjournal.daemon.handlers.checkjob import UNKNOWN, Unknown, is_big, judged_in_slices
 from editjournal.daemon.model.state import Snapshot
 from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.text.lines import Document, parse, render
@@ -65,6 +66,7 @@ from editjournal.schemas.tools import (
     ClaimWriteParams,
     ClaimWriteResult,
     EditFileParams,
+    HarnessEdit,
     WriteFileParams,
 )
 
@@ -83,13 +85,19 @@ def check_write(ctx: Context, params: CheckWriteParams) -> Outcome:
     if held is not None and held.identity not in (None, ctx.identity):
         raise _held_by_another_client(ctx, path)
     target = open_target(ctx, path, missing_ok=True)
+    wanted: Document | Unknown | None = UNKNOWN
     if params.content is not None:
         refused, checked = _whole_refused(target, params), 1
+    elif is_big(target, params):  # judged a slice of edits at a time
+        judged = judged_in_slices(ctx, target, params, _edit_refused)
+        if isinstance(judged, Outcome):
+            return judged
+        refused, checked, wanted = judged
     else:
         refused, checked = _edits_refused(target, params)
     if refused is not None:
         return refused
-    _announce(target, params)
+    _announce(target, params, wanted)
     result = CheckWriteResult(
         path=path, version=target.version, exists=target.exists, checked=checked
     )
@@ -110,13 +118,19 @@ def _held_by_another_client(ctx: Context, path: str) -> ToolError:
     )
 
 
-def _announce(target: Target, params: CheckWriteParams) -> None:
+def _announce(
+    target: Target, params: CheckWriteParams, known: Document | Unknown | None = UNKNOWN
+) -> None:
     """Note the content checked and what the tool will make of it, for the watcher and
     the claim. Nothing when the tool's result cannot be foreseen (an edit whose text is
     not there: the tool fails) or changes nothing (`edits: []`): such an announcement
-    would hold no change, and so credits none and hides none."""
+    would hold no change, and so credits none and hides none. `known`: that content,
+    when a job foresaw it already."""
+    wanted: Document | None
     if params.content is not None:
-        wanted: Document | None = parse(params.content)
+        wanted = parse(params.content)
+    elif not isinstance(known, Unknown):
+        wanted = known
     else:
         edits = [(e.old_string, e.new_string, e.replace_all) for e in params.edits or ()]
         wanted = expected(target.doc, edits)
@@ -138,22 +152,33 @@ def _edits_refused(target: Target, params: CheckWriteParams) -> tuple[Outcome | 
     checked = 0
     denied = write_access_denied(target.ctx.workspace.state_dir, target.ctx.agent)
     for index, edit in enumerate(params.edits or (), start=1):
-        old = normalized_text(edit.old_string)
-        if not old:
-            continue
-        count = len(find_all(Joined.of(target.doc), old)) if edit.replace_all else None
-        asked = EditFileParams(
-            path=target.path,
-            old_string=edit.old_string,
-            new_string=edit.new_string,
-            expected_replacements=count or None,
-        )
-        outcome = _refusal(target, edit_file_planner(asked, params.tool), denied)
-        checked += 1
-        if outcome is not None and outcome.error is not None and outcome.error.code in DENIED:
-            outcome.error.details["edit"] = index  # which of a MultiEdit's, for the reply
+        outcome, counted = _edit_refused(target, params.tool, index, edit, denied)
+        checked += counted
+        if outcome is not None:
             return outcome, checked
     return None, checked
+
+
+def _edit_refused(
+    target: Target, tool: str, index: int, edit: HarnessEdit, denied: ToolError | None
+) -> tuple[Outcome | None, int]:
+    """The journal's refusal of the `index`th edit (1-based), if it refuses it, and
+    whether it was checked (an empty old_string is not)."""
+    old = normalized_text(edit.old_string)
+    if not old:
+        return None, 0
+    count = len(find_all(Joined.of(target.doc), old)) if edit.replace_all else None
+    asked = EditFileParams(
+        path=target.path,
+        old_string=edit.old_string,
+        new_string=edit.new_string,
+        expected_replacements=count or None,
+    )
+    outcome = _refusal(target, edit_file_planner(asked, tool), denied)
+    if outcome is not None and outcome.error is not None and outcome.error.code in DENIED:
+        outcome.error.details["edit"] = index  # which of a MultiEdit's, for the reply
+        return outcome, 1
+    return None, 1
 
 
 def _refusal(target: Target, writer: Writer, denied: ToolError | None) -> Outcome | None:

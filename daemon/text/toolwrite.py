@@ -20,7 +20,7 @@ it as an outside change.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 
 from editjournal.daemon.text.edit import EditPlan, apply_plan
@@ -36,18 +36,35 @@ def expected(checked: Document, edits: Sequence[Replacement]) -> Document | None
     """The content the harness's tool leaves when it makes `edits` in turn on `checked`;
     None when one of them would fail there (its text not found, or found more than once
     without replace_all): the tool then writes nothing the daemon can foresee."""
+    steps = expecting(checked, edits)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def expecting(
+    checked: Document, edits: Sequence[Replacement]
+) -> Generator[None, None, Document | None]:
+    """`expected`, a step per edit: each is a pass over the whole text (a 1,000-edit
+    check of a 200,000-line file is seconds of them, made in a job's slices)."""
     if not checked.bom and set(checked.endings) <= {"\n", ""}:
-        return _replaced_text(render(checked), edits)  # "\n" only: the text is the lines
+        # "\n" only: the text is the lines
+        return (yield from _replaced_text(render(checked), edits))
     doc = checked
     for old_string, new_string, replace_all in edits:
         found = _replaced(doc, normalized(old_string), normalized(new_string), replace_all)
         if found is None:
             return None
         doc = found
+        yield None
     return doc
 
 
-def _replaced_text(text: str, edits: Sequence[Replacement]) -> Document | None:
+def _replaced_text(
+    text: str, edits: Sequence[Replacement]
+) -> Generator[None, None, Document | None]:
     """`expected` of a file with "\n" endings only: `str.replace`, as the tool makes it."""
     for old_string, new_string, replace_all in edits:
         old, new = normalized(old_string), normalized(new_string)
@@ -60,6 +77,7 @@ def _replaced_text(text: str, edits: Sequence[Replacement]) -> Document | None:
         if not count or (count > 1 and not replace_all):
             return None
         text = text.replace(old, new)
+        yield None
     return parse(text)
 
 
