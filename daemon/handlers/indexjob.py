@@ -71,7 +71,9 @@ def indexed_in_slices(handler: Handler[P]) -> Handler[P]:
             except Deferred as asked:
                 rounds += 1
                 job = IndexJob(asked, rounds)
-                if not _finished_inline(job, ctx):
+                # once parked, a request is parked again at once: its run already took
+                # its turn's share, and a big file's work seldom fits INLINE_S anyway
+                if rounds > 1 or not _finished_inline(job, ctx):
                     return Outcome(job=job)
 
     sliced.__name__ = handler.__name__

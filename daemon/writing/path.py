@@ -38,7 +38,6 @@ from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
 from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
 from editjournal.daemon.text.rebase import BrokenSpan, LineMap, ambiguous_seams, map_plan
-from editjournal.daemon.text.replace import narrowed_splice
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.writing.history import Base
 from editjournal.daemon.writing.seen import after_own_write, after_showing
@@ -468,10 +467,25 @@ def recorded_changes(lines: Sequence[str], plan: EditPlan) -> list[tuple[int, in
     writers' plans that rely on them still carry over this one."""
     changes = []
     for splice in plan.splices:
-        narrowed, _ = narrowed_splice(splice, lines)
-        if narrowed.end > narrowed.start or narrowed.new_lines:
-            changes.append((narrowed.start, narrowed.end, len(narrowed.new_lines)))
+        start, end, count = _narrowed(splice.start, splice.end, splice.new_lines, lines)
+        if end > start or count:
+            changes.append((start, end, count))
     return changes
+
+
+def _narrowed(
+    start: int, end: int, new: Sequence[str], lines: Sequence[str]
+) -> tuple[int, int, int]:
+    """`narrowed_splice`'s span and new line count, without making the narrowed splice
+    (a 1,000-hunk write made a thousand)."""
+    old = lines[start:end]
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return start + head, end - tail, len(new) - head - tail
 
 
 def _write(target: Target, written: Written) -> Write:
