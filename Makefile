@@ -54,9 +54,22 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 # Before the workers start, two collection passes (one per core) compile the modules and
 # rewrite the tests' asserts into __pycache__: on a fresh clone every worker did it at
 # once otherwise (17 s of CPU each; 6 s from the cache). Their errors show in the run.
+#
+# The tests' temp dirs (pytest's tmp_path, tempfile's) are made in a directory of their own
+# on tmpfs (/dev/shm) where there is one, removed after the run: every test makes its own
+# workspace, journal and sockets, and on ext4 their inodes, directories and fsyncs cost
+# 10% of the suite's CPU and more of its time (docs/performance.md). The code paths are
+# the same (an fsync still runs, and returns at once). TEST_TMP=disk keeps them on disk,
+# as `make stress` does. The directory is 755, as /tmp lets them: tests that act as another
+# user (nobody) reach their shared directories through it.
+TEST_TMP ?= tmpfs
+
 test: $(STAMP) ## the whole suite (stress suites excluded), TEST_JOBS in parallel; the 20 slowest listed
-	@$(PYTEST) -q --collect-only -p no:xdist tests/unit >/dev/null 2>&1 & \
-		$(PYTEST) -q --collect-only -p no:xdist tests/e2e >/dev/null 2>&1; wait
+	@tmp=$$(test "$(TEST_TMP)" = tmpfs && mktemp -d /dev/shm/editjournal-test.XXXXXX 2>/dev/null \
+		|| mktemp -d); trap 'rm -rf "$$tmp"' EXIT; chmod 755 "$$tmp"; export TMPDIR="$$tmp"; \
+	{ $(PYTEST) -q --collect-only -p no:xdist tests/unit >/dev/null 2>&1 & \
+		$(PYTEST) -q --collect-only -p no:xdist tests/e2e >/dev/null 2>&1; wait; }; \
+	echo "$(PYTEST) -q -m \"not stress\" -n $(TEST_JOBS) --dist worksteal --durations=20  (temp dirs in $$tmp)"; \
 	$(PYTEST) -q -m "not stress" -n $(TEST_JOBS) --dist worksteal --durations=20
 
 stress: $(STAMP) ## the heavy suites

@@ -37,6 +37,8 @@ MEASURES = [
     "`ping` while that checkpoint is taken",
     "second checkpoint, one file changed",
     "journal growth of the first checkpoint",
+    "`safe_patch` of ",
+    "`ping` while that patch",
 ]
 
 
