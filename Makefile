@@ -47,9 +47,10 @@ run: $(RUN_STAMP) ## serve WORKSPACE (default: found from this directory) in the
 # The suite runs on TEST_JOBS workers (pytest-xdist): every test has its own workspace,
 # daemon and temp dirs. Daemons and CLI calls are forked from a zygote per worker that
 # has their modules imported (tests/zygote.py; EDITJOURNAL_TEST_EXEC=1 execs each one
-# instead). Three workers on two cores keep both busy while tests wait on daemons: on a
-# fresh clone 3 and 4 took the same time (273-274 s), 3 with less CPU (482 s, 4: 481-515 s).
-TEST_JOBS ?= 3
+# instead). Four workers on two cores keep both busy while tests wait on daemons, pipes
+# and subprocesses: on a fresh clone with the temp dirs on tmpfs, 4 took 225.7 s of pytest
+# time where 3 took 236.5-245.8 s (the CPU alike, 431-441 s for the whole .ci/run).
+TEST_JOBS ?= 4
 
 # Bytecode is cached (__pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE is
 # set: without it every worker recompiled and re-rewrote the asserts of every test
