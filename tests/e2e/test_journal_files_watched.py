@@ -131,8 +131,9 @@ def test_the_wal_unlinked_while_idle_is_taken_back_without_a_request(
 ) -> None:
     """With the watcher on, the loop commits its observations every turn (each 100 ms
     at most), and each commit looks first: the WAL is taken back with no request at
-    all, so a kill -9 soon after loses nothing. (With --no-watch the next commit does
-    it: until one comes, the frames are only in the WAL SQLite holds.)"""
+    all, so a kill -9 soon after loses nothing. (With --no-watch the loop looks every
+    turn too: test_issue40_loose's
+    test_with_no_watcher_a_wal_unlinked_while_idle_is_taken_back_without_a_request.)"""
     daemon, client, acked = daemons.serving(watch=True)
     wal_path(workspace).unlink()
     wait_until(wal_path(workspace).exists, 10, "a fresh WAL at the path")
