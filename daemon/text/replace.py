@@ -156,17 +156,23 @@ def _splice(index: int, first: int, last: int, body: str) -> Splice:
     return Splice(index, "edit_file", first, last + 1, new_lines, tuple(range(first + 1, last + 2)))
 
 
-def narrowed_splice(splice: Splice, lines: Sequence[str]) -> tuple[Splice, tuple[int, ...]]:
-    """The splice without the first and last lines it writes back as they were, and
-    those lines (1-based): a replacement relies only on the lines it changes; the
-    others in its `old_string` were context, used to find the place."""
-    old, new = lines[splice.start : splice.end], splice.new_lines
+def common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
+    """How many first and last lines `new` writes back as `old` had them (not overlapping)."""
     head = 0
     while head < min(len(old), len(new)) and old[head] == new[head]:
         head += 1
     tail = 0
     while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def narrowed_splice(splice: Splice, lines: Sequence[str]) -> tuple[Splice, tuple[int, ...]]:
+    """The splice without the first and last lines it writes back as they were, and
+    those lines (1-based): a replacement relies only on the lines it changes; the
+    others in its `old_string` were context, used to find the place."""
+    new = splice.new_lines
+    head, tail = common_ends(lines[splice.start : splice.end], new)
     start, end = splice.start + head, splice.end - tail
     body = new[head : len(new) - tail]
     context = (*range(splice.start + 1, start + 1), *range(end + 1, splice.end + 1))

@@ -38,6 +38,7 @@ from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
 from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
 from editjournal.daemon.text.rebase import BrokenSpan, LineMap, ambiguous_seams, map_plan
+from editjournal.daemon.text.replace import common_ends
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.writing.history import Base
 from editjournal.daemon.writing.seen import after_own_write, after_showing
@@ -478,13 +479,7 @@ def _narrowed(
 ) -> tuple[int, int, int]:
     """`narrowed_splice`'s span and new line count, without making the narrowed splice
     (a 1,000-hunk write made a thousand)."""
-    old = lines[start:end]
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(lines[start:end], new)
     return start + head, end - tail, len(new) - head - tail
 
 
