@@ -18,12 +18,16 @@ daemon, no harness payload.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 from pathlib import Path
 
-from editjournal.client.library.trust import Untrusted, check_private_dir, read_trusted
+from editjournal.client.library.trust import (
+    Untrusted,
+    check_private_dir,
+    open_no_symlink,
+    read_trusted,
+)
 from editjournal.schemas.endpoint import user_runtime_dir
 
 MARKER_DIR = "hooks-unserved"  # under the user's runtime directory (schemas/endpoint.py)
@@ -67,12 +71,7 @@ def _remember(path: Path, agent: str) -> None:
         directory.mkdir(mode=0o700, parents=True)
     check_private_dir(directory)
     check_private_dir(directory.parent)
-    try:
-        fd = os.open(path, _APPEND, 0o600)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise Untrusted(path, "is a symlink") from None
-        raise
+    fd = open_no_symlink(path, _APPEND)
     try:
         os.write(fd, agent.replace("\n", " ").encode("utf-8", "surrogatepass") + b"\n")
     finally:

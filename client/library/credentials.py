@@ -28,14 +28,18 @@ It never talks to the daemon.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import stat
 import time
 from pathlib import Path
 
-from editjournal.client.library.trust import Untrusted, check_private_dir, read_trusted
+from editjournal.client.library.trust import (
+    Untrusted,
+    check_private_dir,
+    open_no_symlink,
+    read_trusted,
+)
 from editjournal.schemas.endpoint import user_runtime_dir
 from editjournal.schemas.wire import MIN_CREDENTIAL_LEN, new_credential
 
@@ -139,12 +143,7 @@ def _create(path: Path, credential: str) -> bool:
     """Keep a new credential at `path`, whole or not at all: written to a file of its
     own, then linked to `path` (which fails if another process kept one first: False)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.{new_credential()[:8]}")
-    try:
-        fd = os.open(temp, _CREATE, 0o600)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise Untrusted(temp, "is a symlink") from None
-        raise
+    fd = open_no_symlink(temp, _CREATE)
     try:
         try:
             os.write(fd, credential.encode())

@@ -60,17 +60,23 @@ def _in_private_dir(path: Path) -> None:
         raise Untrusted(path, f"is in {path.parent}, which {e.why}") from None
 
 
-def read_trusted(path: Path) -> bytes | None:
-    """The bytes of run file `path`, when it and its directory are this user's alone;
-    None when there is none. `Untrusted` otherwise."""
+def open_no_symlink(path: Path, flags: int, mode: int = 0o600) -> int:
+    """`os.open` with O_NOFOLLOW: a symlink at `path` is `Untrusted`, never followed."""
     try:
-        fd = os.open(path, _READ)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise Untrusted(path, "is a symlink") from None
         raise
+
+
+def read_trusted(path: Path) -> bytes | None:
+    """The bytes of run file `path`, when it and its directory are this user's alone;
+    None when there is none. `Untrusted` otherwise."""
+    try:
+        fd = open_no_symlink(path, _READ)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
     try:
         _in_private_dir(path)
         _judge(path, os.fstat(fd), stat.S_ISREG, "regular file")
@@ -94,12 +100,7 @@ def check_socket(address: str) -> None:
 def open_log(path: Path) -> int:
     """The daemon log for appending, never through a symlink, in a private directory."""
     check_private_dir(path.parent)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise Untrusted(path, "is a symlink") from None
-        raise
+    fd = open_no_symlink(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         _judge(path, os.fstat(fd), stat.S_ISREG, "regular file")
     except Untrusted:
