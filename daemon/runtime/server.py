@@ -74,6 +74,7 @@ from editjournal.daemon.runtime.runfiles import (
     socket_path,
     write_endpoint,
 )
+from editjournal.daemon.runtime.turns import TurnClock
 from editjournal.daemon.runtime.watchtick import watch_tick
 from editjournal.daemon.settings.limits import Limits, check_text_fields
 from editjournal.daemon.store.dbfaults import journal_failure
@@ -183,6 +184,7 @@ class Server:
         # answers each (never left hanging until the client's timeout)
         self._parked: deque[tuple[list[bytes], bytes]] = deque()
         self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
+        self.turns = TurnClock()  # how long each turn held the thread (runtime/turns.py)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -252,6 +254,7 @@ class Server:
         stats["connections"] = self.churn.stats()  # disconnections, heap trims (connections.py)
         stats["late_writes"] = self.workspace.late_writes.stats()  # displaced files held
         stats["flush"] = self.group.flusher.health()  # failed fsyncs, retried (flusher.py)
+        stats["turns"] = self.turns.stats()  # the longest hold of the thread (turns.py)
         if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
             stats["otel"] = self.group.publisher.telemetry()
         return stats
@@ -345,6 +348,7 @@ class Server:
             busy = bool(self.jobs) or self.group.landing is not None
             busy = busy or (self.watching is not None and self.watching.busy)
             ready = dict(poller.poll(0 if busy else POLL_MS))
+            self.turns.start()
             try:
                 self._turn(ready)
                 self.churn.after_turn(quiet=not ready)
@@ -352,10 +356,14 @@ class Server:
                 if not is_journal_failure(e):
                     raise
                 log.error("the journal failed outside a request: %s", traceback.format_exc())
+            finally:
+                self.turns.stop()
 
     def _turn(self, ready: dict[Any, int]) -> None:
         """One turn of the loop: outside changes, late writes, requests, a job's slice."""
         if self.watching is not None:
+            if self.watching.socket in ready or self.watching.busy:
+                self.turns.label("outside changes")
             watch_tick(self.watching, ready, self.group)
         else:
             self._look_at_journal_files()
@@ -367,8 +375,10 @@ class Server:
         if self.router in ready and self._stopping is None:  # else answered at the stop
             self._serve_waiting()
         if self.group.landing is not None:  # a big batch's writes land a slice a turn
+            self.turns.label("landing slice")
             self.group.land_slice()
         elif self.jobs:  # after the requests waiting: none waits for more than a slice
+            self.turns.label("job slice")
             self._work_on_job()
 
     def _look_at_journal_files(self) -> None:
@@ -460,6 +470,7 @@ class Server:
         try:
             request = self._decode(payload)
             self.faults.on_request(request.method, request.agent)
+            self.turns.label(request.method)
             handler, params = self._route(request)
             replay = self.state.answers.replay(request)  # a retry of a keyed request
         except ToolError as e:
