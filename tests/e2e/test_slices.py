@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -303,9 +304,11 @@ def test_a_write_of_a_path_still_landing_goes_over_the_restore(
     os.kill(daemon.proc.pid, signal.SIGSTOP)
     try:
         assert not restored(daemon.root, contents, last), "the landing was not caught half done"
+        assert not bytes_queued_for(daemon.proc.pid), "something else waits for the daemon"
         appending = threading.Thread(target=writer.append_to_file, args=(last, "meanwhile\n"))
         appending.start()  # waits in the socket: served at the next turn, before a slice
-        time.sleep(0.05)  # not a wait on the daemon (it is stopped): the frame's way there
+        # the frame waits in the stopped daemon's socket: the kernel's queue says so
+        assert caught(lambda: bytes_queued_for(daemon.proc.pid)), "the append never arrived"
     finally:
         os.kill(daemon.proc.pid, signal.SIGCONT)
     appending.join(60)
@@ -318,6 +321,14 @@ def test_a_write_of_a_path_still_landing_goes_over_the_restore(
     assert isinstance(theirs.event, EditApplied) and theirs.agent == "writer"
     assert theirs.event.before_sha256 == sha(contents[last]) and theirs.seq > ours.seq
     assert leftovers(daemon.root) == []
+
+
+def bytes_queued_for(pid: int) -> bool:
+    """Whether one of `pid`'s unix sockets has bytes waiting to be read (`ss`'s Recv-Q):
+    a request sent to a stopped daemon has reached it."""
+    listing = subprocess.run(["ss", "-xpn"], capture_output=True, text=True, check=True)
+    owned = (row.split() for row in listing.stdout.splitlines() if f"pid={pid}," in row)
+    return any(int(cols[2]) > 0 for cols in owned)
 
 
 def lines_file(root: Path, count: int) -> bytes:
