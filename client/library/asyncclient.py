@@ -28,6 +28,7 @@ import zmq.asyncio
 
 from editjournal.client.library.calls import AsyncToolCalls
 from editjournal.client.library.connection import is_listening, live_endpoint, start_daemon
+from editjournal.client.library.errors import DaemonUnavailable
 from editjournal.client.library.exchange import Exchange, ParamsGiven, result_of, typed
 from editjournal.client.library.recovery import (
     POLL_SLICE_S,
@@ -35,6 +36,8 @@ from editjournal.client.library.recovery import (
     daemon_alive,
     may_retry,
     pid_gone,
+    stopping,
+    wait_gone,
 )
 from editjournal.client.library.trust import Untrusted
 from editjournal.schemas.endpoint import Endpoint
@@ -126,15 +129,35 @@ class AsyncClient(Exchange, AsyncToolCalls):
         except DaemonDied:
             if not may_retry(method, idempotency_key):
                 raise self.died(method) from None
-            await self._revive()
-            try:
-                response = await self._send_and_await(frame, rid, method)
-            except DaemonDied:
-                raise self.died(method) from None
+            response = await self._resend(frame, rid, method)
+        if stopping(response):  # not run: any request may go to the daemon after it
+            response = await self._after_stop(frame, rid, method, response)
         if stale_pid:
             self.adopt_serving_daemon()
         self.last_response = response
         return response
+
+    async def _resend(self, frame: bytes, rid: int, method: str) -> Response:
+        """Once, to a new daemon (found or started), a request the last one did not run."""
+        await self._revive()
+        return await self._send_once(frame, rid, method)
+
+    async def _send_once(self, frame: bytes, rid: int, method: str) -> Response:
+        try:
+            return await self._send_and_await(frame, rid, method)
+        except DaemonDied:
+            raise self.died(method) from None
+
+    async def _after_stop(self, frame: bytes, rid: int, method: str, refused: Response) -> Response:
+        """As `Client._after_stop`: once, to the daemon serving after the stopping one."""
+        gone = await asyncio.to_thread(wait_gone, self.daemon_pid, self.address, self.timeout)
+        if not gone:
+            return refused
+        try:
+            await self._revive()
+        except DaemonUnavailable:  # none serves, and this client may not start one
+            return refused
+        return await self._send_once(frame, rid, method)
 
     async def _send_and_await(self, frame: bytes, rid: int, method: str) -> Response:
         """The reply with our id; replies to requests that timed out earlier are dropped."""

@@ -26,6 +26,8 @@ from editjournal.client.library.recovery import (
     daemon_alive,
     may_retry,
     pid_gone,
+    stopping,
+    wait_gone,
 )
 from editjournal.client.library.subscription import Subscription
 from editjournal.client.library.trust import Untrusted
@@ -125,6 +127,8 @@ class Client(Exchange, ToolCalls):
             if not may_retry(method, idempotency_key):
                 raise self.died(method) from None
             response = self._resend(frame, rid, method)
+        if stopping(response):  # not run: any request may go to the daemon after it
+            response = self._after_stop(frame, rid, method, response)
         if stale_pid:
             self.adopt_serving_daemon()
         self.last_response = response
@@ -133,6 +137,20 @@ class Client(Exchange, ToolCalls):
     def _resend(self, frame: bytes, rid: int, method: str) -> Response:
         """Once, to a new daemon, a request its dead predecessor never answered."""
         self._revive()
+        return self._resend_here(frame, rid, method)
+
+    def _after_stop(self, frame: bytes, rid: int, method: str, refused: Response) -> Response:
+        """Once, to the daemon serving after the stopping one has gone (started unless
+        `autostart=False`); with none, the `daemon_stopping` reply stands."""
+        if not wait_gone(self.daemon_pid, self.address, self.timeout):
+            return refused
+        try:
+            self._revive()
+        except DaemonUnavailable:
+            return refused
+        return self._resend_here(frame, rid, method)
+
+    def _resend_here(self, frame: bytes, rid: int, method: str) -> Response:
         self._socket.send(frame)
         try:
             return self._await(rid, method)

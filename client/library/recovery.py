@@ -11,17 +11,24 @@ Sending the request again is only safe when doing it twice cannot change anythin
 twice: read-only methods, and requests that carry an `idempotency_key` (the daemon
 journals their reply and answers a retry with it). Any other request gets
 `daemon_unavailable` saying it may or may not have been applied.
+
+A daemon that is stopping answers what it will not run with `daemon_stopping`: none
+of it was applied, so any request is sent again, once, to the daemon serving after it
+(started by the Client unless `autostart=False`), when the stopping one has gone.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from editjournal.client.library.connection import is_listening
 from editjournal.client.library.errors import DaemonUnavailable
 from editjournal.schemas.errors import ErrorCode
+from editjournal.schemas.wire import Response
 
 POLL_SLICE_S = 0.25  # how often a waiting Client looks whether its daemon still lives
+GONE_POLL_S = 0.02  # how often a Client looks whether a stopping daemon has exited
 # Methods that change no file and no plan: sending one twice is as good as once.
 READ_ONLY_METHODS = frozenset(
     {
@@ -96,3 +103,19 @@ def died_during(method: str, pid: int | None, root: str) -> DaemonUnavailable:
         workspace=root,
         pid=pid,
     )
+
+
+def stopping(response: Response) -> bool:
+    """The daemon answered that it is stopping and did not run the request."""
+    return response.error is not None and response.error.code == ErrorCode.DAEMON_STOPPING
+
+
+def wait_gone(pid: int | None, address: str, timeout: float) -> bool:
+    """Wait (bounded) until a stopping daemon has exited and left its socket, so that a
+    new one can take the workspace's lock; whether it did within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while daemon_alive(pid, address, thorough=True):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(GONE_POLL_S)
+    return True

@@ -18,19 +18,23 @@ detached daemon behind; the `autostarted` fixture stops it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from editjournal.client import Client, DaemonUnavailable
+from editjournal.client import AsyncClient, Client, DaemonUnavailable
 from editjournal.client.library.connection import live_endpoint
 from editjournal.daemon.store.journal import Journal, Record
 from editjournal.schemas.endpoint import JOURNAL_FILE, LOG_FILE, STATE_DIR_NAME
 from editjournal.schemas.events import DaemonStarted, DaemonStopped
+from editjournal.schemas.wire import Response
 from tests.conftest import RunningDaemon, pid_alive, start, wait_until
+from tests.e2e.test_loose_ends import many_files
 
 CRASH_LOG_LINE = "the loop ended by a crash"
 
@@ -271,3 +275,51 @@ def test_a_client_served_by_a_daemon_someone_else_started_learns_its_pid(
     assert client.ping().pong
     assert client.address == live_endpoint(daemons.root).socket  # type: ignore[union-attr]
     assert client.daemon_pid == second.proc.pid
+
+
+def test_a_request_a_stopping_daemon_did_not_run_is_sent_to_the_next_one(
+    daemons: Daemons,
+) -> None:
+    """`daemon_stopping` means not run: the Client waits for the stopping daemon to go,
+    starts the next one and sends the request there, once (any method, keyed or not).
+    The request here is a checkpoint whose tree is taken in slices, parked at the stop."""
+    many_files(daemons.root, "x\n", 4_000)  # a tree of ~0.3 s: many slices to stop in
+    stopping = daemons.start()
+    client = daemons.reviving_client()
+    reply = _stopped_while_parked(stopping, lambda: client.call("checkpoint_create", {"name": "a"}))
+    assert reply.ok, reply.error
+    assert client.daemon_pid != stopping.proc.pid
+    _run_once_by_the_next_daemon(daemons.root)
+
+
+def test_the_async_client_sends_a_request_a_stopping_daemon_did_not_run_to_the_next_one(
+    daemons: Daemons,
+) -> None:
+    many_files(daemons.root, "x\n", 4_000)
+    stopping = daemons.start()
+
+    async def create() -> Response:
+        async with AsyncClient(daemons.root, "agent-a", autostart=True) as client:
+            return await client.call("checkpoint_create", {"name": "a"})
+
+    reply = _stopped_while_parked(stopping, lambda: asyncio.run(create()))
+    assert reply.ok, reply.error
+    _run_once_by_the_next_daemon(daemons.root)
+
+
+def _stopped_while_parked(stopping: RunningDaemon, call: Callable[[], Response]) -> Response:
+    """`call`'s reply, its request parked when the daemon was told to stop (SIGTERM)."""
+    watcher = stopping.client("watcher")
+    with ThreadPoolExecutor(1) as pool:
+        sent = pool.submit(call)
+        wait_until(lambda: watcher.status().parked == 1, what="the checkpoint to be parked")
+        stopping.proc.send_signal(signal.SIGTERM)
+        reply = sent.result(timeout=60)
+    assert stopping.proc.wait(15) == 0
+    return reply
+
+
+def _run_once_by_the_next_daemon(root: Path) -> None:
+    [created] = journal(root).records(kind="checkpoint_created")
+    [restarted] = list(journal(root).records(kind="daemon_started"))[1:]
+    assert created.seq > restarted.seq
