@@ -16,6 +16,10 @@ any such exception into that request's error reply:
 - `encode_reply` never raises: a reply that cannot be encoded (an integer beyond 64
   bits, nesting too deep) is replaced by an error reply with the same id and seq.
 - `check_frame` refuses a frame over the size limit before anything decodes it.
+- `split_route` takes a message apart into the route its reply goes back on and the
+  request frame, and refuses a message no DEALER or REQ client sends (`bad_request`):
+  a reply echoing whatever frames came before the request would hand a client back
+  frames it never expected, and let any sender bounce bytes off the daemon.
 
 It decides nothing about what a request means; server.py calls it at each step.
 """
@@ -111,6 +115,31 @@ def check_frame(payload: bytes, limit: int) -> None:
             f" {format_binary_size(limit)} frame limit",
             {"size": len(payload), "limit": limit},
         )
+
+
+def split_route(frames: list[bytes]) -> tuple[list[bytes], bytes, ToolError | None]:
+    """(route, request frame, refusal) of a message as the ROUTER received it: the
+    sender's identity, then what the client sent. A DEALER sends the request alone, a
+    REQ socket an empty delimiter frame before it; the route is what the reply needs
+    to reach that socket (the identity, and the delimiter when there was one). Any
+    other frames are refused, never echoed: the refusal goes back on that route, and
+    the connection's later requests are served as usual."""
+    identity, sent = frames[:1], frames[1:]
+    if len(sent) == 1:
+        return identity, sent[0], None
+    if len(sent) == 2 and sent[0] == b"":
+        return frames[:2], sent[1], None
+    route = [*identity, b""] if sent and sent[0] == b"" else identity
+    refusal = ToolError(
+        ErrorCode.BAD_REQUEST,
+        f"extra envelope frames: a request is one frame (a DEALER's), or an empty delimiter"
+        f" frame and one frame (a REQ's); this message had {len(sent)}, and nothing of it"
+        " was handled",
+        {"frames": len(sent), "frame_sizes": [len(frame) for frame in sent[:8]]},
+        hint="send the request envelope as the message's only frame (after an empty"
+        " delimiter when the socket is a REQ)",
+    )
+    return route, sent[-1] if sent else b"", refusal
 
 
 def failure_reply(payload: bytes, error: Exception, where: str) -> Response:

@@ -56,6 +56,7 @@ from editjournal.daemon.runtime.boundary import (
     failure_reply,
     is_journal_failure,
     loose_id,
+    split_route,
     was_crash,
 )
 from editjournal.daemon.runtime.connections import ConnectionChurn
@@ -309,7 +310,7 @@ class Server:
         it may be sent again. So does each request already waiting in the socket: it
         would otherwise be dropped unanswered with the socket, and its client would wait
         to notice the daemon gone, unsure whether it ran."""
-        waiting = [(route, payload) for *route, payload in self._waiting_at_stop()]
+        waiting = [split_route(frames)[:2] for frames in self._waiting_at_stop()]
         for route, payload in [*self._parked, *waiting]:
             error = ToolError(
                 ErrorCode.DAEMON_STOPPING,
@@ -440,7 +441,10 @@ class Server:
         journals nothing. A removal ends the batch: the round's overlay holds contents,
         not absences.
         """
-        route, payload = frames[:-1], frames[-1]
+        route, payload, refusal = split_route(frames)
+        if refusal is not None:  # frames no client of ours sends: answered, none echoed
+            batch.replies.append((route, error_response(loose_id(payload), refusal.to_wire())))
+            return False
         staged_before = self.journal.last_seq
         self._answer = None
         try:  # the request boundary: whatever this request raises, it gets the reply
