@@ -6,6 +6,11 @@ journaled (`request_answered`, staged in the same transaction as the request's o
 events), and the fold keeps the latest `MAX_ANSWERS` of them by (agent, identity, key).
 A retry with the same key gets that reply back — same outcome, same seq — without
 running again; the same key with other params is refused (`idempotency_key_reused`).
+"The same params" means the same decoded params, not the same bytes: another client
+library may encode the map in another key order or spell out a default, and its retry
+is the same request (`request_digest` hashes the Params struct re-encoded in its fixed
+field order). A fingerprint journaled before that (a hash of the frame's params bytes)
+still matches a retry of those very bytes (`bytes_digest`).
 The identity is the fingerprint of the request's credential (`schemas.wire`): a request
 that names the agent without holding its credential has a key space of its own, so it
 can neither pre-empt the agent's key (be answered first, and have the agent's write
@@ -33,6 +38,7 @@ What it must never do: change state except through the events it stages.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import OrderedDict
 from collections.abc import Collection
@@ -43,6 +49,7 @@ import msgspec
 
 from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.events import FileRead, Record, RequestAnswered
+from editjournal.schemas.tools import TOOL_PARAMS
 from editjournal.schemas.wire import Request, Response
 
 MAX_ANSWERS = 10_000  # keys remembered; a retry comes within seconds, not 10,000 edits later
@@ -54,6 +61,9 @@ Remembered = tuple[str, RequestAnswered, Response]  # agent, answer, the reply i
 AnswerKey = tuple[str, str, str]  # agent, identity ("" for none), idempotency key
 _REPLY_ENCODER = msgspec.msgpack.Encoder()
 _REPLY_DECODER = msgspec.msgpack.Decoder(Response)
+# A Struct's fields go in their declared order; "deterministic" sorts the keys of any map
+# inside too (a dict[str, Any] field), so equal params always encode to equal bytes.
+_PARAMS_ENCODER = msgspec.msgpack.Encoder(order="deterministic")
 
 
 @dataclass
@@ -77,15 +87,16 @@ class Answers:
         while len(self.by_key) > MAX_ANSWERS:
             self.by_key.popitem(last=False)
 
-    def replay(self, request: Request) -> Response | None:
+    def replay(self, request: Request, params: Any = None) -> Response | None:
         """The first reply to this keyed request, re-addressed to this retry; None when
-        the key is new. A key used before for other params is `idempotency_key_reused`."""
+        the key is new. A key used before for other params is `idempotency_key_reused`.
+        `params`: the request's, decoded (decoded here when not given)."""
         if request.idempotency_key is None:
             return None
         found = self.by_key.get((request.agent, request.identity or "", request.idempotency_key))
         if found is None:
             return None
-        if found.request_sha256 != request_digest(request):
+        if not _same_request(found.request_sha256, request, params):
             raise ToolError(
                 ErrorCode.IDEMPOTENCY_KEY_REUSED,
                 f"idempotency_key {request.idempotency_key!r} was used for another request"
@@ -110,17 +121,55 @@ class Answers:
         return found
 
 
-def request_digest(request: Request) -> str:
-    """What makes two requests the same request: method and params, byte for byte."""
-    digest = hashlib.sha256(request.method.encode())
+def request_digest(request: Request, params: Any = None) -> str:
+    """What makes two requests the same request: the method and the decoded params,
+    re-encoded with a fixed order, so key order and defaults spelt out or left out do
+    not count. `params` is the request's decoded Params (handlers never change them:
+    they return events); when not given they are decoded here."""
+    if params is None:
+        params = _decoded(request)
+        if params is None:  # no method of that name: nothing to decode the bytes into
+            return bytes_digest(request)
+    return _digest(request.method, _PARAMS_ENCODER.encode(params))
+
+
+def bytes_digest(request: Request) -> str:
+    """The fingerprint daemons journaled before `request_digest`: the params' bytes as
+    sent. Only a retry of the same bytes matches a key remembered that way."""
+    return _digest(request.method, bytes(request.params))
+
+
+def _same_request(fingerprint: str, request: Request, params: Any) -> bool:
+    """Whether a remembered fingerprint is this request's: by its decoded params, or,
+    for one journaled by an older daemon, by its bytes."""
+    return fingerprint == request_digest(request, params) or fingerprint == bytes_digest(request)
+
+
+def _digest(method: str, params: bytes) -> str:
+    digest = hashlib.sha256(method.encode())
     digest.update(b"\x00")
-    digest.update(bytes(request.params))
+    digest.update(params)
     return digest.hexdigest()
 
 
-def answered(request: Request, response: Response, records: list[Record]) -> RequestAnswered | None:
+def _decoded(request: Request) -> Any:
+    """The request's params as its method's Params struct; None for an unknown method."""
+    decoder = _params_decoder(request.method)
+    return decoder.decode(request.params) if decoder is not None else None
+
+
+@functools.cache
+def _params_decoder(method: str) -> msgspec.msgpack.Decoder[Any] | None:
+    params = TOOL_PARAMS.get(method)
+    return msgspec.msgpack.Decoder(params) if params is not None else None
+
+
+def answered(
+    request: Request, response: Response, records: list[Record], params: Any = None
+) -> RequestAnswered | None:
     """The event that remembers this reply, when the request is keyed and changed
-    something (recorded an event other than a read); else None."""
+    something (recorded an event other than a read); else None. `params`: the
+    request's, decoded (decoded again here when not given)."""
     changed = any(not isinstance(r.event, FileRead) for r in records)
     if request.idempotency_key is None or not changed or not response.ok:
         return None
@@ -131,7 +180,7 @@ def answered(request: Request, response: Response, records: list[Record]) -> Req
     return RequestAnswered(
         key=request.idempotency_key,
         method=request.method,
-        request_sha256=request_digest(request),
+        request_sha256=request_digest(request, params),
         reply=reply,
         identity=request.identity,
     )

@@ -476,7 +476,7 @@ class Server:
             self.faults.on_request(request.method, request.agent)
             self.turns.label(request.method)
             handler, params = self._route(request)
-            replay = self.state.answers.replay(request)  # a retry of a keyed request
+            replay = self.state.answers.replay(request, params)  # a keyed request's retry
         except ToolError as e:
             return error_response(loose_id(payload), e.to_wire()), [], None
         if replay is not None:
@@ -500,7 +500,7 @@ class Server:
         response = Response(
             id=request.id, ok=True, result=result, warnings=outcome.warnings, seq=seq
         )
-        remembered = answered(request, response, records)
+        remembered = answered(request, response, records, params)
         if remembered is not None:  # staged with the request's events: one transaction
             seq = self.group.stage(request.agent, remembered)
             self._answer = Answer(request.agent, remembered, seq)
