@@ -325,14 +325,18 @@ def starved(workspace: Path) -> Iterator[tuple[RunningDaemon, Path]]:
         busy.wait(10)
 
 
+STARVED_RACE_S = 180.0
+
+
 @pytest.mark.stress
-def test_a_minute_of_a_starved_writer_at_ten_times_the_rate_loses_no_line(
+def test_minutes_of_a_starved_writer_at_ten_times_the_rate_lose_no_line(
     starved: tuple[RunningDaemon, Path],
 ) -> None:
     """The issue's race made harder: an appender every 0.5 ms (ten times the rate above),
     every 50th of its lines written 0.6-1.2 s after its `open`
     (tests/e2e/starved_writer_worker.py), the writer and the daemon sharing one core
-    with a busy loop, agents writing with every tool for a minute: 0 lines lost."""
+    with a busy loop, agents writing with every tool for three minutes (the issue asks for
+    minutes): 0 lines lost."""
     daemon, target = starved
     agent = Agent(daemon.client("agent-a"))
     agent.reread()
@@ -342,7 +346,7 @@ def test_a_minute_of_a_starved_writer_at_ten_times_the_rate_loses_no_line(
         cwd=str(Path(__file__).resolve().parents[2]),
     )
     try:
-        deadline = time.monotonic() + 60.0
+        deadline = time.monotonic() + STARVED_RACE_S
         for n in itertools.count():
             if time.monotonic() > deadline:
                 break
