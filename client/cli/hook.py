@@ -13,7 +13,7 @@ import click
 
 from editjournal.client.cli.common import global_options, settings
 from editjournal.client.cli.help import verbatim
-from editjournal.client.harness.hook import HARNESSES
+from editjournal.client.harness.adapters import HARNESSES
 from editjournal.client.harness.hook import main as run_hook
 
 

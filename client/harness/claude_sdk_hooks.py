@@ -29,7 +29,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from editjournal.client.harness.hook import HookProblem, decide
+from editjournal.client.harness.hook import decide
+from editjournal.client.harness.hookcall import HookProblem
 
 if TYPE_CHECKING:  # the `claude` extra: typed against it, never imported without it
     from claude_agent_sdk import HookCallback, HookContext, HookInput, HookMatcher

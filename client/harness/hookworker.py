@@ -20,13 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from editjournal.client.harness.hook import (
-    ADAPTERS,
-    PAYLOAD_ERRORS,
-    HookProblem,
-    _unreadable,
-    decide,
-)
+from editjournal.client.harness.adapters import ADAPTERS
+from editjournal.client.harness.hook import _unreadable, decide
+from editjournal.client.harness.hookcall import PAYLOAD_ERRORS, HookProblem
 
 
 def answer(harness: str, body: str, workspace: Path) -> dict[str, Any]:

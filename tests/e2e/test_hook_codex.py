@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from editjournal.client.harness.hook import parse_patch as parse
+from editjournal.client.harness.codexpatch import parse_patch as parse
 from editjournal.client.harness.hook_settings import CODEX
 from tests.conftest import RunningDaemon
 from tests.e2e.cli_support import SCRIPT, TIMEOUT, cli, cli_env

@@ -52,7 +52,7 @@ def test_a_subagents_read_and_edit_are_its_own_agent_under_the_session(served: R
 
 
 def test_a_payload_without_agent_id_is_the_session_itself():
-    from editjournal.client.harness.hook import ClaudeCode
+    from editjournal.client.harness.adapters import ClaudeCode
 
     payload = claude_payload(Path("/w"), "s1", "PostToolUse", "Read", response={})
     call = ClaudeCode.call(payload)

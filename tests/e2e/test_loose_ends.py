@@ -25,6 +25,7 @@ from editjournal.client.library.subscription import Subscription
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.wire import PROTOCOL_VERSION, PublishedEvent, Response
 from tests.conftest import STATE_DIR_NAME, RunningDaemon, start, wait_until
+from tests.e2e.hook_support import run_hook
 
 # the issue's figures, under `make stress`; `make test` runs the same at a tenth of the
 # size: 100 files held against a soft limit of 64 fds fail the same way
@@ -218,3 +219,28 @@ def _next_notice(feed: Subscription, kind: str) -> PublishedEvent:
     event = wait_until(found, 15, f"a {kind} notice")
     assert event is not None
     return event
+
+
+def test_the_hook_sends_nothing_to_a_daemon_of_another_protocol(daemon: RunningDaemon) -> None:
+    """The hook speaks the wire itself (client/harness/hook.py): it checks the protocol as
+    the Client does, and allows the call saying why (a hook never wedges its harness)."""
+    (daemon.root / "a.txt").write_text("one\n")
+    path = daemon.root / STATE_DIR_NAME / ENDPOINT_FILE
+    endpoint = msgspec.json.decode(path.read_bytes(), type=Endpoint)
+    newer = msgspec.structs.replace(endpoint, protocol=PROTOCOL_VERSION + 1)
+    path.write_bytes(msgspec.json.encode(newer))
+    payload = {
+        "session_id": "s1",
+        "cwd": str(daemon.root),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(daemon.root / "a.txt")},
+        "tool_response": {},
+    }
+    try:
+        done = run_hook("claude-code", payload, cwd=daemon.root)
+    finally:
+        path.write_bytes(msgspec.json.encode(endpoint))
+    assert done.returncode == 0 and done.stdout == ""
+    assert f"speaks protocol {PROTOCOL_VERSION + 1}" in done.stderr
+    assert not list(daemon.journal().records(kind="file_read"))  # nothing was sent
