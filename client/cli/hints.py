@@ -392,7 +392,9 @@ HINTS: dict[str, Hint] = {
     "file_too_large": _file_too_large,
     "file_too_many_lines": _file_too_many_lines,
     "daemon_unavailable": lambda e, c: (
-        f"start one: {_cmd(c, 'start')} (or {_cmd(c, 'serve')} in a terminal of its own)"
+        f"stop it, then start one of this version: {_cmd(c, 'stop')}, {_cmd(c, 'start')}"
+        if "daemon_protocol" in e.details  # one serves, speaking another protocol
+        else f"start one: {_cmd(c, 'start')} (or {_cmd(c, 'serve')} in a terminal of its own)"
     ),
     "daemon_already_running": lambda e, c: f"use it, or stop it first: {_cmd(c, 'stop')}",
     "timeout": _timeout,

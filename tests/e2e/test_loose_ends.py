@@ -25,6 +25,7 @@ from editjournal.client.library.subscription import Subscription
 from editjournal.schemas.endpoint import ENDPOINT_FILE, Endpoint
 from editjournal.schemas.wire import PROTOCOL_VERSION, PublishedEvent, Response
 from tests.conftest import STATE_DIR_NAME, RunningDaemon, start, wait_until
+from tests.e2e.cli_support import cli
 from tests.e2e.hook_support import run_hook
 
 # the figures, under `make stress`; `make test` runs the same at a tenth of the
@@ -133,12 +134,17 @@ def test_a_client_sends_nothing_to_a_daemon_of_another_protocol(daemon: RunningD
     endpoint = msgspec.json.decode(path.read_bytes(), type=Endpoint)
     newer = msgspec.structs.replace(endpoint, protocol=PROTOCOL_VERSION + 1)
     path.write_bytes(msgspec.json.encode(newer))  # as a newer daemon would have written it
-    with pytest.raises(DaemonUnavailable) as refused:
-        Client(daemon.root, "agent-a", autostart=False)
+    try:
+        with pytest.raises(DaemonUnavailable) as refused:
+            Client(daemon.root, "agent-a", autostart=False)
+        told = cli(daemon.root, "status")  # a daemon serves: the advice is not to start one
+    finally:
+        path.write_bytes(msgspec.json.encode(endpoint))
     assert refused.value.code == "daemon_unavailable"
     assert f"speaks protocol {PROTOCOL_VERSION + 1}" in refused.value.message
     assert refused.value.details["client_protocol"] == PROTOCOL_VERSION
-    path.write_bytes(msgspec.json.encode(endpoint))
+    assert told.returncode != 0 and "editjournal" in told.stderr
+    assert "stop it, then start one of this version" in told.stderr, told.stderr
 
 
 def test_a_parked_request_is_answered_when_the_daemon_stops(workspace: Path) -> None:
