@@ -126,8 +126,12 @@ def otel_row(otel: dict[str, Any]) -> list[tuple[str, str]]:
         f" {otel.get('exported', 0)} exported, {otel.get('queued', 0)} queued,"
         f" {otel.get('dropped', 0)} dropped"
     )
-    if otel.get("collector_failing"):
-        return [("otel", click.style(words + " (the collector is failing)", fg="yellow"))]
+    failing = [
+        *(["the collector is failing"] if otel.get("collector_failing") else []),
+        *(["the receiver refuses the counters"] if otel.get("metrics_failing") else []),
+    ]
+    if failing:
+        return [("otel", click.style(f"{words} ({'; '.join(failing)})", fg="yellow"))]
     return [("otel", words)]
 
 

@@ -6,8 +6,10 @@ Spans are handed to the OTLP exporter here, in batches this module is given, not
 through the SDK's BatchSpanProcessor: the tap's queue is the one bounded buffer, and
 each batch's fate (sent, or dropped because the collector refused or never answered)
 is known and counted. The counters go through the SDK's own periodic reader, on its
-own thread. Neither provider registers an atexit hook: a dead collector must never
-hold up the daemon's exit.
+own thread; each of its exports' fate is counted too (`on_metrics`): a receiver that
+takes traces only (Arize Phoenix answers `/v1/metrics` 405) used to fail silently.
+Neither provider registers an atexit hook: a dead collector must never hold up the
+daemon's exit.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import (
+    MetricExportResult,
+    MetricsData,
+    PeriodicExportingMetricReader,
+)
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
@@ -44,10 +51,32 @@ class _Collect(SpanProcessor):
         self.ended.append(span)
 
 
+class _CountedMetricExporter(OTLPMetricExporter):
+    """The OTLP metric exporter, telling `on_metrics` whether each export was taken."""
+
+    def __init__(self, on_metrics: Callable[[bool], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._on_metrics = on_metrics
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float | None = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        result = super().export(metrics_data, timeout_millis=timeout_millis, **kwargs)
+        self._on_metrics(result is MetricExportResult.SUCCESS)
+        return result
+
+
 class OtlpSink:
     """One exporter configuration: rebuilt when the `[otel]` section changes."""
 
-    def __init__(self, settings: OtelSettings, workspace_id: str) -> None:
+    def __init__(
+        self,
+        settings: OtelSettings,
+        workspace_id: str,
+        on_metrics: Callable[[bool], None] = lambda ok: None,
+    ) -> None:
+        """`on_metrics`: told, on the SDK's reader thread, whether each export of the
+        counters was taken by the receiver."""
         # the exporters log every retry and every failed batch: while a collector is down
         # that would fill the daemon's log, so the tap says once that it fails (and once
         # that it answers again); the rest of the SDK still logs its errors
@@ -63,8 +92,8 @@ class OtlpSink:
         )
         self.endpoint: str = getattr(self.exporter, "_endpoint", "")
         self._reader = PeriodicExportingMetricReader(
-            OTLPMetricExporter(
-                endpoint=_signal_url(settings, "metrics"), timeout=settings.timeout_s
+            _CountedMetricExporter(
+                on_metrics, endpoint=_signal_url(settings, "metrics"), timeout=settings.timeout_s
             ),
             export_interval_millis=_interval_ms(settings),
         )

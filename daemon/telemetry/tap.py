@@ -71,6 +71,9 @@ class Tap:
         self._sink: OtlpSink | None = None
         self._counts = {"exported": 0, "dropped_queue_full": 0, "dropped_export_failed": 0}
         self._failing = False
+        # the counters' exports (the SDK's reader thread): taken, refused, failing now
+        self._metrics = {"metrics_exported": 0, "metrics_failed": 0}
+        self._metrics_failing = False
         self._sdk_missing: str | None = None  # once the import failed, it is not retried
         self._endpoint = _traces_url(self._settings)  # the exporter's own, once it is built
         self._stop = threading.Event()
@@ -120,6 +123,8 @@ class Tap:
             "dropped": dropped,
             **counts,
             "collector_failing": self._failing,
+            **self._metrics,
+            "metrics_failing": self._metrics_failing,
             "problem": self._problem,
         }
 
@@ -196,6 +201,20 @@ class Tap:
             else:
                 log.warning("OpenTelemetry collector %s failed; events dropped", self._endpoint)
 
+    def _metrics_sent(self, ok: bool) -> None:
+        """One export of the counters (the SDK's reader thread), said once per change."""
+        self._metrics["metrics_exported" if ok else "metrics_failed"] += 1
+        if ok == self._metrics_failing:
+            self._metrics_failing = not ok
+            if ok:
+                log.info("OpenTelemetry receiver %s takes the counters again", self._endpoint)
+            else:
+                log.warning(
+                    "OpenTelemetry receiver %s refused the counters (its /v1/metrics);"
+                    " spans are not affected",
+                    self._endpoint,
+                )
+
     def _open_sink(self) -> OtlpSink | None:
         """The SDK, imported the first time export is on; without the `otel` extra,
         export stays off and `status` says why."""
@@ -206,7 +225,7 @@ class Tap:
             self._on, self._problem = False, self._sdk_missing
             log.warning("[otel] is enabled but %s", self._problem)
             return None
-        self._sink = OtlpSink(self._settings, self._workspace_id)
+        self._sink = OtlpSink(self._settings, self._workspace_id, self._metrics_sent)
         self._endpoint = self._sink.endpoint
         if self._recovery_s is not None:  # once per daemon: the first sink sends it
             self._sink.recovered(self._recovery_s)

@@ -32,16 +32,20 @@ class Receiver:
         self.resources: list[dict[str, Any]] = []
         self.metrics: dict[str, float] = {}  # counter name -> the latest cumulative sum
         self.histograms: dict[str, tuple[int, float]] = {}  # name -> (count, sum)
+        self.metrics_status = 200  # 405: a receiver of traces only (Arize Phoenix)
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                status = 200
                 if self.path == "/v1/traces":
                     receiver.traces(body)
                 elif self.path == "/v1/metrics":
-                    receiver.counters(body)
-                self.send_response(200)
+                    status = receiver.metrics_status
+                    if status == 200:
+                        receiver.counters(body)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()

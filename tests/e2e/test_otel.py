@@ -170,6 +170,26 @@ def test_a_dead_or_silent_collector_never_delays_a_reply_and_its_losses_show_in_
     assert time.monotonic() - began < 4.0  # the batch still waiting is left behind
 
 
+def test_a_receiver_that_refuses_the_counters_is_counted_and_named_in_status(
+    workspace: Path, receiver: Receiver, started: Callable[[], RunningDaemon]
+):
+    """A receiver of traces only answers `/v1/metrics` 405 (Arize Phoenix): the counters'
+    exports were refused in silence while `status` said all was well. Now each is counted,
+    `metrics_failing` says it is so now, and the spans go on being taken."""
+    receiver.metrics_status = 405
+    configure(workspace, endpoint=receiver.url, metrics_interval_seconds=0.2)
+    (workspace / "steps.py").write_text(FILE)
+    a = started().client("agent-a")
+    a.read_file("steps.py")
+    a.edit_file("steps.py", "    return state + 1\n", "    return state * 1\n")
+    refused = wait_until(lambda: (o := _otel(a))["metrics_failing"] and o, what="a refusal")
+    assert refused["metrics_failed"] >= 1 and receiver.metrics == {}
+    wait_until(lambda: _otel(a)["exported"] > 0, what="the spans taken meanwhile")
+    receiver.metrics_status = 200
+    taken = wait_until(lambda: not (o := _otel(a))["metrics_failing"] and o, what="taken again")
+    assert taken["metrics_exported"] >= 1 and receiver.metrics["editjournal.edits"] == 1
+
+
 def test_export_turns_on_in_a_running_daemon_and_a_bad_section_is_named(
     workspace: Path, receiver: Receiver, started: Callable[[], RunningDaemon]
 ):
