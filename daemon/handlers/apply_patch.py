@@ -32,7 +32,7 @@ from typing import Any, Literal
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
-from editjournal.daemon.handlers.indexjob import indexed_in_slices
+from editjournal.daemon.handlers.aheadjob import planned_in_slices
 from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
@@ -78,7 +78,7 @@ Action = Literal["added", "updated", "moved", "deleted"]
 
 
 @handles("apply_patch")
-@indexed_in_slices
+@planned_in_slices
 def apply_patch(ctx: Context, params: ApplyPatchParams) -> Outcome:
     _refuse_read_only(ctx, params)  # before parsing: a refused 7 MB patch costs O(files)
     steps = _steps(ctx, _patch_of(params), params.workdir, params.skip_safety_check)
@@ -390,6 +390,12 @@ class _Update(_Planner):
     content goes to the new path and this one is removed."""
 
     move: _Move | None = None
+
+    @property
+    def plans_ahead(self) -> bool:
+        """A big file's update is planned in a job (daemon.writing.ahead); a move's is
+        not: its plan hands the new path its content as it is made."""
+        return self.move is None
 
     def plan(self, target: Target) -> Planned:
         assert isinstance(self.operation, UpdateFile)

@@ -23,7 +23,7 @@ from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
-from editjournal.daemon.handlers.indexjob import indexed_in_slices
+from editjournal.daemon.handlers.aheadjob import planned_in_slices
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.text.edit import EditPlan, plan_edit, relied_lines
 from editjournal.daemon.text.ranges import covered
@@ -44,7 +44,7 @@ WRITER = "edit"
 
 
 @handles("edit")
-@indexed_in_slices
+@planned_in_slices
 def edit(ctx: Context, params: EditParams) -> Outcome:
     path, warnings = chosen_path(params.path, params.file_path)
     return write(open_target(ctx, path), _Edit(params), warnings)
@@ -65,6 +65,7 @@ class _Edit:
     params: EditParams
     name: str = WRITER
     stale: Stale = ANCHOR_STALE
+    plans_ahead = True  # a big file's write is planned in a job (daemon.writing.ahead)
 
     @property
     def skip_safety_check(self) -> bool:

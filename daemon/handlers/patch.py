@@ -23,7 +23,7 @@ import msgspec
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
-from editjournal.daemon.handlers.indexjob import indexed_in_slices
+from editjournal.daemon.handlers.aheadjob import planned_in_slices
 from editjournal.daemon.handlers.read import chosen_path
 from editjournal.daemon.settings.limits import check_hunks, hunk_headers
 from editjournal.daemon.text.edit import EditPlan
@@ -60,7 +60,7 @@ BASE_SCAN = 5000  # journal events of the file searched for the base version, ne
 
 
 @handles("safe_patch")
-@indexed_in_slices
+@planned_in_slices
 def safe_patch(ctx: Context, params: SafePatchParams) -> Outcome:
     check_hunks(hunk_headers(params.unified_diff), "unified_diff")  # before parsing it
     path, warnings = chosen_path(params.path, params.file_path)
@@ -77,6 +77,7 @@ class _Patch:
     params: SafePatchParams
     name: str = WRITER
     stale: Stale = STALE
+    plans_ahead = True  # a big file's write is planned in a job (daemon.writing.ahead)
 
     @property
     def skip_safety_check(self) -> bool:
@@ -91,6 +92,11 @@ class _Patch:
         """The whole request, so the journal can show (and replay) what was asked."""
         request = {"unified_diff": self.params.unified_diff, "rebase": self.params.rebase}
         return [{"op": "safe_patch", "base_content_sha256": self.base_sha, **request}]
+
+    def prepare(self) -> None:
+        """The diff parsed (and kept: `plan` finds it), a step of its own when the
+        writing path plans a big file's write in a job (1,000 hunks: ~35 ms)."""
+        parse_patch(self.params.unified_diff)
 
     def plan(self, target: Target) -> Planned:
         """Strict when the hash matches; planned in the base version (which the writing

@@ -40,6 +40,7 @@ from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalize
 from editjournal.daemon.text.rebase import BrokenSpan, LineMap, ambiguous_seams, map_plan
 from editjournal.daemon.text.replace import common_ends
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
+from editjournal.daemon.writing.ahead import planned_ahead
 from editjournal.daemon.writing.history import Base
 from editjournal.daemon.writing.seen import after_own_write, after_showing
 from editjournal.daemon.writing.stale import (
@@ -203,7 +204,11 @@ class Written:
 
 
 def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
-    """Plan, check and write: an applied or a rejected outcome, both journaled."""
+    """Plan, check and write: an applied or a rejected outcome, both journaled.
+
+    A big file's write is planned ahead (daemon.writing.ahead): the request is parked
+    while a job runs `Readying`'s phases a slice at a time, and this run takes the plan
+    made there, unless the file or the journal's view of it moved on since."""
     denied = write_access_denied(target.ctx.workspace.state_dir, target.ctx.agent)
     if denied is not None:  # before planning: a read-only agent learns nothing from a write
         return rejected(target, writer, denied, warnings)
@@ -212,26 +217,126 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
         return Outcome(error=writer.explain(target, unwritable), warnings=warnings)
     if too_big(target.doc.line_count):
         target.parsed.index  # noqa: B018 - a big file's index, built in a job before planning
+        kept = planned_ahead(target, writer, lambda: Readying(target, writer))
+        if kept is not None:
+            return applied(replace(kept, target=target), writer, warnings)
+    readying = Readying(target, writer)
     try:
+        readying.refusable()
+    except ToolError as e:
+        return rejected(target, writer, writer.explain(target, e), warnings)
+    readying.rest()
+    assert readying.written is not None
+    return applied(readying.written, writer, warnings)
+
+
+class Readying:
+    """`write`'s work from the plan to the `Written`, as phases of bounded work.
+
+    Run at once by `write`; or a phase at a time by a job (daemon.handlers.aheadjob),
+    which retries a phase that stopped for an index structure (`Deferred`) once the
+    structure is built: each phase sets its attributes only when it is through, so
+    running it again is safe. A `ToolError` of the first phases is a refusal."""
+
+    def __init__(self, target: Target, writer: Writer) -> None:
+        self.target, self.writer = target, writer
+        self.planned: Planned | None = None
+        self.new_doc: Document | None = None
+        self.corrections: tuple[tuple[str, str], ...] = ()
+        self.findings: list[SafetyWarning] = []
+        self.content: tuple[bytes, str, Parsed] | None = None
+        self.written: Written | None = None
+
+    @property
+    def phases(self) -> tuple[Callable[[], None], ...]:
+        return (self._prepare, self._plan, self._apply, self._check, self._content, self._diff)
+
+    def refusable(self) -> None:
+        """The phases that may refuse the write (a `ToolError`)."""
+        for phase in self.phases[:4]:
+            phase()
+
+    def rest(self) -> None:
+        for phase in self.phases[4:]:
+            phase()
+
+    def _prepare(self) -> None:
+        """A writer's own first step, when it has one (`safe_patch` parses its diff, which
+        it keeps): a phase of its own."""
+        prepare = getattr(self.writer, "prepare", None)
+        if prepare is not None:
+            prepare()
+
+    def _plan(self) -> None:
+        target, writer = self.target, self.writer
         planned = carried(target, writer.stale, writer.plan(target))
         _refuse_nul(planned.plan, writer.stale.part)
-    except ToolError as e:
-        return rejected(target, writer, writer.explain(target, e), warnings)
-    new_doc, corrections = _applied_doc(target.doc, planned)
-    try:
-        if planned.check is not None:
-            planned.check(new_doc)
-    except ToolError as e:
-        return rejected(target, writer, writer.explain(target, e), warnings)
-    findings: list[SafetyWarning] = []
-    if not planned.delete:
-        findings = check_edit(target.doc.lines, planned.plan.splices, brackets_matter(target.path))
-    if findings and not writer.skip_safety_check:
-        return rejected(target, writer, writer.explain(target, unsafe(findings)), warnings)
-    written = _written(target, writer, planned, new_doc, corrections, findings)
+        self.planned = planned
+
+    def _apply(self) -> None:
+        assert self.planned is not None
+        new_doc, corrections = _applied_doc(self.target.doc, self.planned)
+        if self.planned.check is not None:
+            self.planned.check(new_doc)
+        self.new_doc, self.corrections = new_doc, corrections
+
+    def _check(self) -> None:
+        """The safety check (refusing unless the writer skips it)."""
+        assert self.planned is not None
+        findings: list[SafetyWarning] = []
+        if not self.planned.delete:
+            splices, path = self.planned.plan.splices, self.target.path
+            findings = check_edit(self.target.doc.lines, splices, brackets_matter(path))
+        if findings and not self.writer.skip_safety_check:
+            raise unsafe(findings)
+        self.findings = findings
+
+    def _content(self) -> None:
+        """The new content's bytes, hash and parsed form, its anchors derived from the
+        old ones in O(change)."""
+        assert self.planned is not None and self.new_doc is not None
+        target, planned, new_doc = self.target, self.planned, self.new_doc
+        data = render(new_doc).encode("utf-8", "surrogatepass")
+        sha = hashlib.sha256(data).hexdigest()
+        changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
+        # anchors in O(change); `apply_plan` made the lines from exactly these splices (a
+        # tool's own document is compared with the lines it came from instead)
+        verified = planned.document is None
+        cache = target.ctx.cache
+        parsed = cache.put(sha, new_doc, target.parsed, changes, target.path, len(data), verified)
+        parsed.anchors  # noqa: B018 - derived here: a big file's in a job's steps
+        self.content = (data, sha, parsed)
+
+    def _diff(self) -> None:
+        assert self.planned is not None and self.new_doc is not None and self.content is not None
+        target, writer, planned, new_doc = self.target, self.writer, self.planned, self.new_doc
+        data, sha, parsed = self.content
+        changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
+        known = _untouched(target, planned, changes)
+        region = changed_region(target.doc.lines, new_doc.lines, known)
+        exact = changes if planned.document is None else None
+        diff, added = anchored_diff(target.doc.lines, new_doc.lines, parsed.anchors, region, exact)
+        valid_through = _anchors_valid_through(target, parsed, region.start)
+        findings = self.findings
+        safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
+        self.written = Written(
+            target, planned, new_doc, data, sha, parsed.anchors, diff, added, valid_through,
+            safety, _continuity(target, writer.name), self.corrections, findings,
+        )  # fmt: skip
+
+    def progress(self) -> tuple[dict[str, bytes], list[Write]]:
+        """The contents to keep and the write to prepare before the final run (a job's
+        last planning slice hands them over: the final commit then only names them)."""
+        assert self.written is not None
+        return _blobs(self.target, *_left(self.written)), [_write(self.target, self.written)]
+
+
+def applied(written: Written, writer: Writer, warnings: list[str]) -> Outcome:
+    """The applied outcome of a write planned to the end: its events, contents, write."""
+    target, planned = written.target, written.planned
     warnings = [*warnings, *planned.plan.warnings]
-    if findings:
-        warnings.append("safety check overridden as asked: " + _joined(findings))
+    if written.findings:
+        warnings.append("safety check overridden as asked: " + _joined(written.findings))
     return Outcome(
         writer.result(written),
         events=[*target.noticed, _applied_event(written, writer)],
@@ -386,35 +491,6 @@ def _applied_doc(doc: Document, planned: Planned) -> tuple[Document, tuple[tuple
     if new_doc.final_newline and not doc.final_newline:
         corrections = (*corrections, _NEWLINE_ADDED)
     return new_doc, corrections
-
-
-def _written(
-    target: Target,
-    writer: Writer,
-    planned: Planned,
-    new_doc: Document,
-    corrections: tuple[tuple[str, str], ...],
-    findings: list[SafetyWarning],
-) -> Written:
-    data = render(new_doc).encode("utf-8", "surrogatepass")
-    sha = hashlib.sha256(data).hexdigest()
-    changes = [(s.start, s.end, len(s.new_lines)) for s in planned.plan.splices]
-    # anchors in O(change); `apply_plan` made the lines from exactly these splices (a tool's
-    # own document is compared with the lines it came from instead)
-    verified = planned.document is None
-    cache = target.ctx.cache
-    parsed = cache.put(sha, new_doc, target.parsed, changes, target.path, len(data), verified)
-    anchors = parsed.anchors
-    region = changed_region(target.doc.lines, new_doc.lines, _untouched(target, planned, changes))
-    exact = changes if planned.document is None else None
-    diff, added = anchored_diff(target.doc.lines, new_doc.lines, anchors, region, exact)
-    valid_through = _anchors_valid_through(target, parsed, region.start)
-    safety = "overridden" if findings else ("skipped" if writer.skip_safety_check else "clean")
-    continuity = _continuity(target, writer.name)
-    return Written(
-        target, planned, new_doc, data, sha, anchors, diff, added, valid_through, safety,
-        continuity, corrections, findings,
-    )  # fmt: skip
 
 
 def _untouched(target: Target, planned: Planned, changes: list[Change]) -> tuple[int, int]:

@@ -1,0 +1,143 @@
+"""A big file's write planned in a job, a phase a slice at a time (issue 40).
+
+A handler wrapped by `planned_in_slices` lets the writing path ask for a big
+file's write to be planned ahead (daemon/writing/ahead.py): the path raises
+`PlanAhead` before planning, and the request gets an `AheadJob`. The job first
+tries to finish within `treejob.INLINE_S` (a file just over `SLICED_FROM` lines
+answers at once); otherwise the server parks the request and gives the job a
+slice per turn (daemon/runtime/jobs.py). Each step runs the path's next phase
+(`path.Readying`: plan, apply, check, content, diff) under `deferring`: a phase
+that needs an index structure not built yet (the positions of the hunks' lines,
+the new version's derived anchors) is stopped before it changed anything, the
+structure is built a chunk at a time (`IndexBuild`) and the phase runs again.
+
+Once the plan is made, the next slice hands back the new content (kept by the
+journal now: the final commit only names it, its line delta computed here) and the
+write (its temp file is written now, daemon/landing/earlywrites.py), and the job
+says it is done only at the slice after: the final run, which takes the plan and
+commits, gets a turn of its own.
+
+What it must never do: change anything but through what a slice hands back (a
+step is read-only, like a handler).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from editjournal.daemon.contract.context import Context, Progress
+from editjournal.daemon.contract.outcome import Outcome
+from editjournal.daemon.files.textcache import Parsed
+from editjournal.daemon.handlers.indexjob import SLICED_FROM, indexed_in_slices
+from editjournal.daemon.handlers.treejob import INLINE_S
+from editjournal.daemon.text.deferral import Deferred, deferring
+from editjournal.daemon.text.indexbuild import IndexBuild
+from editjournal.daemon.writing.ahead import Asking, PlanAhead, asking
+from editjournal.schemas.errors import ToolError
+from editjournal.schemas.tools import Params
+
+P = TypeVar("P", bound=Params)
+Handler = Callable[[Context, P], Outcome]
+
+
+class AheadJob:
+    """Run a `Readying`'s phases until each slice's deadline; keep the end in `asking`."""
+
+    def __init__(self, asked: PlanAhead) -> None:
+        self.asked = asked
+        self.asking: Asking = asked.asking
+        self._phases = iter(asked.readying.phases)
+        self._phase: Callable[[], None] | None = next(self._phases)
+        self._index: Iterator[bool | None] | None = None  # an index structure a phase waits for
+        self._owner: object = None
+        self._planned = False  # the plan is kept
+        self._handed: Progress | None = None  # what the next step hands over
+        self.done = False
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        """Phases (and the index work they wait for) until `deadline`, at least one."""
+        if self._planned:  # a slice of its own each: the contents and their commit, then
+            handed, self._handed = self._handed, None  # the final run's
+            self.done = handed is None
+            return handed or Progress()
+        self._work(ctx)
+        while not self._planned and time.monotonic() < deadline:
+            self._work(ctx)
+        return Progress()
+
+    def _work(self, ctx: Context) -> None:
+        """One unit of work: a chunk of an index structure, or a phase."""
+        if self._index is not None:
+            if next(self._index, None) is None:
+                self._index_built(ctx)
+            return
+        assert self._phase is not None
+        try:
+            with deferring(SLICED_FROM):
+                self._phase()
+        except Deferred as wanted:
+            self._index, self._owner = _built(wanted), wanted.owner
+            return
+        except ToolError:  # refused: the final run plans it again and words the refusal
+            self._kept(refused=True)
+            return
+        self._phase = next(self._phases, None)
+        if self._phase is None:
+            self._kept()
+
+    def _index_built(self, ctx: Context) -> None:
+        """The structure is built (`_built`'s last item): the phase runs again next."""
+        if isinstance(self._owner, Parsed):
+            ctx.cache.keep(self._owner)
+        self._index, self._owner = None, None
+
+    def _kept(self, refused: bool = False) -> None:
+        """The plan kept for the final run; what the next slice hands over."""
+        self._planned = True
+        readying = self.asked.readying
+        self.asked.keep(None if refused else readying.written)
+        if not refused:
+            blobs, writes = readying.progress()
+            paths = dict.fromkeys(blobs, readying.target.path)
+            self._handed = Progress(blobs=blobs, paths=paths, writes=writes)
+
+
+def _built(wanted: Deferred) -> Iterator[bool | None]:
+    """The structure's steps, each a True, then a None when it is built."""
+    for _ in IndexBuild(wanted).steps():
+        yield True
+    yield None
+
+
+def planned_in_slices(handler: Handler[P]) -> Handler[P]:
+    """`handler` with its index work sliced (`indexed_in_slices`) and a big file's write
+    planned in an `AheadJob` (see the module)."""
+    indexed = indexed_in_slices(handler)
+
+    def sliced(ctx: Context, params: P) -> Outcome:
+        finished = ctx.finished
+        plans = finished.asking if isinstance(finished, AheadJob) else Asking()
+        while True:
+            try:
+                with asking(plans):
+                    return indexed(ctx, params)
+            except PlanAhead as asked:
+                job = AheadJob(asked)
+                # once parked, parked again at once (its run took its turn's share)
+                if finished is not None or not _finished_inline(job, ctx):
+                    return Outcome(job=job)
+
+    sliced.__name__ = handler.__name__
+    sliced.__doc__ = handler.__doc__
+    return sliced
+
+
+def _finished_inline(job: AheadJob, ctx: Context) -> bool:
+    """Step the job for up to INLINE_S; whether it is done (the handler then runs again
+    at once, taking the plan)."""
+    deadline = time.monotonic() + INLINE_S
+    while not job.done and time.monotonic() < deadline:
+        job.step(ctx, deadline)
+    return job.done
