@@ -141,6 +141,9 @@ class WriteRound:
         self._queue: dict[str, _Queued] = {}
         self.removes = False  # a removal is in the batch: it must end here
         self.met: list[Met] = []  # writes of the last publish that met outside changes
+        # (path, seq) of each queued write landed (or failed) since `take_landed`: the
+        # events of that path up to that seq go on the PUB feed then (groupcommit.py)
+        self._landed: list[tuple[str, int]] = []
 
     def __len__(self) -> int:
         """The writes of the current batch (not those committed and still landing)."""
@@ -154,6 +157,16 @@ class WriteRound:
     def keys(self) -> list[str]:
         """The real paths the current batch writes."""
         return list(self._slots)
+
+    def writes(self, key: str) -> bool:
+        """Whether the current batch writes the real path `key`."""
+        return key in self._slots
+
+    def take_landed(self) -> list[tuple[str, int]]:
+        """(real path, the seq its landed content was journaled at) of each write landed
+        (or failed) since the last call, in landing order."""
+        found, self._landed = self._landed, []
+        return found
 
     def add(
         self, prepared: list[Prepared], seq: int, owners: list[int], agent: str | None = None
@@ -266,6 +279,12 @@ class WriteRound:
 
     def _land(self, key: str, queued: _Queued, max_lines: int, flushing: list[Landing]) -> None:
         """One write in place; its outcome goes to its batch's `Landings`."""
+        try:
+            self._land_one(key, queued, max_lines, flushing)
+        finally:
+            self._landed.append((key, queued.slot.seq))
+
+    def _land_one(self, key: str, queued: _Queued, max_lines: int, flushing: list[Landing]) -> None:
         slot, into = queued.slot, queued.into
         try:
             landed = self._exchange(key, slot, max_lines)

@@ -18,6 +18,8 @@ slice at a time after its commit (`land_slice`, each turn of the loop, at most
 `LANDING_SLICE_S` of the thread): its replies wait until every file is in place,
 while other requests are served; what its writes meet is journaled slice by slice.
 A later batch writing one of its paths lands that path first (writeround.py).
+Subscribers hear of each event at its commit, but of a write's `edit_applied` once
+its file has landed (a subscriber reading the file on it finds the new content).
 
 It owns the state, the journal's staging and the write round; the server's loop
 decides what to stage and when a batch ends.
@@ -141,6 +143,9 @@ class GroupCommit:
         self.snapshots = snapshots  # the state's snapshots, taken after commits
         self.publisher: Publisher | None = None  # once the server has bound its sockets
         self.landing: _Landing | None = None  # a big batch landing in slices (land_slice)
+        # committed writes' events by real path, in seq order, published once the file
+        # has landed (`_publish_landed`): a subscriber that reads the file on one finds it
+        self._unpublished: dict[str, list[Record]] = {}
         # set when a refused commit left a journal that cannot even be read back (a
         # damaged file): the state can no longer be folded to match it, so nothing more
         # is staged and every request that must record is refused (docs/guarantees.md)
@@ -206,6 +211,7 @@ class GroupCommit:
             self.journal.discard_staged()
         if not self.flusher.settle():  # so the last commit lets go of every flushed write
             log.error("landed writes were still being fsynced at the stop")
+        self._publish_held()
         try:
             self.record_now(None, DaemonStopped(pid=pid, reason=reason))
         except JournalError:
@@ -278,9 +284,48 @@ class GroupCommit:
                     "%d %s %s", record.seq, record.agent or "-", record.event.summary()
                 )
         if self.publisher is not None:
-            self.publisher.publish(records)
+            self.publisher.publish(self._hold_writes(records))
         self.report_flushes()
         self.snapshots.after_commit(self.journal, self.state)
+
+    def _hold_writes(self, records: list[Record]) -> list[Record]:
+        """The committed records to publish now. A write's `edit_applied` waits for its
+        file to land (`_publish_landed`): published at the commit, before the rename, it
+        sent a subscriber that read the file on it to the old content. Every other event
+        goes now."""
+        if not self.round:
+            return records
+        now = []
+        for record in records:
+            path = record.path
+            if path is not None and record.kind == "edit_applied" and self.round.writes(path):
+                self._unpublished.setdefault(path, []).append(record)
+            else:
+                now.append(record)
+        return now
+
+    def _publish_landed(self) -> None:
+        """Publish the held events of the writes that landed since the last call: a
+        path's events up to the seq its landed content was journaled at (a later batch's
+        write of the same path waits for its own landing)."""
+        for key, upto in self.round.take_landed():
+            held = self._unpublished.get(key)
+            if not held:
+                continue
+            ready = [r for r in held if r.seq <= upto or not upto]
+            if len(ready) == len(held):
+                del self._unpublished[key]
+            else:
+                self._unpublished[key] = held[len(ready) :]
+            if self.publisher is not None:
+                self.publisher.publish(ready)
+
+    def _publish_held(self) -> None:
+        """Every held event, landed or not (a stop: nothing more will land)."""
+        held = sorted((r for rs in self._unpublished.values() for r in rs), key=lambda r: r.seq)
+        self._unpublished.clear()
+        if held and self.publisher is not None:
+            self.publisher.publish(held)
 
     def report_flushes(self) -> None:
         """Landed writes whose fsync failed (retried by the flusher) or that a retry made
@@ -337,6 +382,7 @@ class GroupCommit:
         landing = _Landing(replies, answers)
         keys = self._begin(landing)
         self.round.land_keys(keys, self.limits.file_lines)
+        self._publish_landed()
         return self._landed(landing)
 
     def _begin(self, landing: _Landing) -> list[str]:
@@ -347,6 +393,7 @@ class GroupCommit:
         self.stats.writes += len(self.round)
         if self.landing is not None and self.round:
             self.round.land_keys(self.round.keys(), self.limits.file_lines)
+            self._publish_landed()
             self._journal_slice(self.landing)
         return self.round.begin(landing.results)
 
@@ -368,6 +415,7 @@ class GroupCommit:
             return
         deadline = time.monotonic() + slice_s
         done = self.round.land(deadline, self.limits.file_lines, at_least_one)
+        self._publish_landed()
         self._journal_slice(landing)
         if done:
             self.landing = None

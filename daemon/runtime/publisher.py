@@ -7,6 +7,10 @@ subscriber to `b""` gets everything. Publishing never blocks the daemon: PUB
 drops messages for subscribers that do not keep up (their high-water mark),
 and the journal stays the place to catch up from (`log --after-seq`).
 
+The group commit hands it every event at its commit but a write's `edit_applied`,
+which it hands over once the file has landed (daemon/runtime/groupcommit.py): a
+subscriber that reads the file on that event must find the new content.
+
 The same records go to the OpenTelemetry tap (daemon/telemetry/tap.py) when the
 daemon has one: an append to its bounded queue, never a wait on its exporter.
 """
