@@ -31,6 +31,7 @@ from bench import (
     hookhttp,
     hooks,
     latency,
+    outside,
     patch,
     startup,
 )
@@ -56,6 +57,7 @@ GROUPS: dict[str, Group] = {
     "hooks": hooks.rows,
     "hookhttp": hookhttp.rows,
     "fleet": fleet.rows,
+    "outside": outside.rows,
 }
 
 

@@ -24,16 +24,21 @@ The lines an agent was not shown are carried through the same changes by
 
 from __future__ import annotations
 
-import bisect
-import difflib
 import itertools
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
+from editjournal.daemon.text.alignment import (
+    DIFFLIB_UP_TO,
+    line_map_steps,
+    patience_middle,
+)
+from editjournal.daemon.text.deferral import Deferred, too_big
 from editjournal.daemon.text.diff import changed_region
 from editjournal.daemon.text.edit import EditPlan, Splice
 
+T = TypeVar("T")
 LineMap = list[int | None]  # old 0-based index -> new 0-based index, or None if gone
 LineChange = tuple[int, int, int]  # lines [start, end) (0-based) became `inserted` new lines
 
@@ -50,103 +55,49 @@ class Step:
 
 
 def line_map(old: Sequence[str], new: Sequence[str]) -> LineMap:
-    """Where each old line is in `new`; unchanged prefix and suffix cost nothing to align."""
+    """Where each old line is in `new`; unchanged prefix and suffix cost nothing to align.
+
+    A big changed middle is a job's work where the request may be parked (see
+    `daemon.text.deferral`): this stops the request before anything changed, a job
+    computes the map a step at a time (`alignment.line_map_steps`) and keeps it, and
+    the request, run again, finds it here."""
+    for kept_old, kept_new, kept in _LAST_MAPS:
+        if (kept_old is old or kept_old == old) and (kept_new is new or kept_new == new):
+            return list(kept)
+    if isinstance(old, tuple) and isinstance(new, tuple) and _worth_a_job(old, new):
+        raise Deferred(work=_kept_map(old, new))
+    return _finished(line_map_steps(old, new))
+
+
+_LAST_MAPS: list[tuple[Sequence[str], Sequence[str], LineMap]] = []
+_MAPS_KEPT = 2  # a request carries an agent's snapshot through a change or two
+
+
+def _worth_a_job(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """Whether the map's changed middle is big enough to be a job here: a patience
+    alignment costs a few passes over its lines; difflib's, on repeated lines, more
+    like its lines squared over `DIFFLIB_UP_TO` (seconds for 10,000 lines)."""
     region = changed_region(old, new)
-    mapping: LineMap = [None] * len(old)
-    for i in range(region.start):
-        mapping[i] = i
-    shift = len(new) - len(old)
-    for i in range(region.old_end, len(old)):
-        mapping[i] = i + shift
-    middle_old = old[region.start : region.old_end]
-    middle_new = new[region.start : region.new_end]
-    if len(middle_old) + len(middle_new) > PATIENCE_FROM:
-        for i, j in _patience(middle_old, middle_new, 0, len(middle_old), 0, len(middle_new)):
-            mapping[region.start + i] = region.start + j
-        return mapping
-    matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            mapping[region.start + block.a + k] = region.start + block.b + k
-    return mapping
+    size = region.old_end - region.start + region.new_end - region.start
+    if patience_middle(region.old_end - region.start, region.new_end - region.start):
+        return too_big(size)
+    return too_big(size * size // DIFFLIB_UP_TO)
 
 
-# Changed middles of more lines than this are aligned by `_patience`: difflib finds each
-# matching block by a pass over the whole range, and an outside change of 1,000 lines
-# spread over a 200,000-line file held the daemon's thread for minutes (issue 40).
-PATIENCE_FROM = 20_000
-_DIFFLIB_UP_TO = 2_000  # lines of a gap between two anchors still aligned by difflib
+def _kept_map(old: tuple[str, ...], new: tuple[str, ...]) -> Iterator[None]:
+    """The job's work: the map a step at a time, then kept for the request's next run."""
+    mapping = yield from line_map_steps(old, new)
+    _LAST_MAPS.insert(0, (old, new, mapping))
+    del _LAST_MAPS[_MAPS_KEPT:]
 
 
-def _patience(
-    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
-) -> list[tuple[int, int]]:
-    """Matched (old, new) line pairs of a[alo:ahi] and b[blo:bhi], ascending: equal ends
-    first, then the lines that occur exactly once on each side, in the longest order
-    both agree on (patience diff), each gap between them aligned the same way (by
-    difflib once small). Lines repeated on both sides with no unique line near them
-    are left unmatched: changed, as the carry then fails closed."""
-    head: list[tuple[int, int]] = []
-    while alo < ahi and blo < bhi and a[alo] == b[blo]:
-        head.append((alo, blo))
-        alo, blo = alo + 1, blo + 1
-    tail: list[tuple[int, int]] = []
-    while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
-        ahi, bhi = ahi - 1, bhi - 1
-        tail.append((ahi, bhi))
-    if alo == ahi or blo == bhi:
-        return head + tail[::-1]
-    if ahi - alo + bhi - blo <= _DIFFLIB_UP_TO:
-        matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
-        middle = [
-            (alo + block.a + k, blo + block.b + k)
-            for block in matcher.get_matching_blocks()
-            for k in range(block.size)
-        ]
-        return head + middle + tail[::-1]
-    anchors = _unique_order(a, b, alo, ahi, blo, bhi)
-    middle = []
-    i0, j0 = alo, blo
-    for i, j in anchors:
-        if i > i0 and j > j0:  # lines on both sides between two anchors: align them
-            middle += _patience(a, b, i0, i, j0, j)
-        middle.append((i, j))
-        i0, j0 = i + 1, j + 1
-    if anchors:
-        middle += _patience(a, b, i0, ahi, j0, bhi)
-    return head + middle + tail[::-1]
-
-
-def _unique_order(
-    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
-) -> list[tuple[int, int]]:
-    """The lines found exactly once in a[alo:ahi] and once in b[blo:bhi], as (i, j)
-    pairs: the longest run of them increasing on both sides."""
-    in_a = Counter(a[alo:ahi])
-    in_b = Counter(b[blo:bhi])
-    where_b = {b[j]: j for j in range(blo, bhi) if in_b[b[j]] == 1}
-    pairs = [(i, where_b[a[i]]) for i in range(alo, ahi) if in_a[a[i]] == 1 and a[i] in where_b]
-    js = [j for _, j in pairs]
-    if js == sorted(js):  # nothing moved: every pair is in order already
-        return pairs
-    # longest increasing subsequence of the j's (pairs are in i order), by patience sorting
-    tops: list[int] = []  # the smallest last j of an increasing run of each length
-    ends: list[int] = []  # which pair that is
-    back: list[int] = [-1] * len(pairs)
-    for k, (_, j) in enumerate(pairs):
-        n = bisect.bisect_left(tops, j)
-        back[k] = ends[n - 1] if n else -1
-        if n == len(tops):
-            tops.append(j)
-            ends.append(k)
-        else:
-            tops[n], ends[n] = j, k
-    chosen: list[tuple[int, int]] = []
-    k = ends[-1] if ends else -1
-    while k >= 0:
-        chosen.append(pairs[k])
-        k = back[k]
-    return chosen[::-1]
+def _finished(steps: Generator[None, None, T]) -> T:
+    """Every step at once: the result, where no job may take it."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 def exact_map(old_len: int, changes: Sequence[LineChange]) -> LineMap:

@@ -1,0 +1,297 @@
+"""The patience alignment of two big contents, in steps of bounded work. Pure.
+
+`rebase.line_map` aligns a changed middle of more than `PATIENCE_FROM` lines by
+patience diff: the lines found exactly once on each side, in the longest order
+both agree on, each gap between them aligned the same way (by difflib once
+small). Done line by line in Python that took ~0.5 s for 200,000 lines, all of
+it on the daemon's thread (issue 40). Here the very same alignment is computed
+with the per-line work done by C loops (counting by `Counter.update`, the unique
+pairs picked by `map`/`compress` over the counts, the equal ends compared a
+chunk at a time, matched lines kept as runs written by slice assignment), and
+as a generator that yields after each bounded piece of work, so a job can stop
+between steps (daemon/handlers/linemapjob.py). The pairs it matches are exactly
+those of the line-by-line version (tests/unit/test_alignment.py checks them
+against it on random edits).
+
+No clock and no I/O here: the caller decides when to stop.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Generator, Sequence
+from itertools import compress, islice, pairwise, repeat
+from operator import ne, or_, sub
+
+from editjournal.daemon.text.diff import changed_region
+
+Run = tuple[int, int, int]  # a[i:i+n] matched to b[j:j+n]
+Steps = Generator[None, None, None]
+LineMap = list[int | None]  # old 0-based index -> new 0-based index, or None if gone
+
+# Changed middles of more lines than this are aligned by patience: difflib finds each
+# matching block by a pass over the whole range, and an outside change of 1,000 lines
+# spread over a 200,000-line file held the daemon's thread for minutes (issue 40).
+PATIENCE_FROM = 20_000
+DIFFLIB_UP_TO = 2_000  # lines of a gap between two anchors still aligned by difflib
+STEP_LINES = 16_384  # lines counted or compared between two yields: a few ms of work
+_CHUNK = 256  # lines compared at once while trimming equal ends
+_ONE = 1
+
+
+def line_map_steps(old: Sequence[str], new: Sequence[str]) -> Generator[None, None, LineMap]:
+    """Where each old line is in `new` (`rebase.line_map`), a step at a time: the equal
+    prefix and suffix map as they are, the middle between them by patience when it has
+    more than `PATIENCE_FROM` lines, else by difflib."""
+    region = changed_region(old, new)
+    mapping: LineMap = [None] * len(old)
+    start, old_end, new_end = region.start, region.old_end, region.new_end
+    mapping[:start] = range(start)
+    mapping[old_end:] = range(new_end, new_end + len(old) - old_end)
+    if patience_middle(old_end - start, new_end - start):
+        runs: list[Run] = []
+        yield from _aligned(old, new, start, old_end, start, new_end, runs)
+    else:
+        runs = yield from _difflib_runs(old, new, start, old_end, start, new_end)
+    for i, j, n in runs:
+        mapping[i : i + n] = range(j, j + n)
+    return mapping
+
+
+def patience_middle(old_lines: int, new_lines: int) -> bool:
+    """Whether a changed middle of these many lines is aligned by patience."""
+    return old_lines + new_lines > PATIENCE_FROM
+
+
+def patience_runs(a: Sequence[str], b: Sequence[str]) -> Generator[None, None, list[Run]]:
+    """The runs of matched lines of `a` and `b` (see the module), ascending; a step of
+    bounded work per item yielded."""
+    runs: list[Run] = []
+    yield from _aligned(a, b, 0, len(a), 0, len(b), runs)
+    return runs
+
+
+def _aligned(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int, runs: list[Run]
+) -> Steps:
+    """Append to `runs` the matched lines of a[alo:ahi] and b[blo:bhi]: equal ends first,
+    then the unique lines in the order both agree on, each gap aligned the same way.
+    Lines repeated on both sides with no unique line near them stay unmatched."""
+    head = _equal_head(a, b, alo, ahi, blo, bhi)
+    if head:
+        runs.append((alo, blo, head))
+        alo, blo = alo + head, blo + head
+    tail = _equal_tail(a, b, alo, ahi, blo, bhi)
+    ahi, bhi = ahi - tail, bhi - tail
+    if alo < ahi and blo < bhi:
+        if ahi - alo + bhi - blo <= DIFFLIB_UP_TO:
+            runs.extend((yield from _difflib_runs(a, b, alo, ahi, blo, bhi)))
+        else:
+            yield from _anchored(a, b, alo, ahi, blo, bhi, runs)
+    if tail:
+        runs.append((ahi, bhi, tail))
+
+
+def _anchored(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int, runs: list[Run]
+) -> Steps:
+    """The unique lines' order as runs, each gap between two of them aligned again."""
+    order = yield from _unique_order(a, b, alo, ahi, blo, bhi)
+    is_, js = order
+    if not is_:
+        return
+    i0, j0 = alo, blo
+    starts = [0, *_breaks(is_, js), len(is_)]
+    for k, (first, end) in enumerate(pairwise(starts)):
+        i, j = is_[first], js[first]
+        if i > i0 and j > j0:  # lines on both sides between two anchors: align them
+            if i - i0 == j - j0 and a[i0:i] == b[j0:j]:  # all equal (a blank line, say)
+                runs.append((i0, j0, i - i0))
+            else:
+                yield from _aligned(a, b, i0, i, j0, j, runs)
+        runs.append((i, j, end - first))
+        i0, j0 = i + end - first, j + end - first
+        if k % 256 == 255:
+            yield None
+    yield from _aligned(a, b, i0, ahi, j0, bhi, runs)
+
+
+def _breaks(is_: list[int], js: list[int]) -> list[int]:
+    """The positions k where anchor k does not follow anchor k-1 on both sides."""
+    apart_a = map(ne, map(sub, islice(is_, 1, None), is_), repeat(_ONE))
+    apart_b = map(ne, map(sub, islice(js, 1, None), js), repeat(_ONE))
+    return list(compress(range(1, len(is_)), map(or_, apart_a, apart_b)))
+
+
+def _unique_order(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
+) -> Generator[None, None, tuple[list[int], list[int]]]:
+    """The lines found exactly once in a[alo:ahi] and once in b[blo:bhi], as their
+    positions on each side: the longest run of them increasing on both sides (of
+    several, the one patience sorting keeps)."""
+    in_a = yield from _counted(a, alo, ahi)
+    in_b = yield from _counted(b, blo, bhi)
+    both = _once(in_a).intersection(_once(in_b))
+    yield None
+    is_ = yield from _places(a, alo, ahi, both)
+    js = yield from _places(b, blo, bhi, both)
+    in_order_a, in_order_b = list(map(a.__getitem__, is_)), list(map(b.__getitem__, js))
+    if in_order_a == in_order_b:  # nothing moved: the k-th unique line is the k-th
+        return is_, js
+    where_b = dict(zip(in_order_b, js, strict=True))
+    js = list(map(where_b.__getitem__, in_order_a))
+    yield None
+    chosen = yield from _longest_increasing(js)
+    return [is_[k] for k in chosen], [js[k] for k in chosen]
+
+
+def _counted(lines: Sequence[str], lo: int, hi: int) -> Generator[None, None, Counter[str]]:
+    """How many times each line occurs in lines[lo:hi], counted a chunk a step."""
+    counts: Counter[str] = Counter()
+    for start, end in _chunks(lo, hi):
+        counts.update(lines[start:end])
+        yield None
+    return counts
+
+
+def _once(counts: Counter[str]) -> set[str]:
+    """The lines counted once (`compress` over the counts: a C loop)."""
+    return set(compress(counts, map(_ONE.__eq__, counts.values())))
+
+
+def _places(
+    lines: Sequence[str], lo: int, hi: int, wanted: set[str]
+) -> Generator[None, None, list[int]]:
+    """Where the lines of `wanted` are in lines[lo:hi], ascending, a chunk a step."""
+    found: list[int] = []
+    for start, end in _chunks(lo, hi):
+        found.extend(compress(range(start, end), map(wanted.__contains__, lines[start:end])))
+        yield None
+    return found
+
+
+def _longest_increasing(js: list[int]) -> Generator[None, None, list[int]]:
+    """The positions of the longest increasing subsequence of `js` (distinct values)
+    that patience sorting finds: each value placed on the leftmost pile whose top is
+    not smaller, linked to the top of the pile before it."""
+    tops: list[int] = []  # the smallest last j of an increasing run of each length
+    ends: list[int] = []  # which position that is
+    back: list[int] = [-1] * len(js)
+    for k, j in enumerate(js):
+        n = bisect.bisect_left(tops, j)
+        back[k] = ends[n - 1] if n else -1
+        if n == len(tops):
+            tops.append(j)
+            ends.append(k)
+        else:
+            tops[n], ends[n] = j, k
+        if k % STEP_LINES == STEP_LINES - 1:
+            yield None
+    chosen: list[int] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        chosen.append(k)
+        k = back[k]
+    return chosen[::-1]
+
+
+def _difflib_runs(
+    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int
+) -> Generator[None, None, list[Run]]:
+    """difflib's matching blocks of a[alo:ahi] and b[blo:bhi] (`SequenceMatcher`, no junk,
+    no autojunk), as runs of `a` and `b`."""
+    blocks = yield from matching_blocks(a[alo:ahi], b[blo:bhi])
+    return [(alo + i, blo + j, n) for i, j, n in blocks]
+
+
+def matching_blocks(a: Sequence[str], b: Sequence[str]) -> Generator[None, None, list[Run]]:
+    """`SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()` without its
+    closing empty block (and adjacent blocks left uncollapsed: the same lines match),
+    a step at a time: its loop, each longest match searched by `_longest_match`."""
+    where: dict[str, list[int]] = {}
+    for j, line in enumerate(b):
+        where.setdefault(line, []).append(j)
+    queue = [(0, len(a), 0, len(b))]
+    blocks: list[Run] = []
+    while queue:
+        alo, ahi, blo, bhi = queue.pop()
+        i, j, k = yield from _longest_match(a, b, where, alo, ahi, blo, bhi)
+        if k:
+            blocks.append((i, j, k))
+            if alo < i and blo < j:
+                queue.append((alo, i, blo, j))
+            if i + k < ahi and j + k < bhi:
+                queue.append((i + k, ahi, j + k, bhi))
+    blocks.sort()
+    return blocks
+
+
+def _longest_match(
+    a: Sequence[str],
+    b: Sequence[str],
+    where: dict[str, list[int]],
+    alo: int,
+    ahi: int,
+    blo: int,
+    bhi: int,
+) -> Generator[None, None, Run]:
+    """`SequenceMatcher.find_longest_match(alo, ahi, blo, bhi)` with no junk: the longest
+    equal block, the one ending first in `a` (then in `b`) of several. Each line's
+    places in `b` are cut to [blo, bhi) by bisection instead of skipped one by one
+    (the same places, in the same order); a step every `STEP_LINES` places looked at."""
+    besti, bestj, bestsize = alo, blo, 0
+    j2len: dict[int, int] = {}
+    nothing: list[int] = []
+    work = 0
+    for i in range(alo, ahi):
+        j2lenget = j2len.get
+        newj2len: dict[int, int] = {}
+        places = where.get(a[i], nothing)
+        lo, hi = bisect.bisect_left(places, blo), bisect.bisect_left(places, bhi)
+        for j in places[lo:hi]:
+            k = newj2len[j] = j2lenget(j - 1, 0) + 1
+            if k > bestsize:
+                besti, bestj, bestsize = i - k + 1, j - k + 1, k
+        j2len = newj2len
+        work += hi - lo + 1
+        if work >= STEP_LINES:
+            work = 0
+            yield None
+    # difflib then extends the best by equal lines on each end (none: with no junk
+    # the loop above found them already); kept so the result is its by construction
+    while besti > alo and bestj > blo and a[besti - 1] == b[bestj - 1]:
+        besti, bestj, bestsize = besti - 1, bestj - 1, bestsize + 1
+    while (
+        besti + bestsize < ahi
+        and bestj + bestsize < bhi
+        and a[besti + bestsize] == b[bestj + bestsize]
+    ):
+        bestsize += 1
+    return besti, bestj, bestsize
+
+
+def _equal_head(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int) -> int:
+    """How many first lines of a[alo:ahi] and b[blo:bhi] are equal."""
+    limit = min(ahi - alo, bhi - blo)
+    n = 0
+    while n + _CHUNK <= limit and a[alo + n : alo + n + _CHUNK] == b[blo + n : blo + n + _CHUNK]:
+        n += _CHUNK
+    while n < limit and a[alo + n] == b[blo + n]:
+        n += 1
+    return n
+
+
+def _equal_tail(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int) -> int:
+    """How many last lines of a[alo:ahi] and b[blo:bhi] are equal."""
+    limit = min(ahi - alo, bhi - blo)
+    n = 0
+    while n + _CHUNK <= limit and a[ahi - n - _CHUNK : ahi - n] == b[bhi - n - _CHUNK : bhi - n]:
+        n += _CHUNK
+    while n < limit and a[ahi - 1 - n] == b[bhi - 1 - n]:
+        n += 1
+    return n
+
+
+def _chunks(lo: int, hi: int) -> list[tuple[int, int]]:
+    return [(k, min(hi, k + STEP_LINES)) for k in range(lo, hi, STEP_LINES)]
