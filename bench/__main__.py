@@ -33,6 +33,7 @@ from bench import (
     latency,
     outside,
     patch,
+    reads,
     startup,
 )
 from bench.compare import comparison
@@ -54,6 +55,7 @@ GROUPS: dict[str, Group] = {
     "checkpoints": checkpoints.rows,
     "patch": patch.rows,
     "bigfile": bigfile.rows,
+    "reads": reads.rows,
     "hooks": hooks.rows,
     "hookhttp": hookhttp.rows,
     "fleet": fleet.rows,

@@ -7,10 +7,11 @@ snapshot: later tools can tell exactly which of its anchors went stale.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass, field
 
 from editjournal.daemon.audit.views import content_at as stored_at
 from editjournal.daemon.contract.context import Context
@@ -19,6 +20,12 @@ from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.indexjob import indexed_in_slices
+from editjournal.daemon.handlers.readjob import (
+    SLICED_BYTES,
+    ReadJob,
+    Unprepared,
+    started,
+)
 from editjournal.daemon.text.anchors import anchored
 from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.lines import Document
@@ -122,11 +129,18 @@ def _clamp(window: LineWindow, line_count: int) -> tuple[int, int, bool]:
 
 
 def serve_read(
-    ctx: Context, path: str, window: LineWindow, hashes: bool, first_seq: int
+    ctx: Context,
+    path: str,
+    window: LineWindow,
+    hashes: bool,
+    first_seq: int,
+    job: ReadJob | None = None,
+    rel: str | None = None,
 ) -> ServedRead:
-    """Read one file and build its reply and events; the first event gets `first_seq`."""
-    snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file is not re-read
-    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
+    """Read one file and build its reply and events; the first event gets `first_seq`.
+    With `job`, from what it prepared (`Unprepared` when the file changed since);
+    `rel`: the path, workspace-relative, when the caller has judged it already."""
+    snap, parsed = _read(ctx, path, job, rel)
     doc = parsed.doc
     start, end, truncated = _clamp(window, doc.line_count)
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
@@ -142,10 +156,33 @@ def serve_read(
         hashes=hashes,
         unseen=unseen,
     )
-    result = _result(snap, doc, start, end, truncated, version, snap.text)
+    eol = job.eol(snap.sha256) if job is not None else None
+    result = _result(snap, doc, start, end, truncated, version, snap.text, eol)
     if hashes:
-        _add_anchors(result, parsed, start, end)
+        _add_anchors(result, parsed, start, end, job)
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
+
+
+def _read(
+    ctx: Context, path: str, job: ReadJob | None, rel: str | None
+) -> tuple[FileSnapshot, Parsed]:
+    """The file as it is now, and its parse. A file the job read is read again and
+    compared with the bytes it read (no decode, no hash: 100 files would not fit the
+    snapshot cache); a content the job did not prepare is `Unprepared`."""
+    known = None
+    if job is not None:
+        rel = ctx.workspace.file_relative(path) if rel is None else rel
+        known = job.snaps.get(rel)
+    if known is None:
+        snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file is not re-read
+    else:
+        snap = ctx.workspace.read(known.path, known=known)
+    parsed = job.parsed(snap.sha256) if job is not None else None
+    if parsed is None:
+        if job is not None and job.strict:
+            raise Unprepared(snap.path)
+        parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
+    return snap, parsed
 
 
 def _result(
@@ -156,8 +193,10 @@ def _result(
     truncated: bool,
     version: int,
     text: str | None = None,
+    eol: str | None = None,
 ) -> ReadFileResult:
-    """The reply; `text`, when given, is the text `doc` was parsed from."""
+    """The reply; `text`, when given, is the text `doc` was parsed from; `eol`, when
+    given, its `eol_style` (a pass over the endings: a job's, computed in a slice)."""
     return ReadFileResult(
         file_path=snap.path,
         version=version,
@@ -167,7 +206,7 @@ def _result(
         start_line=start,
         end_line=end,
         truncated=truncated,
-        eol=doc.eol_style,
+        eol=doc.eol_style if eol is None else eol,
         bom=doc.bom,
         final_newline=doc.final_newline,
         size=snap.size,
@@ -182,12 +221,17 @@ def _served(doc: Document, start: int, end: int, text: str | None) -> str:
     return "".join(map(operator.add, doc.lines[start - 1 : end], doc.endings[start - 1 : end]))
 
 
-def _add_anchors(result: ReadFileResult, parsed: Parsed, start: int, end: int) -> None:
+def _add_anchors(
+    result: ReadFileResult, parsed: Parsed, start: int, end: int, job: ReadJob | None = None
+) -> None:
     """Anchors are computed over the whole file (uniqueness is file-wide), then cut; one
     anchor and one mark per line travel (schemas.anchorrows), the text only in `content`."""
     result.anchors = parsed.index.anchor_strings[start - 1 : end]
     whole = start == 1 and end == parsed.doc.line_count
-    if whole or "marks" in parsed.__dict__:  # kept for the next whole read
+    prepared = job.window_marks(parsed.sha256, start, end) if job is not None else None
+    if prepared is not None:  # a big window's, built by the job a chunk at a time
+        result.marks = prepared
+    elif whole or "marks" in parsed.__dict__:  # kept for the next whole read
         result.marks = parsed.marks[start - 1 : end]
     else:  # a window's marks cost the window, not the file
         result.marks = parsed.index.marks(start - 1, end)
@@ -210,7 +254,14 @@ def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
         _refuse_future_version(ctx, params.since_version)
         served = serve_delta(ctx, path, params.since_version, warnings)
     else:
-        served = serve_read(ctx, path, window_of(params), params.hashes, ctx.next_seq)
+        window = window_of(params)
+        job = _prepared(ctx, [path], _size(ctx, path), params.hashes, window)
+        if isinstance(job, Outcome):
+            return job
+        try:
+            served = serve_read(ctx, path, window, params.hashes, ctx.next_seq, job)
+        except Unprepared:
+            return Outcome(job=_again(job))
     return Outcome(
         served.result,
         events=served.events,
@@ -311,15 +362,21 @@ def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
     the state from before the request, which the first read already moved on.
     """
     window = LineWindow(1, None, params.max_lines)
-    served: dict[str, ServedRead] = {}  # by workspace-relative path
+    job = _prepared(ctx, params.paths, None, params.hashes, window)
+    if isinstance(job, Outcome):
+        return job
+    served = _Served()
     budget = _Budget(MAX_READ_BYTES)
-    items = [
-        _read_once(ctx, path, window, params.hashes, served)
-        if budget.allows(ctx, path, served)
-        else budget.refusal(path)
-        for path in params.paths
-    ]
-    reads = list(served.values())
+    try:
+        items = [
+            _read_once(ctx, path, window, params.hashes, served, job)
+            if budget.allows(ctx, path, served)
+            else budget.refusal(path)
+            for path in params.paths
+        ]
+    except Unprepared:
+        return Outcome(job=_again(job))
+    reads = list(served.reads.values())
     return Outcome(
         ReadManyFilesResult(files=items),
         events=[e for r in reads for e in r.events],
@@ -335,7 +392,7 @@ class _Budget:
         self.limit = limit
         self.spent = 0
 
-    def allows(self, ctx: Context, path: str, served: dict[str, ServedRead]) -> bool:
+    def allows(self, ctx: Context, path: str, served: Container[str]) -> bool:
         try:
             if ctx.workspace.relative(path) in served:
                 return True  # another spelling of a file already read: free
@@ -358,16 +415,35 @@ class _Budget:
         return ReadManyItem(file_path=path, ok=False, error=error.to_wire(), truncated=True)
 
 
+@dataclass
+class _Served:
+    """A `read_many_files`' reads so far, by workspace-relative path, and how many
+    events they record (the next read's first seq comes after them)."""
+
+    reads: dict[str, ServedRead] = field(default_factory=dict)
+    events: int = 0
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.reads
+
+
 def _read_once(
-    ctx: Context, path: str, window: LineWindow, hashes: bool, served: dict[str, ServedRead]
+    ctx: Context,
+    path: str,
+    window: LineWindow,
+    hashes: bool,
+    served: _Served,
+    job: ReadJob | None,
 ) -> ReadManyItem:
     """`path`'s item, reusing the read of an earlier spelling of the same file."""
     try:
         rel = ctx.workspace.file_relative(path)  # before an earlier spelling may answer
-        read = served.get(rel)
+        read = served.reads.get(rel)
         if read is None:
-            first_seq = ctx.next_seq + sum(len(r.events) for r in served.values())
-            read = served[rel] = serve_read(ctx, path, window, hashes, first_seq)
+            first_seq = ctx.next_seq + served.events
+            read = serve_read(ctx, path, window, hashes, first_seq, job, rel)
+            served.reads[rel] = read
+            served.events += len(read.events)
     except ToolError as e:
         return ReadManyItem(file_path=path, ok=False, error=e.to_wire())
     return ReadManyItem(file_path=read.result.file_path, ok=True, result=read.result)
@@ -381,3 +457,52 @@ def _new_blobs(ctx: Context, reads: list[ServedRead]) -> dict[str, bytes]:
         if digest not in blobs and not ctx.journal.has_blob(digest):
             blobs[digest] = data
     return blobs
+
+
+# --- big reads: prepared by a job a slice at a time (daemon/handlers/readjob.py) ------------
+
+
+def _prepared(
+    ctx: Context, paths: Sequence[str], size: int | None, hashes: bool, window: LineWindow
+) -> ReadJob | Outcome | None:
+    """What the request's job prepared (it is done: serve from it); else, for reads of
+    `SLICED_BYTES` or more (`size`; None: what `_within_budget` lets it read), a new
+    job: done inline when it fits `INLINE_S`, else the request parks on it (an
+    `Outcome` with the job). None: small reads, done at once."""
+    if isinstance(ctx.finished, ReadJob):
+        return ctx.finished
+    if size is None:  # read_many_files: the files its budget lets it read, by stat
+        paths, size = _within_budget(ctx, paths)
+    if size < SLICED_BYTES:
+        return None
+    job = ReadJob(paths, hashes, lambda count: _clamp(window, count)[:2])
+    parked = started(ctx, job)
+    return job if parked is None else Outcome(job=parked)
+
+
+def _again(job: ReadJob | None) -> ReadJob:
+    """The next round of a job whose files changed before its final run."""
+    assert job is not None  # only a job's reads are `Unprepared`
+    return job.again()
+
+
+def _size(ctx: Context, path: str) -> int:
+    """The file's size by stat; 0 when it cannot be had (its read says why)."""
+    try:
+        info = ctx.workspace.stat(path)
+    except ToolError:
+        return 0
+    return info.st_size if info is not None else 0
+
+
+def _within_budget(ctx: Context, paths: Sequence[str]) -> tuple[list[str], int]:
+    """The paths `read_many_files` will read (`_Budget`, by stat), and their bytes."""
+    budget = _Budget(MAX_READ_BYTES)
+    seen: set[str] = set()
+    chosen: list[str] = []
+    for path in paths:
+        if budget.allows(ctx, path, seen):
+            chosen.append(path)
+            with contextlib.suppress(ToolError):  # its read reports it
+                seen.add(ctx.workspace.relative(path))
+    return chosen, budget.spent

@@ -1,0 +1,209 @@
+"""Big reads prepared as a job, a slice at a time: no read holds the thread for long.
+
+A read's cost is in its files, not in its reply: reading and hashing the bytes,
+parsing the lines, anchoring every line (about 12 us a line: 100 files of 32 MiB in
+all held the daemon's thread 7.5 s), the marks of the lines served, and storing the
+content as a blob. When a read's files are `SLICED_BYTES` or more in all, the handler
+hands back a `ReadJob` that does that work a file and a step at a time (the anchor
+index through `IndexBuild`, a chunk of lines a step), hands each new content to the
+journal as a blob in its own slice, and keeps what it built. The handler then runs
+again, for good, with the job as `ctx.finished`: it reads every file once more (a
+compare with the bytes the job read, not a decode and a hash), journals what it reads
+*then*, and renders the reply from what the job prepared. A file changed between the
+slices is not served from the job: its new content is prepared by another round of
+the job (at most `MAX_ROUNDS`, then whatever is left is read at once), so a reply
+never shows content the journal does not record as seen.
+
+Pure like a handler: it reads through the context and changes nothing but itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from editjournal.daemon.contract.context import Context, Progress
+from editjournal.daemon.files.filesnapshot import FileSnapshot
+from editjournal.daemon.files.textcache import Parsed
+from editjournal.daemon.handlers.indexjob import SLICED_FROM
+from editjournal.daemon.handlers.treejob import INLINE_S
+from editjournal.daemon.text.deferral import Deferred, deferring
+from editjournal.daemon.text.indexbuild import CHUNK, IndexBuild
+from editjournal.schemas.errors import ToolError
+
+SLICED_BYTES = 256 * 1024  # a read of fewer bytes in all is done at once (< ~80 ms)
+BLOB_BYTES_PER_SLICE = 1024 * 1024  # contents handed to the journal per slice (zlib ~20 ms)
+MAX_ROUNDS = 3  # jobs one request may take while its files keep changing
+
+Span = Callable[[int], tuple[int, int]]  # a file's line count -> the lines served, 1-based
+
+
+@dataclass
+class Prepared:
+    """What the job built, kept across its rounds: parses (their index and whole-file
+    marks built when anchored) by content, the marks of a window by (content, start,
+    end), and the contents handed to the journal."""
+
+    parsed: dict[str, Parsed] = field(default_factory=dict)
+    eols: dict[str, str] = field(default_factory=dict)  # each parse's `eol_style`
+    marks: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    kept: set[str] = field(default_factory=set)
+
+
+class Unprepared(Exception):  # a signal to the handler, not an error
+    """A file's content at the final run is not one the job prepared: it changed."""
+
+
+class ReadJob:
+    """Prepare the reads of `paths`: each file read, parsed, anchored (with `hashes`)
+    and its content kept, a step at a time."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        hashes: bool,
+        span: Span,
+        rounds: int = 1,
+        prepared: Prepared | None = None,
+    ) -> None:
+        self.paths = list(paths)
+        self.hashes = hashes
+        self.span = span
+        self.rounds = rounds
+        self.prepared = prepared or Prepared()
+        self.snaps: dict[str, FileSnapshot] = {}  # by workspace-relative path, as read
+        self.done = False
+        # a content the job did not prepare is met: another round (else read at once)
+        self.strict = rounds < MAX_ROUNDS
+        self._steps: Iterator[int] | None = None
+        self._blobs: dict[str, bytes] = {}
+        self._paths: dict[str, str] = {}
+
+    def step(self, ctx: Context, deadline: float) -> Progress:
+        """Work until `deadline`, or until a slice's worth of contents is to be kept."""
+        if self._steps is None:
+            self._steps = self._work(ctx)
+        for held in self._steps:
+            if held >= BLOB_BYTES_PER_SLICE or time.monotonic() >= deadline:
+                return self._progress()
+        self.done = True
+        return self._progress()
+
+    def again(self) -> ReadJob:
+        """Another round over the same files, keeping what was prepared."""
+        return ReadJob(self.paths, self.hashes, self.span, self.rounds + 1, self.prepared)
+
+    def parsed(self, sha256: str) -> Parsed | None:
+        return self.prepared.parsed.get(sha256)
+
+    def eol(self, sha256: str) -> str | None:
+        return self.prepared.eols.get(sha256)
+
+    def window_marks(self, sha256: str, start: int, end: int) -> str | None:
+        return self.prepared.marks.get((sha256, start, end))
+
+    def hold(self, progress: Progress) -> None:
+        """Contents prepared inline, handed back with the next slice."""
+        self._blobs.update(progress.blobs)
+        self._paths.update(progress.paths)
+
+    def _progress(self) -> Progress:
+        progress = Progress(blobs=self._blobs, paths=self._paths)
+        self._blobs, self._paths = {}, {}
+        return progress
+
+    def _work(self, ctx: Context) -> Iterator[int]:
+        """Each step yields the bytes of content waiting to be kept."""
+        for path in self.paths:
+            try:
+                snap = ctx.cache.files.read(ctx.workspace, path)
+                yield self._held()
+                parsed = self._parse(ctx, snap)
+            except ToolError:
+                continue  # the handler's final run reports it in its place
+            self.snaps[snap.path] = snap
+            yield self._held()
+            if self.hashes:
+                yield from self._anchored(parsed)
+            self._keep(ctx, snap)
+            yield self._held()
+
+    def _held(self) -> int:
+        return sum(map(len, self._blobs.values()))
+
+    def _parse(self, ctx: Context, snap: FileSnapshot) -> Parsed:
+        """The content's parse: the job's, the cache's or a new one (one step: parsing
+        the biggest file the daemon reads, 8 MiB, takes ~60 ms)."""
+        found = self.prepared.parsed.get(snap.sha256)
+        if found is None:
+            found = self.prepared.parsed[snap.sha256] = ctx.cache.parsed(
+                snap.sha256, snap.text, snap.path
+            )
+            self.prepared.eols[snap.sha256] = found.doc.eol_style
+        return found
+
+    def _anchored(self, parsed: Parsed) -> Iterator[int]:
+        """The index (a chunk of lines a step), then the marks of the lines served."""
+        for _ in range(2):  # the index, then its counts (gone when a derive took them)
+            try:
+                with deferring(1):  # the engine names what is missing instead of building it
+                    parsed.index.tables  # noqa: B018 - built, derived, or deferred
+                break
+            except Deferred as asked:
+                # where each hash is only for a big file, as the index job builds it (a
+                # next derive or lookup wants it); for a small one it is memory for nothing
+                asked.positions = asked.positions and parsed.doc.line_count >= SLICED_FROM
+                for _ in IndexBuild(asked).steps():
+                    yield self._held()
+        yield from self._marks(parsed)
+
+    def _marks(self, parsed: Parsed) -> Iterator[int]:
+        """The marks a read sends with its anchors, a chunk of lines a step: of the whole
+        file into the parse's own cached slot (what `Parsed.marks` computes, in the same
+        order), of a window into the job."""
+        count = parsed.doc.line_count
+        try:
+            start, end = self.span(count)
+        except ToolError:
+            return  # a start past the end: refused by the final run
+        whole = start == 1 and end == count
+        if "marks" in parsed.__dict__ or (not whole and end - start < CHUNK):
+            return  # built already, or a window cheap enough for the final run
+        if not whole and (parsed.sha256, start, end) in self.prepared.marks:
+            return
+        pieces: list[str] = []
+        for a in range(start - 1, end, CHUNK):
+            pieces.append(parsed.index.marks(a, min(end, a + CHUNK)))
+            yield self._held()
+        if whole:
+            parsed.__dict__["marks"] = "".join(pieces)  # the cached_property's own slot
+        else:
+            self.prepared.marks[(parsed.sha256, start, end)] = "".join(pieces)
+
+    def _keep(self, ctx: Context, snap: FileSnapshot) -> None:
+        """The content handed to the journal with this slice, unless it has it."""
+        if snap.sha256 in self.prepared.kept:
+            return
+        self.prepared.kept.add(snap.sha256)
+        if not ctx.journal.has_blob(snap.sha256):
+            self._blobs[snap.sha256] = snap.data
+            self._paths[snap.sha256] = snap.path
+
+
+def started(ctx: Context, job: ReadJob) -> ReadJob | None:
+    """`job`, stepped for up to INLINE_S: None when it finished (the read answers in this
+    turn, from what it prepared: a repeated read of a prepared file is not parked)."""
+    deadline = time.monotonic() + INLINE_S
+    held = Progress()
+    while not job.done and time.monotonic() < deadline:
+        progress = job.step(ctx, deadline)
+        held.blobs.update(progress.blobs)
+        held.paths.update(progress.paths)
+        if sum(map(len, held.blobs.values())) >= BLOB_BYTES_PER_SLICE:
+            break
+    if job.done:  # the final outcome stores them, as a read done at once does
+        job.prepared.kept.difference_update(held.blobs)
+        return None
+    job.hold(held)  # handed to the journal by its first slice
+    return job
