@@ -27,7 +27,6 @@ undo to the agent whose work it takes back.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +34,7 @@ from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers.checkpoints import TURN, find, turn_name
 from editjournal.daemon.handlers.slicedwrites import PlanJob, merged
-from editjournal.daemon.handlers.treejob import INLINE_S
+from editjournal.daemon.handlers.treejob import run_inline
 from editjournal.daemon.handlers.undo import conflict_error, existed_before, stored
 from editjournal.daemon.text.edit import EditPlan, Splice, apply_plan
 from editjournal.daemon.text.lines import Document
@@ -104,9 +103,9 @@ class UndoByJob:
         return self.planning.done
 
     def try_inline(self, ctx: Context) -> bool:
-        """Work for up to INLINE_S; whether the job is done."""
-        self.planning.step(ctx, time.monotonic() + INLINE_S)
-        return self.done
+        """Work for up to INLINE_S; whether the job is done (a small undo plans every
+        file and settles within it: answered without being parked)."""
+        return run_inline(self, ctx)
 
     def step(self, ctx: Context, deadline: float) -> Progress:
         return self.planning.step(ctx, deadline)
