@@ -3,13 +3,15 @@
 A handler wrapped by `planned_in_slices` lets the writing path ask for a big
 file's write to be planned ahead (daemon/writing/ahead.py): the path raises
 `PlanAhead` before planning, and the request gets an `AheadJob`. The job first
-tries to finish within `treejob.INLINE_S` (a file just over `SLICED_FROM` lines
-answers at once); otherwise the server parks the request and gives the job a
-slice per turn (daemon/runtime/jobs.py). Each step runs the path's next phase
-(`path.Readying`: plan, apply, check, content, diff) under `deferring`: a phase
-that needs an index structure not built yet (the positions of the hunks' lines,
-the new version's derived anchors) is stopped before it changed anything, the
-structure is built a chunk at a time (`IndexBuild`) and the phase runs again.
+tries to finish within `treejob.INLINE_S` (a few operations on a file just over
+`SLICED_FROM` lines answer at once; a writer's `weight`, its operations or hunks,
+of `HEAVY` or more is parked without trying); otherwise the server parks the
+request and gives the job a slice per turn (daemon/runtime/jobs.py). Each step runs
+the path's next phase (`path.Readying`: prepare, plan, apply, check, content, diff)
+under `deferring`: a phase that needs an index structure not built yet (the
+positions of the hunks' lines, the new version's derived anchors) is stopped
+before it changed anything, the structure is built a chunk at a time
+(`IndexBuild`) and the phase runs again.
 
 Once the plan is made, the next slice hands back the new content (kept by the
 journal now: the final commit only names it, its line delta computed here) and the
@@ -38,6 +40,10 @@ from editjournal.daemon.writing.ahead import Asking, PlanAhead, asking
 from editjournal.schemas.errors import ToolError
 from editjournal.schemas.tools import Params
 
+MAX_WAITS = 8  # index structures one job builds before a phase builds the rest at once
+# a write of this many operations or hunks is parked at once: its phases (~30 µs each an
+# operation) would outlast the inline try, and the turn goes on with a slice of the job
+HEAVY = 100
 P = TypeVar("P", bound=Params)
 Handler = Callable[[Context, P], Outcome]
 
@@ -52,9 +58,15 @@ class AheadJob:
         self._phase: Callable[[], None] | None = next(self._phases)
         self._index: Iterator[bool | None] | None = None  # an index structure a phase waits for
         self._owner: object = None
+        self._waits = 0  # index structures built for its phases so far
         self._planned = False  # the plan is kept
         self._handed: Progress | None = None  # what the next step hands over
         self.done = False
+
+    @property
+    def heavy(self) -> bool:
+        """Too many operations to try the plan inline (`HEAVY`)."""
+        return int(getattr(self.asked.readying.writer, "weight", 1)) >= HEAVY
 
     def step(self, ctx: Context, deadline: float) -> Progress:
         """Phases (and the index work they wait for) until `deadline`, at least one."""
@@ -74,11 +86,12 @@ class AheadJob:
                 self._index_built(ctx)
             return
         assert self._phase is not None
-        try:
-            with deferring(SLICED_FROM):
+        try:  # a file whose structures keep going (evicted, say) is not chased for ever
+            with deferring(SLICED_FROM if self._waits < MAX_WAITS else 0):
                 self._phase()
         except Deferred as wanted:
             self._index, self._owner = _built(wanted), wanted.owner
+            self._waits += 1
             return
         except ToolError:  # refused: the final run plans it again and words the refusal
             self._kept(refused=True)
@@ -126,7 +139,7 @@ def planned_in_slices(handler: Handler[P]) -> Handler[P]:
             except PlanAhead as asked:
                 job = AheadJob(asked)
                 # once parked, parked again at once (its run took its turn's share)
-                if finished is not None or not _finished_inline(job, ctx):
+                if finished is not None or job.heavy or not _finished_inline(job, ctx):
                     return Outcome(job=job)
 
     sliced.__name__ = handler.__name__

@@ -75,6 +75,11 @@ class _Edit:
     def operations(self) -> list[dict[str, Any]]:
         return [msgspec.to_builtins(op) for op in self.params.operations]
 
+    @property
+    def weight(self) -> int:
+        """Its operations: a heavy write is parked at once (daemon/handlers/aheadjob.py)."""
+        return len(self.params.operations)
+
     def plan(self, target: Target) -> Planned:
         """In the current content when the agent saw it (or never saw the file); otherwise
         in the agent's snapshot, which the writing path carries forward. An operation

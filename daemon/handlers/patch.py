@@ -93,6 +93,11 @@ class _Patch:
         request = {"unified_diff": self.params.unified_diff, "rebase": self.params.rebase}
         return [{"op": "safe_patch", "base_content_sha256": self.base_sha, **request}]
 
+    @property
+    def weight(self) -> int:
+        """Its hunks, as counted before it was parsed: a heavy write is parked at once."""
+        return hunk_headers(self.params.unified_diff)
+
     def prepare(self) -> None:
         """The diff parsed (and kept: `plan` finds it), a step of its own when the
         writing path plans a big file's write in a job (1,000 hunks: ~35 ms)."""
