@@ -397,6 +397,11 @@ class _Update(_Planner):
         not: its plan hands the new path its content as it is made."""
         return self.move is None
 
+    @property
+    def weight(self) -> int:
+        """Its chunks: a heavy update is parked at once (daemon/handlers/aheadjob.py)."""
+        return len(self.operation.chunks) if isinstance(self.operation, UpdateFile) else 1
+
     def plan(self, target: Target) -> Planned:
         assert isinstance(self.operation, UpdateFile)
         if not target.exists:

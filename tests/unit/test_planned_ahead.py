@@ -22,6 +22,7 @@ from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers.aheadjob import AheadJob
+from editjournal.daemon.handlers.apply_patch import apply_patch
 from editjournal.daemon.handlers.edit import edit
 from editjournal.daemon.handlers.indexjob import SLICED_FROM
 from editjournal.daemon.handlers.patch import safe_patch
@@ -29,7 +30,7 @@ from editjournal.daemon.model.state import State
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.writing.target import open_target
 from editjournal.schemas.events import EditApplied, FileRead
-from editjournal.schemas.tools import EditParams, SafePatchParams
+from editjournal.schemas.tools import ApplyPatchParams, EditParams, SafePatchParams
 
 LINES = SLICED_FROM + 5_000  # planned ahead from SLICED_FROM lines
 CHANGES = 200
@@ -110,6 +111,18 @@ def test_a_big_patch_is_planned_in_a_job_and_the_final_run_takes_the_plan(tmp_pa
     assert kept.data.decode().count("LINE") == CHANGES
     assert outcome.result.latest_file_state.version == ctx.next_seq  # the reply's own seq
     assert [type(e) for e in outcome.events] == [EditApplied]
+
+
+def test_a_big_apply_patch_update_is_planned_ahead_too(tmp_path: Path):
+    """An Update File of many chunks on a big file: planned in a job like safe_patch."""
+    ctx = _context(tmp_path)
+    chunks = "".join(f"@@\n-line {STEP * i + 1}\n+LINE {STEP * i + 1}\n" for i in range(CHANGES))
+    envelope = f"*** Begin Patch\n*** Update File: big.txt\n{chunks}*** End Patch\n"
+    served = _served(ctx, apply_patch, ApplyPatchParams(patch=envelope))
+    assert served.outcome.error is None
+    assert AheadJob in [type(job) for job in served.jobs]
+    [write] = served.outcome.writes
+    assert write.data is not None and write.data.decode().count("LINE") == CHANGES
 
 
 def test_a_file_changed_after_the_plan_is_planned_again_not_written_blind(tmp_path: Path):
