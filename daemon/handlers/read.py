@@ -366,7 +366,7 @@ def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
     if isinstance(job, Outcome):
         return job
     served = _Served()
-    budget = _Budget(MAX_READ_BYTES)
+    budget = _Budget(MAX_READ_BYTES, job)
     try:
         items = [
             _read_once(ctx, path, window, params.hashes, served, job)
@@ -388,18 +388,23 @@ class _Budget:
     """The bytes one `read_many_files` may read: every agent waits while it runs (100
     files of 8 MB held them 7.4 s). A file that would go past it is not read."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, job: ReadJob | None = None) -> None:
         self.limit = limit
         self.spent = 0
+        # the sizes of the files the request's job read: a reply served from the job is
+        # of those very contents (a file changed since is `Unprepared`), so no stat each
+        self.known = job.snaps if job is not None else {}
 
     def allows(self, ctx: Context, path: str, served: Container[str]) -> bool:
         try:
-            if ctx.workspace.relative(path) in served:
+            rel = ctx.workspace.relative(path)
+            if rel in served:
                 return True  # another spelling of a file already read: free
-            info = ctx.workspace.stat(path)
+            known = self.known.get(rel)
+            info = ctx.workspace.stat(path) if known is None else None
         except ToolError:
             return True  # its error is reported by the read itself
-        size = info.st_size if info is not None else 0
+        size = known.size if known is not None else info.st_size if info is not None else 0
         if self.spent and self.spent + size > self.limit:
             return False
         self.spent += size

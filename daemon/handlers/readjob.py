@@ -35,6 +35,8 @@ from editjournal.schemas.errors import ToolError
 SLICED_BYTES = 256 * 1024  # a read of fewer bytes in all is done at once (< ~80 ms)
 BLOB_BYTES_PER_SLICE = 1024 * 1024  # contents handed to the journal per slice (zlib ~20 ms)
 MAX_ROUNDS = 3  # jobs one request may take while its files keep changing
+BIG_PARSE_CHARS = 1 << 20  # a parse of a text this long or longer opens a slice (~8 ms/MiB)
+PAUSE = 1 << 62  # yielded by a step: end the slice here (more than any slice's contents)
 
 Span = Callable[[int], tuple[int, int]]  # a file's line count -> the lines served, 1-based
 
@@ -73,6 +75,7 @@ class ReadJob:
         self.rounds = rounds
         self.prepared = prepared or Prepared()
         self.snaps: dict[str, FileSnapshot] = {}  # by workspace-relative path, as read
+        self.inline = False  # stepped by the handler (`started`): only what is built already
         self.done = False
         # a content the job did not prepare is met: another round (else read at once)
         self.strict = rounds < MAX_ROUNDS
@@ -119,6 +122,8 @@ class ReadJob:
             try:
                 snap = ctx.cache.files.read(ctx.workspace, path)
                 yield self._held()
+                if self._parse_is_long(ctx, snap):
+                    yield PAUSE  # a big parse (~60 ms for 8 MiB) opens a slice of its own
                 parsed = self._parse(ctx, snap)
             except ToolError:
                 continue  # the handler's final run reports it in its place
@@ -128,6 +133,12 @@ class ReadJob:
                 yield from self._anchored(parsed)
             self._keep(ctx, snap)
             yield self._held()
+
+    def _parse_is_long(self, ctx: Context, snap: FileSnapshot) -> bool:
+        """Whether parsing `snap` is to wait for a slice's start: a big text, or any
+        text not parsed yet while inline (the handler's turn is not for the work)."""
+        found = snap.sha256 in self.prepared.parsed or ctx.cache.get(snap.sha256) is not None
+        return not found and (self.inline or len(snap.text) >= BIG_PARSE_CHARS)
 
     def _held(self) -> int:
         return sum(map(len, self._blobs.values()))
@@ -151,6 +162,8 @@ class ReadJob:
                     parsed.index.tables  # noqa: B018 - built, derived, or deferred
                 break
             except Deferred as asked:
+                if self.inline:
+                    yield PAUSE  # an index to build: not in the handler's turn
                 # where each hash is only for a big file, as the index job builds it (a
                 # next derive or lookup wants it); for a small one it is memory for nothing
                 asked.positions = asked.positions and parsed.doc.line_count >= SLICED_FROM
@@ -192,16 +205,15 @@ class ReadJob:
 
 
 def started(ctx: Context, job: ReadJob) -> ReadJob | None:
-    """`job`, stepped for up to INLINE_S: None when it finished (the read answers in this
-    turn, from what it prepared: a repeated read of a prepared file is not parked)."""
-    deadline = time.monotonic() + INLINE_S
-    held = Progress()
-    while not job.done and time.monotonic() < deadline:
-        progress = job.step(ctx, deadline)
-        held.blobs.update(progress.blobs)
-        held.paths.update(progress.paths)
-        if sum(map(len, held.blobs.values())) >= BLOB_BYTES_PER_SLICE:
-            break
+    """`job`, stepped for up to INLINE_S over what is built already: None when it
+    finished (the read answers in this turn: a repeated read of a prepared file is not
+    parked); else the job, paused before its first parse or index, to park the request
+    on (it gets a slice in this very turn: the handler's own share stays small)."""
+    job.inline = True
+    try:
+        held = job.step(ctx, time.monotonic() + INLINE_S)
+    finally:
+        job.inline = False
     if job.done:  # the final outcome stores them, as a read done at once does
         job.prepared.kept.difference_update(held.blobs)
         return None
