@@ -21,8 +21,9 @@ What it must never do: write a file itself, or change state but by its events.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import Link, Outcome
@@ -66,6 +67,7 @@ def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome
         return Outcome(job=job)
     found, checkpoint = job.look.finish(ctx), job.look.checkpoint
     plan = _RestorePlan(ctx, checkpoint, params, unchanged=found.unchanged, since=job.since)
+    plan.drafts, job.drafts = job.drafts or {}, {}  # once: the report is filled in place
     plan.left_alone = [{"path": p, "why": why} for p, why in found.left_alone]
     for file in job.planning(ctx).plans(ctx, [*found.modified, *found.deleted, *found.created]):
         plan.take(file, job.wanted(file.target.path))
@@ -88,6 +90,7 @@ class RestoreJob:
         self.remove_new = remove_new
         self._plans: PlanJob | None = None
         self.since: SinceScan | None = None  # the journal since the checkpoint, scanned
+        self.drafts: dict[str, Drafted] | None = None  # each planned file's report, drafted
 
     @property
     def done(self) -> bool:
@@ -108,6 +111,9 @@ class RestoreJob:
             self.since = SinceScan(ctx, planning.paths, self.look.checkpoint.id)
         if not self.since.done:
             self.since.step(ctx, deadline)
+            return Progress()
+        if self.drafts is None:  # a step of its own: the settling step after it is empty
+            self.drafts = drafts(planning.planned.values())
             return Progress()
         return planning.step(ctx, deadline)
 
@@ -148,6 +154,7 @@ class _RestorePlan:
     unchanged: list[str] = field(default_factory=list)
     left_alone: list[dict[str, Any]] = field(default_factory=list)
     since: SinceScan | None = None  # the journal since the checkpoint, scanned in slices
+    drafts: dict[str, Drafted] = field(default_factory=dict)  # reports drafted in a slice
 
     def take(self, file: FilePlan, wanted: str | None) -> None:
         """A file as planned: to write, or the same as the checkpoint's content `wanted`
@@ -224,20 +231,14 @@ class _RestorePlan:
     def _report(
         self, written: Written, seq: int, noticed: dict[str, list[dict[str, Any]]]
     ) -> RestoredFile:
-        target = written.target
-        removed, created = written.planned.delete, not target.exists
-        since = noticed.get(target.path, [])  # the journal's changes, then this request's
-        return RestoredFile(
-            path=target.path,
-            action="removed" if removed else ("recreated" if created else "restored"),
-            version=seq,
-            sha256=None if removed else written.sha256,
-            overwrote_sha256=target.snap.sha256 if target.exists else None,
-            changed_since=since,
-            lines_before=target.doc.line_count,
-            lines_after=written.doc.line_count,
-            diff=written.diff,
-        )
+        """The file's line of the reply: its draft when drafted from this very plan
+        (only its version and changes left to fill in), else made now."""
+        since = noticed.get(written.target.path, [])  # the journal's changes, then ours
+        drafted = self.drafts.get(written.target.path)
+        if drafted is not None and drafted.written is written:
+            drafted.report.version, drafted.report.changed_since = seq, since
+            return drafted.report
+        return _drafted(written, seq, since)
 
     def _message(self, files: list[RestoredFile]) -> str:
         counts = {
@@ -250,6 +251,42 @@ class _RestorePlan:
         cp = self.checkpoint
         head = f"Restored checkpoint {cp.name!r} (id {cp.id}): {', '.join(parts) or 'no files'}"
         return "\n".join([head, *map(_file_line, files)])
+
+
+class Drafted(NamedTuple):
+    """A file's report drafted in a slice, and the plan's `Written` it was drafted from."""
+
+    written: Written
+    report: RestoredFile
+
+
+def drafts(plans: Iterable[FilePlan]) -> dict[str, Drafted]:
+    """The report of each file the plans write, but its version and its changes since
+    the checkpoint (known in the final run): a slice's work, not the final run's (0.08 s
+    of a 5,000-file restore's final run)."""
+    found = {}
+    for plan in plans:
+        outcome = plan.outcome
+        if plan.writer is not None and outcome is not None and outcome.error is None:
+            written: Written = outcome.result
+            found[plan.target.path] = Drafted(written, _drafted(written, 0, []))
+    return found
+
+
+def _drafted(written: Written, seq: int, since: list[dict[str, Any]]) -> RestoredFile:
+    target = written.target
+    removed, created = written.planned.delete, not target.exists
+    return RestoredFile(
+        path=target.path,
+        action="removed" if removed else ("recreated" if created else "restored"),
+        version=seq,
+        sha256=None if removed else written.sha256,
+        overwrote_sha256=target.snap.sha256 if target.exists else None,
+        changed_since=since,
+        lines_before=target.doc.line_count,
+        lines_after=written.doc.line_count,
+        diff=written.diff,
+    )
 
 
 class SinceScan:
