@@ -82,8 +82,12 @@ class AheadJob:
     def _work(self, ctx: Context) -> None:
         """One unit of work: a chunk of an index structure, or a phase."""
         if self._index is not None:
-            if next(self._index, None) is None:
-                self._index_built(ctx)
+            try:
+                if next(self._index, None) is None:
+                    self._index_built(ctx)
+            except ToolError:  # a stepped parse that refuses the diff: as a phase's refusal
+                self._index = None
+                self._kept(refused=True)
             return
         assert self._phase is not None
         try:  # a file whose structures keep going (evicted, say) is not chased for ever

@@ -125,20 +125,58 @@ class Placed:
 
 def parse_patch(text: str) -> FilePatch:
     """The one file's hunks of `text`; `invalid_diff` when it is no usable diff. The last
-    diff parsed is kept (a `FilePatch` never changes): a handler asks for it several
-    times, and runs again once a big file's index is built (1,000 hunks: ~60 ms each)."""
+    diff parsed is kept (a `FilePatch` never changes), or its refusal: a handler asks
+    for it several times, and runs again once a big file's index is built (1,000 hunks:
+    ~60 ms each). A diff of `STEPPED_FROM` hunks or more, where deferring is on, is
+    parsed in a job a step at a time (`Deferred`), then found kept."""
     if _LAST_PATCH and _LAST_PATCH[0][0] == text:
-        return _LAST_PATCH[0][1]
-    parsed = _parsed_patch(text)
+        return _kept_patch(_LAST_PATCH[0][1])
+    if too_big(SLICED_DIFF_LINES) and text.count("\n@@") >= STEPPED_FROM:
+        raise Deferred(work=_parsing_kept(text))
+    try:
+        parsed: FilePatch | ToolError = _finished(_parsing(text))
+    except ToolError as e:
+        parsed = e
     _LAST_PATCH[:] = [(text, parsed)]
-    return parsed
+    return _kept_patch(parsed)
 
 
-_LAST_PATCH: list[tuple[str, FilePatch]] = []  # the daemon's one thread asks, one at a time
+# the daemon's one thread asks, one at a time
+_LAST_PATCH: list[tuple[str, FilePatch | ToolError]] = []
+STEPPED_FROM = 200  # hunks: a diff of fewer is parsed at once (< ~10 ms)
+SLICED_DIFF_LINES = 20_000  # deferring on for files this big: a big diff defers too
+_HUNKS_PER_STEP = 250
 
 
-def _parsed_patch(text: str) -> FilePatch:
+def _kept_patch(kept: FilePatch | ToolError) -> FilePatch:
+    """A kept parse; a kept refusal raised afresh (a handler may add to its details)."""
+    if isinstance(kept, ToolError):
+        raise ToolError(kept.code, kept.message, dict(kept.details), kept.hint)
+    return kept
+
+
+def _parsing_kept(text: str) -> Iterator[None]:
+    """The parse in a job's steps, kept with its refusal: the handler's run raises it."""
+    try:
+        parsed: FilePatch | ToolError = yield from _parsing(text)
+    except ToolError as e:
+        parsed = e
+    _LAST_PATCH[:] = [(text, parsed)]
+
+
+def _finished(steps: Generator[None, None, FilePatch]) -> FilePatch:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _parsing(text: str) -> Generator[None, None, FilePatch]:
+    """The parse, a step at a time: the recount, unidiff's parse, the hunks a few
+    hundred at a time (the same calls in the same order as at once)."""
     text, warnings, miscounted = _recounted(_with_file_header(text))
+    yield None
     try:
         files = unidiff.PatchSet(text)
     except unidiff.UnidiffParseError as e:
@@ -150,14 +188,20 @@ def _parsed_patch(text: str) -> FilePatch:
             f"the diff names {len(files)} files; safe_patch takes a diff of one file",
             {"files": [f.path for f in files]},
         )
+    yield None
     patched = files[0]
-    hunks = tuple(_hunk(i + 1, h) for i, h in enumerate(patched))
+    hunks: list[Hunk] = []
+    for at in range(0, len(patched), _HUNKS_PER_STEP):
+        hunks.extend(
+            _hunk(i + 1, patched[i]) for i in range(at, min(at + _HUNKS_PER_STEP, len(patched)))
+        )
+        yield None
     # only /dev/null says so: unidiff also takes a hunk that empties a file for a deletion
     creates, deletes = patched.source_file == DEV_NULL, patched.target_file == DEV_NULL
     if not hunks and not creates:
         raise _invalid("the diff has no hunks (no line starting with @@)", {})
     doubt = _header_doubt(patched, miscounted)
-    return FilePatch(hunks, creates, deletes, tuple(warnings), doubt)
+    return FilePatch(tuple(hunks), creates, deletes, tuple(warnings), doubt)
 
 
 def _header_doubt(patched: unidiff.PatchedFile, miscounted: Sequence[str]) -> str | None:

@@ -113,6 +113,22 @@ def test_a_big_patch_is_planned_in_a_job_and_the_final_run_takes_the_plan(tmp_pa
     assert [type(e) for e in outcome.events] == [EditApplied]
 
 
+def test_a_big_diff_refused_while_parsed_in_steps_is_refused_with_the_file_state(
+    tmp_path: Path,
+):
+    """A diff of many hunks is parsed a step at a time in the job; one that refuses it
+    gets the seed's refusal, worded by the final run (success false, the latest state)."""
+    ctx = _context(tmp_path)
+    params = _patch(ctx)
+    bad = params.unified_diff.replace(f"+LINE {STEP * 7}\n", f"+LINE\x00 {STEP * 7}\n")
+    served = _served(ctx, safe_patch, msgspec.structs.replace(params, unified_diff=bad))
+    error = served.outcome.error
+    assert error is not None and error.code.value == "invalid_diff"
+    assert "NUL" in error.message and error.details["success"] is False
+    assert error.details["latest_file_state"]["file_path"] == "big.txt"
+    assert served.outcome.writes == []
+
+
 def test_a_big_apply_patch_update_is_planned_ahead_too(tmp_path: Path):
     """An Update File of many chunks on a big file: planned in a job like safe_patch."""
     ctx = _context(tmp_path)
