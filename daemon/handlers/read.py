@@ -21,6 +21,7 @@ from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.indexjob import indexed_in_slices
 from editjournal.daemon.handlers.readjob import (
+    PLAIN_SLICED_BYTES,
     SLICED_BYTES,
     ReadJob,
     Unprepared,
@@ -471,14 +472,15 @@ def _prepared(
     ctx: Context, paths: Sequence[str], size: int | None, hashes: bool, window: LineWindow
 ) -> ReadJob | Outcome | None:
     """What the request's job prepared (it is done: serve from it); else, for reads of
-    `SLICED_BYTES` or more (`size`; None: what `_within_budget` lets it read), a new
-    job: done inline when it fits `INLINE_S`, else the request parks on it (an
-    `Outcome` with the job). None: small reads, done at once."""
+    `SLICED_BYTES` or more (`PLAIN_SLICED_BYTES` without anchors; `size`, None: what
+    `_within_budget` lets it read), a new job: done inline when what it needs is built
+    already, else the request parks on it (an `Outcome` with the job). None: small
+    reads, done at once."""
     if isinstance(ctx.finished, ReadJob):
         return ctx.finished
     if size is None:  # read_many_files: the files its budget lets it read, by stat
         paths, size = _within_budget(ctx, paths)
-    if size < SLICED_BYTES:
+    if size < (SLICED_BYTES if hashes else PLAIN_SLICED_BYTES):
         return None
     job = ReadJob(paths, hashes, lambda count: _clamp(window, count)[:2])
     parked = started(ctx, job)

@@ -1,6 +1,6 @@
 """A big read is prepared a slice at a time, and says what the journal records (issue 40).
 
-Reads of `SLICED_BYTES` or more are read, parsed and anchored by a job
+Anchored reads of `SLICED_BYTES` or more are read, parsed and anchored by a job
 (daemon/handlers/readjob.py) between other requests, and journaled by the request's
 final run, against the files as they are then. A real daemon each: another agent's
 read is answered while a big anchored `read_many_files` is parked (its journal seq
