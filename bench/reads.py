@@ -1,7 +1,7 @@
 """Big reads, and how long they hold the daemon's thread (issue 40).
 
-Three loads, each on a daemon of its own (the turn figures in `status` are the run's):
-(a) a whole-file `read_file` of a 200,000-line file with anchors; (b) one anchored
+Loads, each on a daemon of its own (the turn figures in `status` are the run's): a
+whole-file `read_file` of a 200,000-line file, (a) the same with anchors; (b) one anchored
 `read_many_files` of 100 files, 32 MiB in all (`MAX_READ_BYTES`); (c) three of those
 at once, from three clients. For each: the request's round trip, the longest turn
 of the daemon's loop (`status.group_commit.turns.longest_ms`, what the read held
@@ -28,19 +28,25 @@ from editjournal.schemas.tools import MAX_READ_BYTES
 
 FULL_LINES, QUICK_LINES = 200_000, 2_000
 FULL_FILES, QUICK_FILES = 100, 4
+QUICK_BYTES = 300 * 1024  # just over readjob.SLICED_BYTES: the job's path, in a few slices
 LINE = "    v_{n:07d} = f(v_{m:07d}) + 'text'\n"  # 38 bytes: 200,000 lines fit 8 MiB
 STALL_GOAL_MS = 100.0
 
 
 def rows(tmp: Path, sizes: Sizes) -> Iterator[Row]:
+    """The four loads; `--quick` (for `make test`) runs two, each code path once."""
     quick = sizes.latency_n < 100
     lines = QUICK_LINES if quick else FULL_LINES
     files = QUICK_FILES if quick else FULL_FILES
-    total = (MAX_READ_BYTES // 64) if quick else MAX_READ_BYTES
+    total = QUICK_BYTES if quick else MAX_READ_BYTES
+    if not quick:
+        yield _row(tmp / "plain", f"whole-file `read_file` of {lines:,} lines", 1,
+                   lambda ws: _one_file(ws, lines), _read_whole(lines, hashes=False))  # fmt: skip
     yield _row(tmp / "a", f"whole-file anchored `read_file` of {lines:,} lines", 1,
                lambda ws: _one_file(ws, lines), _read_whole(lines))  # fmt: skip
-    many = f"anchored `read_many_files` of {files} files, {total / 2**20:.0f} MiB"
-    yield _row(tmp / "b", many, 1, lambda ws: _many_files(ws, files, total), _read_many)
+    many = f"anchored `read_many_files` of {files} files, {total / 2**20:.1f} MiB"
+    if not quick:
+        yield _row(tmp / "b", many, 1, lambda ws: _many_files(ws, files, total), _read_many)
     yield _row(tmp / "c", f"three {many} at once", 3,
                lambda ws: _many_files(ws, files, total), _read_many)  # fmt: skip
 
@@ -100,8 +106,8 @@ def _with_pings(
     return took, busy
 
 
-def _read_whole(lines: int) -> Callable[[Client, list[str]], Any]:
-    return lambda c, names: c.read_file(names[0], hashes=True, max_lines=lines)
+def _read_whole(lines: int, hashes: bool = True) -> Callable[[Client, list[str]], Any]:
+    return lambda c, names: c.read_file(names[0], hashes=hashes, max_lines=lines)
 
 
 def _read_many(c: Client, names: list[str]) -> Any:
