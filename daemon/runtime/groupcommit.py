@@ -143,9 +143,9 @@ class GroupCommit:
         self.snapshots = snapshots  # the state's snapshots, taken after commits
         self.publisher: Publisher | None = None  # once the server has bound its sockets
         self.landing: _Landing | None = None  # a big batch landing in slices (land_slice)
-        # committed writes' events by real path, in seq order, published once the file
-        # has landed (`_publish_landed`): a subscriber that reads the file on one finds it
-        self._unpublished: dict[str, list[Record]] = {}
+        # the committed events about a file its batch writes, by path, in seq order, each
+        # with its commit's last seq: published once the file has landed (`_publish_landed`)
+        self._unpublished: dict[str, list[tuple[int, Record]]] = {}
         # set when a refused commit left a journal that cannot even be read back (a
         # damaged file): the state can no longer be folded to match it, so nothing more
         # is staged and every request that must record is refused (docs/guarantees.md)
@@ -289,30 +289,33 @@ class GroupCommit:
         self.snapshots.after_commit(self.journal, self.state)
 
     def _hold_writes(self, records: list[Record]) -> list[Record]:
-        """The committed records to publish now. A write's `edit_applied` waits for its
-        file to land (`_publish_landed`): published at the commit, before the rename, it
-        sent a subscriber that read the file on it to the old content. Every other event
-        goes now."""
-        if not self.round:
+        """The committed records to publish now. The events about a file the batch
+        writes (its `edit_applied`, a `hunk_applied`, a read in the same batch) wait for
+        that file to land (`_publish_landed`): published at the commit, before the rename,
+        an `edit_applied` sent a subscriber that read the file on it to the old content.
+        Held by path, so each path's events still come in seq order. The rest go now."""
+        if not self.round or not records:
             return records
-        now = []
+        tip, now = records[-1].seq, []
         for record in records:
             path = record.path
-            if path is not None and record.kind == "edit_applied" and self.round.writes(path):
-                self._unpublished.setdefault(path, []).append(record)
+            if path is not None and self.round.writes(path):
+                self._unpublished.setdefault(path, []).append((tip, record))
             else:
                 now.append(record)
         return now
 
     def _publish_landed(self) -> None:
-        """Publish the held events of the writes that landed since the last call: a
-        path's events up to the seq its landed content was journaled at (a later batch's
-        write of the same path waits for its own landing)."""
-        for key, upto in self.round.take_landed():
+        """Publish the held events of the files that landed since the last call: a path's
+        events of the commit its landed write was in, and of those before (a later
+        batch's write of the same path, committed already, waits for its own landing)."""
+        for key, seq in self.round.take_landed():
             held = self._unpublished.get(key)
             if not held:
                 continue
-            ready = [r for r in held if r.seq <= upto or not upto]
+            # the landed write's commit: the first of the held whose last seq reaches it
+            tip = next((t for t, _ in held if t >= seq), held[-1][0]) if seq else held[-1][0]
+            ready = [record for t, record in held if t <= tip]
             if len(ready) == len(held):
                 del self._unpublished[key]
             else:
@@ -322,7 +325,7 @@ class GroupCommit:
 
     def _publish_held(self) -> None:
         """Every held event, landed or not (a stop: nothing more will land)."""
-        held = sorted((r for rs in self._unpublished.values() for r in rs), key=lambda r: r.seq)
+        held = sorted((r for rs in self._unpublished.values() for _, r in rs), key=lambda r: r.seq)
         self._unpublished.clear()
         if held and self.publisher is not None:
             self.publisher.publish(held)
