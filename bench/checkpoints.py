@@ -13,6 +13,11 @@
 - Journal growth for a third checkpoint, 10 files changed in 10 directories (what a
   prompt checkpoint per turn costs, issue 37): against what git's object store grows
   by for the same snapshot (10 blobs, 10 trees and the root).
+- Other agents during a restore of many files (issue 40: 5,000 of the tree's files,
+  `--quick`: 100, changed after the third checkpoint, then restored to it): `ping`
+  round trips from a second client, against the idle daemon's; the daemon's longest
+  turn meanwhile (`status`'s `group_commit.turns`: the final run and its commit, one
+  step) in the row's note.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.daemons import serving
@@ -37,6 +43,7 @@ SECOND_GOAL_US = 1_000_000
 TURN_GOAL_BYTES = 64 * 1024
 STALL_GOAL_US = 100_000
 PER_DIR = 200
+RESTORED_FILES = 5_000  # of the tree, at most: the issue's size
 
 
 def rows(tmp: Path, sizes: Sizes) -> list[Row]:
@@ -52,7 +59,7 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
     ):
         idle = _pings(work, 0.5)
         before = checkpointed_size(journal)
-        first_us, busy = _timed_with_pings(client, work, "first")
+        first_us, busy = _timed_with_pings(client, work, lambda: client.checkpoint_create("first"))
         grown = checkpointed_size(journal) - before
         victim = work / "d0000" / "f00000.txt"
         victim.write_text(victim.read_text() + "one more line\n")
@@ -63,6 +70,9 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
         before = checkpointed_size(journal)
         client.checkpoint_create("third")
         turn_bytes = checkpointed_size(journal) - before
+        restored = _change_many(work, min(RESTORED_FILES, sizes.checkpoint_files // 4))
+        _, restoring = _timed_with_pings(client, work, lambda: client.checkpoint_restore("third"))
+        longest_turn = _longest_turn(client)
     git_victim = git.work / "d0000" / "f00000.txt"
     git_victim.write_text(git_victim.read_text() + "one more line\n")
     git_second = git.snapshot()
@@ -73,6 +83,7 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
     files = f"{sizes.checkpoint_files:,} files, {total / 1e6:.0f} MB"
     stall = Summary.of(busy)
     calm = Summary.of(idle)
+    during = Summary.of(restoring)
     return [
         Row(
             f"first checkpoint of {files}",
@@ -109,6 +120,19 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
             goal="≤ 64 KB",
             met=turn_bytes <= TURN_GOAL_BYTES,
         ),
+        Row(
+            f"`ping` while a restore of {restored:,} changed files runs ({len(restoring)} pings)",
+            Figure(
+                "editjournal",
+                during.p50,
+                "us",
+                p99=during.p99,
+                extra=f"max {_ms(max(restoring))}, longest turn {longest_turn:.0f} ms",
+            ),
+            [Figure("idle daemon", calm.p50, "us", p99=calm.p99)],
+            goal="≤ ~100 ms at a time",
+            met=max(restoring) <= STALL_GOAL_US * 1.5 and during.p99 <= STALL_GOAL_US,
+        ),
     ]
 
 
@@ -118,6 +142,22 @@ def _change_ten(root: Path, files: int) -> None:
         i = (k * files // 10 + 37) % files
         path = root / f"d{i // PER_DIR:04}" / f"f{i:05}.txt"
         path.write_text(path.read_text() + f"turn = {k}\n")
+
+
+def _change_many(root: Path, count: int) -> int:
+    """One line more in each of the first `count` files of the tree; how many."""
+    for i in range(count):
+        path = root / f"d{i // PER_DIR:04}" / f"f{i:05}.txt"
+        with path.open("a") as f:
+            f.write("changed since the checkpoint\n")
+    return count
+
+
+def _longest_turn(client: Client) -> float:
+    """The daemon's longest turn so far (ms), as `status` reports it."""
+    result = client.call("status", {}).result
+    turns = result["group_commit"]["turns"] if isinstance(result, dict) else None
+    return float(turns["longest_ms"]) if isinstance(turns, dict) else float("nan")
 
 
 def _ms(us: float) -> str:
@@ -181,15 +221,17 @@ def _pings(root: Path, seconds: float, stop: threading.Event | None = None) -> l
     return samples
 
 
-def _timed_with_pings(client: Client, root: Path, name: str) -> tuple[float, list[float]]:
-    """The checkpoint's wall time (µs), and the pings another client made meanwhile."""
+def _timed_with_pings(
+    client: Client, root: Path, request: Callable[[], object]
+) -> tuple[float, list[float]]:
+    """The request's wall time (µs), and the pings another client made meanwhile."""
     done = threading.Event()
     busy: list[float] = []
     pinger = threading.Thread(target=lambda: busy.extend(_pings(root, 600, done)))
     pinger.start()
     started = time.perf_counter()
     try:
-        client.checkpoint_create(name)
+        request()
     finally:
         elapsed = (time.perf_counter() - started) * 1e6
         done.set()
