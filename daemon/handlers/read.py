@@ -24,6 +24,7 @@ from editjournal.daemon.handlers.readjob import (
     PLAIN_SLICED_BYTES,
     SLICED_BYTES,
     ReadJob,
+    Rendered,
     Unprepared,
     started,
 )
@@ -141,8 +142,8 @@ def serve_read(
     """Read one file and build its reply and events; the first event gets `first_seq`.
     With `job`, from what it prepared (`Unprepared` when the file changed since);
     `rel`: the path, workspace-relative, when the caller has judged it already."""
-    snap, parsed = _read(ctx, path, job, rel)
-    doc = parsed.doc
+    snap, source = _read(ctx, path, job, rel)
+    doc = source.doc
     start, end, truncated = _clamp(window, doc.line_count)
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = first_seq + len(noticed)  # the read's own event comes last
@@ -157,16 +158,16 @@ def serve_read(
         hashes=hashes,
         unseen=unseen,
     )
-    eol = job.eol(snap.sha256) if job is not None else None
+    eol = source.eol if isinstance(source, Rendered) else None
     result = _result(snap, doc, start, end, truncated, version, snap.text, eol)
     if hashes:
-        _add_anchors(result, parsed, start, end, job)
+        _add_anchors(result, source, start, end)
     return ServedRead(result, [*noticed, event], (snap.sha256, snap.data))
 
 
 def _read(
     ctx: Context, path: str, job: ReadJob | None, rel: str | None
-) -> tuple[FileSnapshot, Parsed]:
+) -> tuple[FileSnapshot, Parsed | Rendered]:
     """The file as it is now, and its parse. A file the job read is read again and
     compared with the bytes it read (no decode, no hash: 100 files would not fit the
     snapshot cache); a content the job did not prepare is `Unprepared`."""
@@ -178,12 +179,12 @@ def _read(
         snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file is not re-read
     else:
         snap = ctx.workspace.read(known.path, known=known)
-    parsed = job.parsed(snap.sha256) if job is not None else None
-    if parsed is None:
-        if job is not None and job.strict:
-            raise Unprepared(snap.path)
-        parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
-    return snap, parsed
+    rendered = job.rendered(snap.sha256) if job is not None else None
+    if rendered is not None:
+        return snap, rendered
+    if job is not None and job.strict:
+        raise Unprepared(snap.path)
+    return snap, ctx.cache.parsed(snap.sha256, snap.text, snap.path)
 
 
 def _result(
@@ -222,17 +223,18 @@ def _served(doc: Document, start: int, end: int, text: str | None) -> str:
     return "".join(map(operator.add, doc.lines[start - 1 : end], doc.endings[start - 1 : end]))
 
 
-def _add_anchors(
-    result: ReadFileResult, parsed: Parsed, start: int, end: int, job: ReadJob | None = None
-) -> None:
+def _add_anchors(result: ReadFileResult, parsed: Parsed | Rendered, start: int, end: int) -> None:
     """Anchors are computed over the whole file (uniqueness is file-wide), then cut; one
-    anchor and one mark per line travel (schemas.anchorrows), the text only in `content`."""
+    anchor and one mark per line travel (schemas.anchorrows), the text only in `content`.
+    A job's `Rendered` has them for the lines it serves, built a chunk at a time."""
+    if isinstance(parsed, Rendered):
+        assert parsed.anchors is not None  # an anchored read's job anchors
+        result.anchors = parsed.anchors[start - 1 : end]
+        result.marks = parsed.marks[(start, end)]
+        return
     result.anchors = parsed.index.anchor_strings[start - 1 : end]
     whole = start == 1 and end == parsed.doc.line_count
-    prepared = job.window_marks(parsed.sha256, start, end) if job is not None else None
-    if prepared is not None:  # a big window's, built by the job a chunk at a time
-        result.marks = prepared
-    elif whole or "marks" in parsed.__dict__:  # kept for the next whole read
+    if whole or "marks" in parsed.__dict__:  # kept for the next whole read
         result.marks = parsed.marks[start - 1 : end]
     else:  # a window's marks cost the window, not the file
         result.marks = parsed.index.marks(start - 1, end)

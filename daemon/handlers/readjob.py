@@ -21,7 +21,7 @@ Pure like a handler: it reads through the context and changes nothing but itself
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from editjournal.daemon.contract.context import Context, Progress
@@ -31,6 +31,7 @@ from editjournal.daemon.handlers.indexjob import SLICED_FROM
 from editjournal.daemon.handlers.treejob import INLINE_S
 from editjournal.daemon.text.deferral import Deferred, deferring
 from editjournal.daemon.text.indexbuild import CHUNK, IndexBuild
+from editjournal.daemon.text.lines import Document
 from editjournal.schemas.errors import ToolError
 
 SLICED_BYTES = 256 * 1024  # an anchored read of fewer bytes is done at once (< ~80 ms)
@@ -43,15 +44,26 @@ PAUSE = 1 << 62  # yielded by a step: end the slice here (more than any slice's 
 Span = Callable[[int], tuple[int, int]]  # a file's line count -> the lines served, 1-based
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """What the final run serves a content from: its lines and `eol_style` and, for an
+    anchored read, every line's anchor and the marks of the lines served, by (start,
+    end). Not the anchor index itself (its hashes and counts, a few times the lines):
+    the text cache keeps that while it has room, a job of 100 files must not hold
+    them all."""
+
+    doc: Document
+    eol: str
+    anchors: list[str] | None = None
+    marks: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
 @dataclass
 class Prepared:
-    """What the job built, kept across its rounds: parses (their index and whole-file
-    marks built when anchored) by content, the marks of a window by (content, start,
-    end), and the contents handed to the journal."""
+    """What the job built, kept across its rounds: each content's `Rendered`, and the
+    contents handed to the journal."""
 
-    parsed: dict[str, Parsed] = field(default_factory=dict)
-    eols: dict[str, str] = field(default_factory=dict)  # each parse's `eol_style`
-    marks: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    rendered: dict[str, Rendered] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)
 
 
@@ -99,14 +111,8 @@ class ReadJob:
         """Another round over the same files, keeping what was prepared."""
         return ReadJob(self.paths, self.hashes, self.span, self.rounds + 1, self.prepared)
 
-    def parsed(self, sha256: str) -> Parsed | None:
-        return self.prepared.parsed.get(sha256)
-
-    def eol(self, sha256: str) -> str | None:
-        return self.prepared.eols.get(sha256)
-
-    def window_marks(self, sha256: str, start: int, end: int) -> str | None:
-        return self.prepared.marks.get((sha256, start, end))
+    def rendered(self, sha256: str) -> Rendered | None:
+        return self.prepared.rendered.get(sha256)
 
     def hold(self, progress: Progress) -> None:
         """Contents prepared inline, handed back with the next slice."""
@@ -120,49 +126,51 @@ class ReadJob:
 
     def _work(self, ctx: Context) -> Iterator[int]:
         """Each step yields the bytes of content waiting to be kept."""
+        rendered = self.prepared.rendered
         for path in self.paths:
             try:
                 snap = ctx.cache.files.read(ctx.workspace, path)
                 yield self._held()
-                if self._parse_is_long(ctx, snap):
-                    yield PAUSE  # a big parse (~60 ms for 8 MiB) opens a slice of its own
-                parsed = self._parse(ctx, snap)
+                if snap.sha256 not in rendered:  # else: an earlier round's, or path's
+                    if self._parse_is_long(ctx, snap):
+                        yield PAUSE  # a big parse (~60 ms for 8 MiB) opens a slice of its own
+                    parsed = ctx.cache.parsed(snap.sha256, snap.text, snap.path)
+                    yield self._held()
+                    rendered[snap.sha256] = yield from self._rendered(ctx, parsed)
             except ToolError:
                 continue  # the handler's final run reports it in its place
             self.snaps[snap.path] = snap
-            yield self._held()
-            if self.hashes:
-                yield from self._anchored(parsed)
             self._keep(ctx, snap)
             yield self._held()
 
     def _parse_is_long(self, ctx: Context, snap: FileSnapshot) -> bool:
         """Whether parsing `snap` is to wait for a slice's start: a big text, or any
         text not parsed yet while inline (the handler's turn is not for the work)."""
-        found = snap.sha256 in self.prepared.parsed or ctx.cache.get(snap.sha256) is not None
+        found = ctx.cache.get(snap.sha256) is not None
         return not found and (self.inline or len(snap.text) >= BIG_PARSE_CHARS)
 
     def _held(self) -> int:
         return sum(map(len, self._blobs.values()))
 
-    def _parse(self, ctx: Context, snap: FileSnapshot) -> Parsed:
-        """The content's parse: the job's, the cache's or a new one (one step: parsing
-        the biggest file the daemon reads, 8 MiB, takes ~60 ms)."""
-        found = self.prepared.parsed.get(snap.sha256)
-        if found is None:
-            found = self.prepared.parsed[snap.sha256] = ctx.cache.parsed(
-                snap.sha256, snap.text, snap.path
-            )
-            self.prepared.eols[snap.sha256] = found.doc.eol_style
-        return found
+    def _rendered(self, ctx: Context, parsed: Parsed) -> Generator[int, None, Rendered]:
+        """What the final run needs of `parsed`: with anchors, its index built (a chunk
+        of lines a step) and the marks of the lines served."""
+        doc = parsed.doc
+        if not self.hashes:
+            return Rendered(doc, doc.eol_style)
+        yield from self._indexed(parsed)
+        if doc.line_count >= SLICED_FROM:  # a big file's index, kept as the index job does
+            ctx.cache.keep(parsed)
+        marks = yield from self._marks(parsed)
+        return Rendered(doc, doc.eol_style, parsed.index.anchor_strings, marks)
 
-    def _anchored(self, parsed: Parsed) -> Iterator[int]:
-        """The index (a chunk of lines a step), then the marks of the lines served."""
+    def _indexed(self, parsed: Parsed) -> Iterator[int]:
+        """`parsed`'s index with its counts, built a step at a time when missing."""
         for _ in range(2):  # the index, then its counts (gone when a derive took them)
             try:
                 with deferring(1):  # the engine names what is missing instead of building it
                     parsed.index.tables  # noqa: B018 - built, derived, or deferred
-                break
+                return
             except Deferred as asked:
                 if self.inline:
                     yield PAUSE  # an index to build: not in the handler's turn
@@ -171,30 +179,27 @@ class ReadJob:
                 asked.positions = asked.positions and parsed.doc.line_count >= SLICED_FROM
                 for _ in IndexBuild(asked).steps():
                     yield self._held()
-        yield from self._marks(parsed)
 
-    def _marks(self, parsed: Parsed) -> Iterator[int]:
-        """The marks a read sends with its anchors, a chunk of lines a step: of the whole
-        file into the parse's own cached slot (what `Parsed.marks` computes, in the same
-        order), of a window into the job."""
+    def _marks(self, parsed: Parsed) -> Generator[int, None, dict[tuple[int, int], str]]:
+        """The marks of the lines served, a chunk of lines a step (`AnchorIndex.marks`
+        is per line: the chunks joined are the marks computed at once). A whole file's
+        go into the parse's own cached slot too, for the next whole read."""
         count = parsed.doc.line_count
         try:
             start, end = self.span(count)
         except ToolError:
-            return  # a start past the end: refused by the final run
+            return {}  # a start past the end: refused by the final run
         whole = start == 1 and end == count
-        if "marks" in parsed.__dict__ or (not whole and end - start < CHUNK):
-            return  # built already, or a window cheap enough for the final run
-        if not whole and (parsed.sha256, start, end) in self.prepared.marks:
-            return
+        if whole and "marks" in parsed.__dict__:
+            return {(start, end): parsed.marks}
         pieces: list[str] = []
         for a in range(start - 1, end, CHUNK):
             pieces.append(parsed.index.marks(a, min(end, a + CHUNK)))
             yield self._held()
+        marks = "".join(pieces)
         if whole:
-            parsed.__dict__["marks"] = "".join(pieces)  # the cached_property's own slot
-        else:
-            self.prepared.marks[(parsed.sha256, start, end)] = "".join(pieces)
+            parsed.__dict__["marks"] = marks  # the cached_property's own slot
+        return {(start, end): marks}
 
     def _keep(self, ctx: Context, snap: FileSnapshot) -> None:
         """The content handed to the journal with this slice, unless it has it."""

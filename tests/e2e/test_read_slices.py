@@ -114,3 +114,20 @@ def test_a_file_changed_while_the_job_works_is_served_and_journaled_as_it_is_the
     for item in whole.files:
         assert item.result is not None
         assert journaled[item.result.file_path] == item.result.sha256
+
+
+def test_a_window_of_a_big_file_is_served_from_the_job_as_if_read_at_once(
+    daemon: RunningDaemon,
+) -> None:
+    lines = [f"item_{i} = {i % 89}" if i % 7 else "}" for i in range(12_000)]  # ~190 KB
+    lines += [f"pad_{i:06d} " + "x" * 60 for i in range(1_500)]  # ~100 KB more
+    (daemon.root / "big.py").write_text("".join(f"{line}\n" for line in lines))
+    assert (daemon.root / "big.py").stat().st_size > SLICED_BYTES
+    agent = daemon.client()
+    read = agent.read_file("big.py", hashes=True, range="2-11000", max_lines=20_000)
+    index = AnchorIndex(lines)
+    assert read.anchors == index.anchor_strings[1:11000]
+    assert read.marks == index.marks(1, 11000)
+    assert read.content == "".join(f"{line}\n" for line in lines[1:11000])
+    past = agent.call("read_file", {"path": "big.py", "hashes": True, "range": "20000-"})
+    assert past.error is not None and past.error.code == "invalid_range"
