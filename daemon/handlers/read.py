@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import re
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from editjournal.daemon.audit.views import content_at as stored_at
@@ -138,11 +138,13 @@ def serve_read(
     first_seq: int,
     job: ReadJob | None = None,
     rel: str | None = None,
+    snap: FileSnapshot | None = None,
 ) -> ServedRead:
     """Read one file and build its reply and events; the first event gets `first_seq`.
     With `job`, from what it prepared (`Unprepared` when the file changed since);
-    `rel`: the path, workspace-relative, when the caller has judged it already."""
-    snap, source = _read(ctx, path, job, rel)
+    `rel`: the path, workspace-relative, when the caller has judged it already; `snap`:
+    the file as the caller has just read it."""
+    snap, source = _read(ctx, path, job, rel, snap)
     doc = source.doc
     start, end, truncated = _clamp(window, doc.line_count)
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
@@ -166,7 +168,7 @@ def serve_read(
 
 
 def _read(
-    ctx: Context, path: str, job: ReadJob | None, rel: str | None
+    ctx: Context, path: str, job: ReadJob | None, rel: str | None, snap: FileSnapshot | None
 ) -> tuple[FileSnapshot, Parsed | Rendered]:
     """The file as it is now, and its parse. A file the job read is read again and
     compared with the bytes it read (no decode, no hash: 100 files would not fit the
@@ -176,7 +178,8 @@ def _read(
         rel = ctx.workspace.file_relative(path) if rel is None else rel
         known = job.snaps.get(rel)
     if known is None:
-        snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file is not re-read
+        if snap is None:
+            snap = ctx.cache.files.read(ctx.workspace, path)  # an unchanged file: no re-read
     else:
         snap = ctx.workspace.read(known.path, known=known)
     rendered = job.rendered(snap.sha256) if job is not None else None
@@ -258,11 +261,15 @@ def read_file(ctx: Context, params: ReadFileParams) -> Outcome:
         served = serve_delta(ctx, path, params.since_version, warnings)
     else:
         window = window_of(params)
-        job = _prepared(ctx, [path], _size(ctx, path), params.hashes, window)
+        snap = None  # what a read at once reads anyway: its size says whether to slice
+        if not isinstance(ctx.finished, ReadJob):
+            snap = ctx.cache.files.read(ctx.workspace, path)
+        job = _prepared(ctx, [path], snap.size if snap else 0, params.hashes, window)
         if isinstance(job, Outcome):
             return job
+        fresh = snap if job is None else None  # with a job: read again, at its final run
         try:
-            served = serve_read(ctx, path, window, params.hashes, ctx.next_seq, job)
+            served = serve_read(ctx, path, window, params.hashes, ctx.next_seq, job, snap=fresh)
         except Unprepared:
             return Outcome(job=_again(job))
     return Outcome(
@@ -365,11 +372,16 @@ def read_many_files(ctx: Context, params: ReadManyFilesParams) -> Outcome:
     the state from before the request, which the first read already moved on.
     """
     window = LineWindow(1, None, params.max_lines)
-    job = _prepared(ctx, params.paths, None, params.hashes, window)
+    job: ReadJob | Outcome | None = ctx.finished if isinstance(ctx.finished, ReadJob) else None
+    if job is None:
+        paths, sizes = _within_budget(ctx, params.paths)
+        job = _prepared(ctx, paths, sum(sizes.values()), params.hashes, window)
     if isinstance(job, Outcome):
         return job
+    if job is not None:  # a reply served from the job is of the very contents it read
+        sizes = {rel: snap.size for rel, snap in job.snaps.items()}
     served = _Served()
-    budget = _Budget(MAX_READ_BYTES, job)
+    budget = _Budget(MAX_READ_BYTES, sizes)
     try:
         items = [
             _read_once(ctx, path, window, params.hashes, served, job)
@@ -391,23 +403,24 @@ class _Budget:
     """The bytes one `read_many_files` may read: every agent waits while it runs (100
     files of 8 MB held them 7.4 s). A file that would go past it is not read."""
 
-    def __init__(self, limit: int, job: ReadJob | None = None) -> None:
+    def __init__(self, limit: int, sizes: Mapping[str, int] | None = None) -> None:
         self.limit = limit
         self.spent = 0
-        # the sizes of the files the request's job read: a reply served from the job is
-        # of those very contents (a file changed since is `Unprepared`), so no stat each
-        self.known = job.snaps if job is not None else {}
+        # sizes by workspace-relative path known already this turn (a stat each: the
+        # pass that decided whether to slice, or the files a job read), not asked again
+        self.sizes = sizes or {}
 
     def allows(self, ctx: Context, path: str, served: Container[str]) -> bool:
         try:
             rel = ctx.workspace.relative(path)
             if rel in served:
                 return True  # another spelling of a file already read: free
-            known = self.known.get(rel)
-            info = ctx.workspace.stat(path) if known is None else None
+            size = self.sizes.get(rel)
+            if size is None:
+                info = ctx.workspace.stat(path)
+                size = info.st_size if info is not None else 0
         except ToolError:
             return True  # its error is reported by the read itself
-        size = known.size if known is not None else info.st_size if info is not None else 0
         if self.spent and self.spent + size > self.limit:
             return False
         self.spent += size
@@ -471,17 +484,15 @@ def _new_blobs(ctx: Context, reads: list[ServedRead]) -> dict[str, bytes]:
 
 
 def _prepared(
-    ctx: Context, paths: Sequence[str], size: int | None, hashes: bool, window: LineWindow
+    ctx: Context, paths: Sequence[str], size: int, hashes: bool, window: LineWindow
 ) -> ReadJob | Outcome | None:
     """What the request's job prepared (it is done: serve from it); else, for reads of
-    `SLICED_BYTES` or more (`PLAIN_SLICED_BYTES` without anchors; `size`, None: what
-    `_within_budget` lets it read), a new job: done inline when what it needs is built
+    `size` `SLICED_BYTES` or more (`PLAIN_SLICED_BYTES` without anchors), a new job:
+    done inline when what it needs is built
     already, else the request parks on it (an `Outcome` with the job). None: small
     reads, done at once."""
     if isinstance(ctx.finished, ReadJob):
         return ctx.finished
-    if size is None:  # read_many_files: the files its budget lets it read, by stat
-        paths, size = _within_budget(ctx, paths)
     if size < (SLICED_BYTES if hashes else PLAIN_SLICED_BYTES):
         return None
     job = ReadJob(paths, hashes, lambda count: _clamp(window, count)[:2])
@@ -495,23 +506,16 @@ def _again(job: ReadJob | None) -> ReadJob:
     return job.again()
 
 
-def _size(ctx: Context, path: str) -> int:
-    """The file's size by stat; 0 when it cannot be had (its read says why)."""
-    try:
-        info = ctx.workspace.stat(path)
-    except ToolError:
-        return 0
-    return info.st_size if info is not None else 0
-
-
-def _within_budget(ctx: Context, paths: Sequence[str]) -> tuple[list[str], int]:
-    """The paths `read_many_files` will read (`_Budget`, by stat), and their bytes."""
+def _within_budget(ctx: Context, paths: Sequence[str]) -> tuple[list[str], dict[str, int]]:
+    """The paths `read_many_files` will read (`_Budget`, by stat), and the size of each
+    file, by workspace-relative path: their sum says whether to slice the read."""
     budget = _Budget(MAX_READ_BYTES)
-    seen: set[str] = set()
+    sizes: dict[str, int] = {}
     chosen: list[str] = []
     for path in paths:
-        if budget.allows(ctx, path, seen):
+        spent = budget.spent
+        if budget.allows(ctx, path, sizes):
             chosen.append(path)
             with contextlib.suppress(ToolError):  # its read reports it
-                seen.add(ctx.workspace.relative(path))
-    return chosen, budget.spent
+                sizes.setdefault(ctx.workspace.relative(path), budget.spent - spent)
+    return chosen, sizes
