@@ -3,6 +3,10 @@
 Every read is journaled as `file_read` (which lines of which content the
 agent saw) and its content stored as a blob, so the read becomes the agent's
 snapshot: later tools can tell exactly which of its anchors went stale.
+
+A big read (`readjob.SLICED_BYTES` or more, anchored; `PLAIN_SLICED_BYTES` without)
+is prepared by a `ReadJob` a slice at a time, and journaled by the request's final run
+against the files as they are then (daemon/handlers/readjob.py).
 """
 
 from __future__ import annotations
