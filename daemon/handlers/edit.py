@@ -13,7 +13,8 @@ resolved by the line number given with it, read in the agent's own numbering
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +26,10 @@ from editjournal.daemon.files.textcache import Parsed
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.aheadjob import planned_in_slices
 from editjournal.daemon.handlers.read import chosen_path
-from editjournal.daemon.text.edit import EditPlan, plan_edit, relied_lines
+from editjournal.daemon.text.deferral import Deferred, too_big
+from editjournal.daemon.text.edit import EditPlan, Pick, plan_edit, planning_edit, relied_lines
 from editjournal.daemon.text.ranges import covered
+from editjournal.daemon.writing.history import Base
 from editjournal.daemon.writing.numbers import LineNumbers
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Written, write
 from editjournal.daemon.writing.stale import (
@@ -88,9 +91,7 @@ class _Edit:
         planned_in = base.parsed if base is not None else target.parsed
         numbers = LineNumbers(target)
         try:
-            plan = plan_edit(
-                planned_in.doc.lines, ops, planned_in.index, planned_in.anchors, numbers.pick(base)
-            )
+            plan = _resolved(planned_in, ops, numbers.pick(base), base)
         except ToolError as e:
             given = self._in_given(target, e, numbers)
             if given is None:
@@ -165,6 +166,41 @@ class _Edit:
             rebased_from_version=base.version if base else None,
             rebased_over=[c.describe() for c in base.changes] if base else [],
         )
+
+
+# the last batch resolved a step at a time in a job, or its refusal: (content, operations,
+# version planned in, plan): the phase that asked runs again and finds it (by identity: the
+# same request's planner, on the same target)
+_KEPT: list[tuple[Parsed, Sequence[Operation], Base | None, EditPlan | ToolError]] = []
+STEPPED_FROM = 250  # operations: a batch of fewer on a big file is resolved at once
+
+
+def _resolved(
+    parsed: Parsed, ops: Sequence[Operation], pick: Pick | None, base: Base | None
+) -> EditPlan:
+    """`plan_edit` of `ops` in `parsed`; a big batch on a big file, where deferring is
+    on, resolved in a job a few hundred operations a step (`Deferred`), then kept."""
+    lines, index, anchors = parsed.doc.lines, parsed.index, parsed.anchors
+    if _KEPT and _KEPT[0][0] is parsed and _KEPT[0][1] is ops and _KEPT[0][2] is base:
+        kept = _KEPT[0][3]
+        if isinstance(kept, ToolError):
+            raise ToolError(kept.code, kept.message, copy.deepcopy(kept.details), kept.hint)
+        return kept
+    if len(ops) >= STEPPED_FROM and too_big(parsed.doc.line_count):
+        index.position_all()  # the steps cannot defer: what they look up is built first
+        raise Deferred(work=_resolving(parsed, ops, pick, base))
+    return plan_edit(lines, ops, index, anchors, pick)
+
+
+def _resolving(
+    parsed: Parsed, ops: Sequence[Operation], pick: Pick | None, base: Base | None
+) -> Iterator[None]:
+    lines, index, anchors = parsed.doc.lines, parsed.index, parsed.anchors
+    try:
+        plan: EditPlan | ToolError = yield from planning_edit(lines, ops, index, anchors, pick)
+    except ToolError as e:
+        plan = e
+    _KEPT[:] = [(parsed, ops, base, plan)]
 
 
 def _relies_on_unseen(

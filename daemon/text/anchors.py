@@ -223,6 +223,19 @@ class AnchorIndex:
         """Whether where each hash is has been indexed (both kinds)."""
         return len(self._where) == 2
 
+    def position_all(self) -> None:
+        """Where each hash is, both kinds, for a batch of many lookups to come (a big
+        edit resolved in a job's steps, where nothing may be deferred): `Deferred` to a
+        job first when the file is big and deferring is on, else built now."""
+        if self.has_positions():
+            return
+        if too_big(len(self._hashes)):
+            raise Deferred(index=self, positions=True)
+        kinds: tuple[AnchorKind, ...] = ("line", "context")
+        for table in kinds:
+            if table not in self._where:
+                self._where[table] = positions_of_all(self.digests(table))
+
     def positioned(self, table: AnchorKind, where: dict[str, list[int]]) -> None:
         """Take the positions of every ``table`` hash, indexed elsewhere."""
         self._where[table] = where

@@ -15,7 +15,7 @@ never see the results of earlier ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from editjournal.daemon.text.anchors import AnchorIndex, LineAnchor, classify_quality
@@ -117,10 +117,35 @@ def plan_edit(
     None (an agent that never read the file: its numbers refer to nothing) leaves
     that to an `occurrence`.
     """
+    steps = planning_edit(lines, operations, index, anchors, pick)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+OPS_PER_STEP = 250  # a big batch planned in a job: ~30 µs an operation
+
+
+def planning_edit(
+    lines: Sequence[str],
+    operations: Sequence[Operation],
+    index: AnchorIndex | None = None,
+    anchors: Sequence[LineAnchor] | None = None,
+    pick: Pick | None = None,
+) -> Generator[None, None, EditPlan]:
+    """`plan_edit`, `OPS_PER_STEP` operations a step (the same calls, in order)."""
     index = index or AnchorIndex(lines)
     shown = anchors if anchors is not None else index.anchors()
     planner = _Planner(index, shown, lines, pick)
-    splices = [s for i, op in enumerate(operations) if (s := _splice(planner, i, op))]
+    splices: list[Splice] = []
+    for at in range(0, len(operations), OPS_PER_STEP):
+        for i in range(at, min(at + OPS_PER_STEP, len(operations))):
+            splice = _splice(planner, i, operations[i])
+            if splice:
+                splices.append(splice)
+        yield None
     if planner.problems:
         raise _combined(planner.problems)
     ordered = sorted(splices, key=lambda s: (s.start, s.end, s.index))

@@ -23,13 +23,13 @@ from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers.aheadjob import AheadJob
 from editjournal.daemon.handlers.apply_patch import apply_patch
-from editjournal.daemon.handlers.edit import edit
+from editjournal.daemon.handlers.edit import STEPPED_FROM, edit
 from editjournal.daemon.handlers.indexjob import SLICED_FROM
 from editjournal.daemon.handlers.patch import safe_patch
 from editjournal.daemon.model.state import State
 from editjournal.daemon.store.journal import Journal
 from editjournal.daemon.writing.target import open_target
-from editjournal.schemas.events import EditApplied, FileRead
+from editjournal.schemas.events import EditApplied, EditRejected, FileRead
 from editjournal.schemas.tools import ApplyPatchParams, EditParams, SafePatchParams
 
 LINES = SLICED_FROM + 5_000  # planned ahead from SLICED_FROM lines
@@ -85,12 +85,12 @@ def _patch(ctx: Context) -> SafePatchParams:
     return msgspec.convert(given, SafePatchParams)
 
 
-def _edits(ctx: Context) -> EditParams:
-    anchors = open_target(ctx, "big.txt").anchors
+def _edits(ctx: Context, count: int = CHANGES) -> EditParams:
+    anchors, step = open_target(ctx, "big.txt").anchors, LINES // count
     ops = [
-        {"op": "replace_line", "hash": anchors[STEP * i].anchor, "line": STEP * i + 1,
-         "content": f"LINE {STEP * i}"}
-        for i in range(CHANGES)
+        {"op": "replace_line", "hash": anchors[step * i].anchor, "line": step * i + 1,
+         "content": f"LINE {step * i}"}
+        for i in range(count)
     ]  # fmt: skip
     return msgspec.convert({"path": "big.txt", "operations": ops}, EditParams)
 
@@ -127,6 +127,23 @@ def test_a_big_diff_refused_while_parsed_in_steps_is_refused_with_the_file_state
     assert "NUL" in error.message and error.details["success"] is False
     assert error.details["latest_file_state"]["file_path"] == "big.txt"
     assert served.outcome.writes == []
+
+
+def test_a_big_edit_with_a_stale_anchor_resolved_in_steps_is_refused_and_journaled(
+    tmp_path: Path,
+):
+    """A batch of many operations is resolved a few hundred a step in the job; an
+    anchor no line has refuses it all, as at once: nothing written, the refusal
+    journaled."""
+    ctx = _context(tmp_path)
+    params = _edits(ctx, STEPPED_FROM + 50)
+    ops = list(params.operations)
+    ops[7] = msgspec.structs.replace(ops[7], hash="abcdef", line=None)
+    served = _served(ctx, edit, msgspec.structs.replace(params, operations=ops))
+    error = served.outcome.error
+    assert error is not None and error.code.value == "anchor_stale"
+    assert served.outcome.writes == [] and served.handed == []
+    assert [type(e) for e in served.outcome.events] == [EditRejected]
 
 
 def test_a_big_apply_patch_update_is_planned_ahead_too(tmp_path: Path):
