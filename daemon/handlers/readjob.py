@@ -7,7 +7,8 @@ content as a blob. When a read's files are `SLICED_BYTES` or more in all
 (`PLAIN_SLICED_BYTES` without anchors: a twelfth of the work a byte), the handler
 hands back a `ReadJob` that does that work a file and a step at a time (the anchor
 index through `IndexBuild`, a chunk of lines a step), hands each new content to the
-journal as a blob in its own slice, and keeps what it built. The handler then runs
+journal as a blob in its own slice, and keeps what the reply needs (`Rendered`: not
+the indexes, which the text cache keeps while it has room). The handler then runs
 again, for good, with the job as `ctx.finished`: it reads every file once more (a
 compare with the bytes the job read, not a decode and a hash), journals what it reads
 *then*, and renders the reply from what the job prepared. A file changed between the
@@ -15,7 +16,8 @@ slices is not served from the job: its new content is prepared by another round 
 the job (at most `MAX_ROUNDS`, then whatever is left is read at once), so a reply
 never shows content the journal does not record as seen.
 
-Pure like a handler: it reads through the context and changes nothing but itself.
+Pure like a handler: it reads through the context and changes nothing but itself and
+the text cache (derived data: the parses and indexes it built, as the index job does).
 """
 
 from __future__ import annotations
