@@ -22,7 +22,7 @@ import bisect
 from collections import Counter
 from collections.abc import Generator, Sequence
 from itertools import compress, islice, pairwise, repeat
-from operator import ne, or_, sub
+from operator import and_, eq, ne, not_, or_, sub
 
 from editjournal.daemon.text.diff import changed_region
 
@@ -37,7 +37,8 @@ PATIENCE_FROM = 20_000
 DIFFLIB_UP_TO = 2_000  # lines of a gap between two anchors still aligned by difflib
 STEP_LINES = 16_384  # lines counted or compared between two yields: a few ms of work
 _CHUNK = 256  # lines compared at once while trimming equal ends
-_ONE = 1
+_ONE, _TWO = 1, 2
+_ONES = repeat(_ONE)  # endless: every `map(eq, ..., _ONES)` stops at its other input
 
 
 def line_map_steps(old: Sequence[str], new: Sequence[str]) -> Generator[None, None, LineMap]:
@@ -54,8 +55,10 @@ def line_map_steps(old: Sequence[str], new: Sequence[str]) -> Generator[None, No
         yield from _aligned(old, new, start, old_end, start, new_end, runs)
     else:
         runs = yield from _difflib_runs(old, new, start, old_end, start, new_end)
-    for i, j, n in runs:
+    for k, (i, j, n) in enumerate(runs):
         mapping[i : i + n] = range(j, j + n)
+        if k % STEP_LINES == STEP_LINES - 1:
+            yield None
     return mapping
 
 
@@ -101,8 +104,9 @@ def _anchored(
     is_, js = order
     if not is_:
         return
+    breaks = yield from _breaks(a, b, is_, js)
     i0, j0 = alo, blo
-    starts = [0, *_breaks(is_, js), len(is_)]
+    starts = [0, *breaks, len(is_)]
     for k, (first, end) in enumerate(pairwise(starts)):
         i, j = is_[first], js[first]
         if i > i0 and j > j0:  # lines on both sides between two anchors: align them
@@ -110,18 +114,39 @@ def _anchored(
                 runs.append((i0, j0, i - i0))
             else:
                 yield from _aligned(a, b, i0, i, j0, j, runs)
-        runs.append((i, j, end - first))
-        i0, j0 = i + end - first, j + end - first
+        size = is_[end - 1] - i + 1  # the same on both sides (see `_breaks`)
+        runs.append((i, j, size))
+        i0, j0 = i + size, j + size
         if k % 256 == 255:
             yield None
     yield from _aligned(a, b, i0, ahi, j0, bhi, runs)
 
 
-def _breaks(is_: list[int], js: list[int]) -> list[int]:
-    """The positions k where anchor k does not follow anchor k-1 on both sides."""
-    apart_a = map(ne, map(sub, islice(is_, 1, None), is_), repeat(_ONE))
-    apart_b = map(ne, map(sub, islice(js, 1, None), js), repeat(_ONE))
-    return list(compress(range(1, len(is_)), map(or_, apart_a, apart_b)))
+def _breaks(
+    a: Sequence[str], b: Sequence[str], is_: list[int], js: list[int]
+) -> Generator[None, None, list[int]]:
+    """The positions k where anchor k does not follow anchor k-1 on both sides, nor
+    with one equal line between them on each (a blank line, a closing brace: aligning
+    that gap matches it, so the anchors and it make one run), a chunk a step."""
+    found: list[int] = []
+    for lo, hi in _chunks(1, len(is_)):
+        now_a, now_b = is_[lo:hi], js[lo:hi]
+        step_a = list(map(sub, now_a, is_[lo - 1 : hi - 1]))
+        step_b = list(map(sub, now_b, js[lo - 1 : hi - 1]))
+        apart = map(or_, map(ne, step_a, repeat(_ONE)), map(ne, step_b, repeat(_ONE)))
+        far = list(compress(range(lo, hi), apart))
+        yield None
+        # of those, the anchors two lines on from the one before, on each side, with
+        # equal lines between (any index read is a line: the step is at least 2)
+        gap_a = map(step_a.__getitem__, map(sub, far, repeat(lo)))
+        gap_b = map(step_b.__getitem__, map(sub, far, repeat(lo)))
+        two = map(and_, map(eq, gap_a, repeat(_TWO)), map(eq, gap_b, repeat(_TWO)))
+        above_a = map(a.__getitem__, map(sub, map(is_.__getitem__, far), repeat(_ONE)))
+        above_b = map(b.__getitem__, map(sub, map(js.__getitem__, far), repeat(_ONE)))
+        joined = map(and_, two, map(eq, above_a, above_b))
+        found.extend(compress(far, map(not_, joined)))
+        yield None
+    return found
 
 
 def _unique_order(
@@ -132,18 +157,24 @@ def _unique_order(
     several, the one patience sorting keeps)."""
     in_a = yield from _counted(a, alo, ahi)
     in_b = yield from _counted(b, blo, bhi)
-    both = _once(in_a).intersection(_once(in_b))
-    yield None
+    once_b = yield from _once(in_b, None)
+    both = yield from _once(in_a, once_b)
+    del in_a, in_b, once_b
     is_ = yield from _places(a, alo, ahi, both)
     js = yield from _places(b, blo, bhi, both)
-    in_order_a, in_order_b = list(map(a.__getitem__, is_)), list(map(b.__getitem__, js))
-    if in_order_a == in_order_b:  # nothing moved: the k-th unique line is the k-th
+    moved = yield from _moved(a, b, is_, js)
+    if not moved:  # the k-th unique line of each side is the same line
         return is_, js
-    where_b = dict(zip(in_order_b, js, strict=True))
-    js = list(map(where_b.__getitem__, in_order_a))
-    yield None
+    where_b: dict[str, int] = {}
+    for lo, hi in _chunks(0, len(js)):
+        where_b.update(zip(map(b.__getitem__, js[lo:hi]), js[lo:hi], strict=True))
+        yield None
+    js = []
+    for lo, hi in _chunks(0, len(is_)):
+        js.extend(map(where_b.__getitem__, map(a.__getitem__, is_[lo:hi])))
+        yield None
     chosen = yield from _longest_increasing(js)
-    return [is_[k] for k in chosen], [js[k] for k in chosen]
+    return list(map(is_.__getitem__, chosen)), list(map(js.__getitem__, chosen))
 
 
 def _counted(lines: Sequence[str], lo: int, hi: int) -> Generator[None, None, Counter[str]]:
@@ -155,9 +186,16 @@ def _counted(lines: Sequence[str], lo: int, hi: int) -> Generator[None, None, Co
     return counts
 
 
-def _once(counts: Counter[str]) -> set[str]:
-    """The lines counted once (`compress` over the counts: a C loop)."""
-    return set(compress(counts, map(_ONE.__eq__, counts.values())))
+def _once(counts: Counter[str], among: set[str] | None) -> Generator[None, None, set[str]]:
+    """The lines counted once (and found in `among`, when given), a chunk a step: the
+    counter is walked by C loops (`compress` over its values beside its keys)."""
+    found: set[str] = set()
+    keys, values = iter(counts), iter(counts.values())
+    for _ in _chunks(0, len(counts)):
+        once = compress(islice(keys, STEP_LINES), map(eq, islice(values, STEP_LINES), _ONES))
+        found.update(once if among is None else filter(among.__contains__, once))
+        yield None
+    return found
 
 
 def _places(
@@ -169,6 +207,18 @@ def _places(
         found.extend(compress(range(start, end), map(wanted.__contains__, lines[start:end])))
         yield None
     return found
+
+
+def _moved(
+    a: Sequence[str], b: Sequence[str], is_: list[int], js: list[int]
+) -> Generator[None, None, bool]:
+    """Whether the unique lines come in another order on each side (then the k-th of
+    `a` is not the k-th of `b`), compared a chunk a step."""
+    for lo, hi in _chunks(0, len(is_)):
+        if list(map(a.__getitem__, is_[lo:hi])) != list(map(b.__getitem__, js[lo:hi])):
+            return True
+        yield None
+    return False
 
 
 def _longest_increasing(js: list[int]) -> Generator[None, None, list[int]]:
