@@ -32,6 +32,7 @@ from editjournal.client import Client, RequestError
 
 FULL_LINES, QUICK_LINES = 200_000, 2_000
 CHANGED = 1_000  # lines of a scattered change, and of the block inserted at the top
+MIN_STEP = 100  # a scattered change changes one line in this many at most (--quick)
 STALL_GOAL_MS = 100.0
 KINDS = ("scattered", "rewritten", "inserted at the top", "reversed")
 SLOW_TURN = re.compile(r"a turn held the thread (\d+) ms")
@@ -89,7 +90,7 @@ def content(lines: int) -> list[str]:
 def changed(before: list[str], kind: str) -> list[str]:
     """`before` as the outside writer leaves it."""
     if kind == "scattered":
-        step = len(before) // CHANGED
+        step = max(len(before) // CHANGED, MIN_STEP)
         return [f"{line} # outside" if i % step == 1 else line for i, line in enumerate(before)]
     if kind == "rewritten":
         return [f"{line};" for line in before]
@@ -102,7 +103,7 @@ def _met(agent: Client, ws: Path, kind: str, lines: int) -> Carried:
     """Read a window, change the file outside, edit and read with the old anchors."""
     name = f"{kind.replace(' ', '_')}.py"
     path = ws / name
-    before = content(lines)
+    before = content(lines - CHANGED if kind == "inserted at the top" else lines)  # the limit
     path.write_text("".join(f"{line}\n" for line in before))
     target = _target(before, kind)
     window = f"{target - 20}-{min(target + 20, lines)}"
@@ -133,7 +134,7 @@ def _target(before: list[str], kind: str) -> int:
     (whose delta, a difflib of the reversed lines, is another matter: see the docs)."""
     if kind == "reversed":
         return max(i for i, line in enumerate(before) if line.startswith("    v")) + 1
-    step = len(before) // CHANGED
+    step = max(len(before) // CHANGED, MIN_STEP)
     at = len(before) * 3 // 4
     while not before[at].startswith("    v") or at % step == 1:
         at += 1

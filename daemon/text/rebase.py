@@ -71,17 +71,19 @@ def line_map(old: Sequence[str], new: Sequence[str]) -> LineMap:
 
 _LAST_MAPS: list[tuple[Sequence[str], Sequence[str], LineMap]] = []
 _MAPS_KEPT = 2  # a request carries an agent's snapshot through a change or two
+_DIFFLIB_COST = 200  # a difflib map of n lines costs about a pass over n * n / this lines
 
 
 def _worth_a_job(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     """Whether the map's changed middle is big enough to be a job here: a patience
     alignment costs a few passes over its lines; difflib's, on repeated lines, more
-    like its lines squared over `DIFFLIB_UP_TO` (seconds for 10,000 lines)."""
+    like its lines squared (~0.2 s for 2,000 lines of code, seconds for 10,000): a job
+    from `DIFFLIB_UP_TO` lines on (one that fits its first slice answers at once)."""
     region = changed_region(old, new)
     size = region.old_end - region.start + region.new_end - region.start
     if patience_middle(region.old_end - region.start, region.new_end - region.start):
         return too_big(size)
-    return too_big(size * size // DIFFLIB_UP_TO)
+    return size > DIFFLIB_UP_TO and too_big(size * size // _DIFFLIB_COST)
 
 
 def _kept_map(old: tuple[str, ...], new: tuple[str, ...]) -> Iterator[None]:
