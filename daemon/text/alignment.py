@@ -1,17 +1,21 @@
-"""The patience alignment of two big contents, in steps of bounded work. Pure.
+"""The line map of two contents, in steps of bounded work. Pure.
 
-`rebase.line_map` aligns a changed middle of more than `PATIENCE_FROM` lines by
-patience diff: the lines found exactly once on each side, in the longest order
-both agree on, each gap between them aligned the same way (by difflib once
-small). Done line by line in Python that took ~0.5 s for 200,000 lines, all of
-it on the daemon's thread (issue 40). Here the very same alignment is computed
-with the per-line work done by C loops (counting by `Counter.update`, the unique
-pairs picked by `map`/`compress` over the counts, the equal ends compared a
-chunk at a time, matched lines kept as runs written by slice assignment), and
-as a generator that yields after each bounded piece of work, so a job can stop
-between steps (daemon/handlers/linemapjob.py). The pairs it matches are exactly
-those of the line-by-line version (tests/unit/test_alignment.py checks them
-against it on random edits).
+`rebase.line_map` aligns the changed middle of two contents (their equal prefix
+and suffix map as they are): by patience diff when it has more than
+`PATIENCE_FROM` lines (the lines found exactly once on each side, in the longest
+order both agree on, each gap between them aligned the same way, by difflib once
+small), else by difflib's matching blocks. Done line by line in Python that took
+~0.5 s for 200,000 lines, and seconds for a few thousand lines with many blank
+ones (difflib), all of it on the daemon's thread (issue 40). Here the very same
+map is computed with the per-line work done by C loops (counting by
+`Counter.update`, the unique lines picked by `compress` over the counts, the equal
+ends compared a chunk at a time, matched lines kept as runs written by slice
+assignment), difflib's longest-match search without its walk over every place of
+a repeated line, and as a generator that yields after each bounded piece of work,
+so a job can stop between steps (`rebase.line_map` hands it to the index job,
+daemon/handlers/indexjob.py, as a `Deferred`'s work). The pairs it matches are
+exactly those of the line-by-line version (tests/unit/test_alignment.py checks
+them against it, and against difflib, on random edits).
 
 No clock and no I/O here: the caller decides when to stop.
 """
@@ -287,24 +291,46 @@ def _longest_match(
     bhi: int,
 ) -> Generator[None, None, Run]:
     """`SequenceMatcher.find_longest_match(alo, ahi, blo, bhi)` with no junk: the longest
-    equal block, the one ending first in `a` (then in `b`) of several. Each line's
-    places in `b` are cut to [blo, bhi) by bisection instead of skipped one by one
-    (the same places, in the same order); a step every `STEP_LINES` places looked at."""
+    equal block, the one ending first in `a` (then in `b`) of several.
+
+    difflib walks every place in b[blo:bhi] of each line of a[alo:ahi], keeping the
+    length of the block ending there: a blank line's row costs all the blank lines of
+    `b`, and a file with many makes it quadratic (seconds for 10,000 lines). A block
+    of 1 never becomes the best once one is found, so only the places where a block
+    goes on from the row before are looked at (k >= 2): those of this line right after
+    a place of the line before, found from whichever of the two lines has fewer places
+    in range. The same blocks, met in the same order: the same best. A step every
+    `STEP_LINES` places looked at."""
     besti, bestj, bestsize = alo, blo, 0
-    j2len: dict[int, int] = {}
+    longer: dict[int, int] = {}  # place in b -> length of the block ending there, if >= 2
     nothing: list[int] = []
+    before: list[int] = nothing  # the places of the row before (a[i - 1])
+    before_lo = before_hi = 0  # its places in [blo, bhi)
     work = 0
     for i in range(alo, ahi):
-        j2lenget = j2len.get
-        newj2len: dict[int, int] = {}
-        places = where.get(a[i], nothing)
+        line = a[i]
+        places = where.get(line, nothing)
         lo, hi = bisect.bisect_left(places, blo), bisect.bisect_left(places, bhi)
-        for j in places[lo:hi]:
-            k = newj2len[j] = j2lenget(j - 1, 0) + 1
-            if k > bestsize:
-                besti, bestj, bestsize = i - k + 1, j - k + 1, k
-        j2len = newj2len
-        work += hi - lo + 1
+        if bestsize == 0 and lo < hi:  # the first row with a place: a block of 1 is best
+            besti, bestj, bestsize = i, places[lo], 1
+        grown: dict[int, int] = {}
+        if (
+            hi - lo <= before_hi - before_lo
+        ):  # from this line's places: after one of the row before?
+            for j in places[lo:hi]:
+                if j > blo and b[j - 1] == a[i - 1]:
+                    k = grown[j] = longer.get(j - 1, 1) + 1
+                    if k > bestsize:
+                        besti, bestj, bestsize = i - k + 1, j - k + 1, k
+            work += hi - lo + 1
+        else:  # from the places of the row before: is this line right after one?
+            for p in before[before_lo:before_hi]:
+                if p + 1 < bhi and b[p + 1] == line:
+                    k = grown[p + 1] = longer.get(p, 1) + 1
+                    if k > bestsize:
+                        besti, bestj, bestsize = i - k + 1, p + 2 - k, k
+            work += before_hi - before_lo + 1
+        longer, before, before_lo, before_hi = grown, places, lo, hi
         if work >= STEP_LINES:
             work = 0
             yield None

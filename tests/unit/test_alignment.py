@@ -181,7 +181,7 @@ def test_the_line_map_is_the_line_by_line_ones_on_every_path(
         )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_edited())
 def test_the_stepped_matching_blocks_are_difflibs(pair: tuple[list[str], list[str]]) -> None:
     old, new = pair
@@ -205,6 +205,13 @@ def _big(size: int, seed: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def test_a_big_change_is_mapped_as_before() -> None:
     old, new = _big(24_000, 1)
+    assert line_map(old, new) == _reference_line_map(old, new, 20_000, 2_000)
+
+
+def test_a_middle_of_repeated_lines_is_mapped_as_difflib_maps_it() -> None:
+    """Under `PATIENCE_FROM` lines difflib's blocks are the map: the same ones, found
+    without walking every blank line's places for every blank line."""
+    old, new = _big(1_500, 4)
     assert line_map(old, new) == _reference_line_map(old, new, 20_000, 2_000)
 
 
