@@ -20,8 +20,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from editjournal.daemon.contract.context import Context, Job
+from editjournal.daemon.contract.context import Context, Job, Progress
 from editjournal.daemon.landing.earlywrites import EarlyWrites
+from editjournal.daemon.runtime.blobsteps import SteppedBlobs
 from editjournal.daemon.runtime.boundary import failure_reply, loose_id
 from editjournal.daemon.runtime.groupcommit import error_response
 from editjournal.daemon.store.journal import Journal
@@ -42,6 +43,7 @@ class Parked:
     job: Job
     error: Exception | None = None  # the job failed: the request gets this error
     early: EarlyWrites = field(default_factory=EarlyWrites)  # temp files of its plans
+    contents: SteppedBlobs = field(default_factory=SteppedBlobs)  # big ones, compressed in steps
 
     def failed_reply(self) -> Response:
         """The reply to a request whose job failed: its error, or (a bug of ours) an
@@ -80,16 +82,19 @@ class Jobs:
         began = time.monotonic()
         try:
             ctx = context(parked.agent)
-            progress = parked.job.step(ctx, began + SLICE_S * self._step_share)
+            done_before = parked.job.done  # only its contents were left to compress
+            deadline = began + SLICE_S * self._step_share
+            progress = Progress() if done_before else parked.job.step(ctx, deadline)
             stepped = time.monotonic()
             parked.early.prepare(ctx.workspace, progress.writes)
-            if progress.blobs:
-                journal.keep_blobs(progress.blobs, progress.paths)
+            kept = parked.contents.keep(journal, progress.blobs, progress.paths)
+            if parked.contents.work(journal, began + SLICE_S) or kept:
                 journal.commit(durable=False)
-            self._learn(stepped - began, time.monotonic() - stepped)
+            if not done_before:
+                self._learn(stepped - began, time.monotonic() - stepped)
         except Exception as e:  # the request's error, not the loop's
             parked.error = e
-        if parked.error is None and not parked.job.done:
+        if parked.error is None and (not parked.job.done or parked.contents):
             return None
         return self._parked.popleft()
 

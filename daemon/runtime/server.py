@@ -65,7 +65,7 @@ from editjournal.daemon.runtime.fdlimit import raise_soft_limit
 from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
 from editjournal.daemon.runtime.groupcommit import Answer, Batch, GroupCommit, error_response
 from editjournal.daemon.runtime.hookhttp import HookHttp
-from editjournal.daemon.runtime.jobs import Jobs
+from editjournal.daemon.runtime.jobs import SLICE_S, Jobs
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
     acquire_lock,
@@ -187,6 +187,7 @@ class Server:
         self._parked: deque[tuple[list[bytes], bytes]] = deque()
         self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
         self.turns = TurnClock()  # how long each turn held the thread (runtime/turns.py)
+        self._slice_waited = False  # the last turn put its slice off (`_slice_waits`)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -379,12 +380,23 @@ class Server:
             self.churn.take_events()
         if self.router in ready and self._stopping is None:  # else answered at the stop
             self._serve_waiting()
+        if not (self.group.landing is not None or self.jobs) or self._slice_waits():
+            return
         if self.group.landing is not None:  # a big batch's writes land a slice a turn
             self.turns.label("landing slice")
             self.group.land_slice()
-        elif self.jobs:  # after the requests waiting: none waits for more than a slice
+        else:  # after the requests waiting: none waits for more than a slice
             self.turns.label("job slice")
             self._work_on_job()
+
+    def _slice_waits(self) -> bool:
+        """A slice of long work waits for the next turn (at once: the loop does not
+        sleep while there is some) when the requests this turn served took half a slice
+        already, so a turn holds the thread for about a slice, not a slice more; at most
+        one turn in a row, so a steady flow of requests cannot starve it."""
+        waits = not self._slice_waited and self.turns.elapsed() >= SLICE_S / 2
+        self._slice_waited = waits
+        return waits
 
     def _look_at_journal_files(self) -> None:
         """With no watcher nothing commits between requests, yet a WAL unlinked must be

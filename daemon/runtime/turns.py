@@ -39,6 +39,10 @@ class TurnClock:
         if len(self._did) < MAX_LABELS:
             self._did.append(what)
 
+    def elapsed(self) -> float:
+        """Seconds since the turn in progress began."""
+        return time.perf_counter() - self._started
+
     def stop(self) -> None:
         took = time.perf_counter() - self._started
         self.turns += 1

@@ -29,7 +29,7 @@ import hashlib
 import sqlite3
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -45,6 +45,8 @@ INSERT_BLOB = "INSERT INTO blobs (sha256, size, codec, data, base, depth) VALUES
 _SELECT = "SELECT sha256, size, codec, data, base, depth FROM blobs"
 _SELECT_V0 = "SELECT sha256, size, codec, data, NULL, 0 FROM blobs"
 _LEVEL = 6
+PIECE = 1 << 20  # bytes of a content a step of `full_in_steps` compresses (~10-20 ms)
+STEPPED_FROM = 2 * PIECE  # a job's content this big is compressed in steps (daemon/runtime/jobs.py)
 BINARY_KEYS_SINCE = 3  # the schema version from which addresses are stored as raw bytes
 # a version's chain down to its full copy: (depth, stored bytes) per row, newest first
 _CHAIN = """
@@ -114,6 +116,7 @@ class BlobStore:
         # sound because a blob row is never deleted (trigger blobs_no_delete)
         self._present: set[str] = set()
         self._complete = False  # `_present` holds every stored digest: a miss is an answer
+        self._full: Mapping[str, tuple[str, bytes]] = {}  # the pack in progress's `full`
 
     # --- writing --------------------------------------------------------------------
 
@@ -122,9 +125,26 @@ class BlobStore:
         taken back, daemon.store.journal); what is cached and known stays true."""
         self._conn = conn
 
-    def pack(self, blobs: Mapping[str, bytes], paths: Mapping[str, str]) -> Packed:
-        """Rows for the blobs not stored yet; `paths` says which file each one is of."""
+    def pack(
+        self,
+        blobs: Mapping[str, bytes],
+        paths: Mapping[str, str],
+        full: Mapping[str, tuple[str, bytes]] | None = None,
+    ) -> Packed:
+        """Rows for the blobs not stored yet; `paths` says which file each one is of;
+        `full`: full copies compressed already (`full_in_steps`), taken where a full
+        copy is stored."""
         packed = Packed()
+        self._full = full or {}
+        try:
+            self._pack_into(packed, blobs, paths)
+        finally:
+            self._full = {}
+        return packed
+
+    def _pack_into(
+        self, packed: Packed, blobs: Mapping[str, bytes], paths: Mapping[str, str]
+    ) -> None:
         for digest, data in blobs.items():
             if digest in packed.contents or self.has(digest):
                 continue
@@ -135,7 +155,6 @@ class BlobStore:
             packed.contents[digest] = data
             if path is not None:
                 packed.heads[path] = head
-        return packed
 
     def committed(self, packed: Packed) -> None:
         """The rows are in the database: they may now serve as bases."""
@@ -159,8 +178,15 @@ class BlobStore:
                 grown = _Head(digest, depth, head.chain_bytes + len(delta[1]), head.full_bytes)
                 # the base as 32 raw bytes: half the hex, on every delta row
                 return (key, len(data), *delta, bytes.fromhex(head.sha256), depth), grown
-        full = _full(data)
+        full = self._full.get(digest) or _full(data)
         return (key, len(data), *full, None, 0), _Head(digest, 0, 0, len(full[1]))
+
+    def stored_whole(self, digest: str, path: str | None) -> bool:
+        """Whether `digest`, a version of `path`, would be stored as a full copy: not
+        stored yet, and no earlier version of its path to be a delta on."""
+        if self.has(digest):
+            return False
+        return path is None or self._head(path, Packed()) is None
 
     def _head(self, path: str, packed: Packed) -> _Head | None:
         head = packed.heads.get(path) or self._heads.get(path)
@@ -337,7 +363,24 @@ def _checked(row: StoredBlob, content: bytes) -> bytes:
 
 
 def _full(data: bytes) -> tuple[str, bytes]:
-    packed = zlib.compress(data, _LEVEL)
+    return _chosen(data, zlib.compress(data, _LEVEL))
+
+
+def full_in_steps(data: bytes) -> Generator[None, None, tuple[str, bytes]]:
+    """A full copy's (codec, bytes), compressed a `PIECE` at a time, yielding between
+    pieces: a 7.6 MB content is ~140 ms of zlib, which one turn of the daemon's loop
+    must not take. zlib's stream does not depend on how its input is fed, so these are
+    the very bytes `_full` gives."""
+    packer = zlib.compressobj(_LEVEL)
+    pieces = []
+    for at in range(0, len(data), PIECE):
+        pieces.append(packer.compress(data[at : at + PIECE]))
+        yield
+    pieces.append(packer.flush())
+    return _chosen(data, b"".join(pieces))
+
+
+def _chosen(data: bytes, packed: bytes) -> tuple[str, bytes]:
     return ("zlib", packed) if len(packed) < len(data) else ("raw", data)
 
 

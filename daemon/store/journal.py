@@ -149,6 +149,7 @@ class _Pending:
     records: list[Record] = field(default_factory=list)
     blobs: dict[str, bytes] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)  # blob -> the file it is a version of
+    full: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # compressed in steps
 
 
 class Journal:
@@ -234,7 +235,7 @@ class Journal:
         if not pending.rows and not pending.blobs and not also:
             return []
         try:  # packing reads the previous versions: a damaged file can fail it too
-            packed = self._blobs.pack(pending.blobs, pending.paths)
+            packed = self._blobs.pack(pending.blobs, pending.paths, pending.full)
             self._synchronous(durable)
             with self.db.conn:
                 self.db.conn.executemany(INSERT_BLOB, packed.rows)
@@ -325,12 +326,23 @@ class Journal:
         _log.error("the journal is sealed: %s", self._gone)
         raise self._gone
 
-    def keep_blobs(self, blobs: Mapping[str, bytes], paths: Mapping[str, str]) -> None:
+    def keep_blobs(
+        self,
+        blobs: Mapping[str, bytes],
+        paths: Mapping[str, str],
+        full: Mapping[str, tuple[str, bytes]] | None = None,
+    ) -> None:
         """Stage contents without an event (a long job's slices, daemon/runtime/jobs.py):
         committed by the next commit. Content-addressed, so one that no event ends up
-        naming is harmless. `paths`: which file each is a version of (line deltas)."""
+        naming is harmless. `paths`: which file each is a version of (line deltas);
+        `full`: full copies a job compressed in steps (`blobs.full_in_steps`)."""
         self._pending.blobs.update(blobs)
         self._pending.paths.update(paths)
+        self._pending.full.update(full or {})
+
+    def stored_whole(self, digest: str, path: str | None) -> bool:
+        """Whether a content would be stored as a full copy (`BlobStore.stored_whole`)."""
+        return self._blobs.stored_whole(digest, path)
 
     def drop_staged_after(self, seq: int) -> None:
         """Forget the staged events after `seq` (one failed request's), keeping the ones
