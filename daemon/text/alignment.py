@@ -268,9 +268,14 @@ def matching_blocks(a: Sequence[str], b: Sequence[str]) -> Generator[None, None,
         where.setdefault(line, []).append(j)
     queue = [(0, len(a), 0, len(b))]
     blocks: list[Run] = []
+    rows = 0  # of the searches since the last step: many small ones add up
     while queue:
         alo, ahi, blo, bhi = queue.pop()
         i, j, k = yield from _longest_match(a, b, where, alo, ahi, blo, bhi)
+        rows += ahi - alo + 1
+        if rows >= STEP_LINES:
+            rows = 0
+            yield None
         if k:
             blocks.append((i, j, k))
             if alo < i and blo < j:
