@@ -2,7 +2,7 @@
 
 Loads, each on a daemon of its own (the turn figures in `status` are the run's): a
 whole-file `read_file` of a 200,000-line file, (a) the same with anchors; (b) one anchored
-`read_many_files` of 100 files, 32 MiB in all (`MAX_READ_BYTES`); (c) three of those
+`read_many_files` of 100 files, 16 MiB in all (`MAX_READ_BYTES`; it was 32 MiB); (c) three of those
 at once, from three clients. For each: the request's round trip, the longest turn
 of the daemon's loop (`status.group_commit.turns.longest_ms`, what the read held
 the thread for at one time) and a second client's `ping` round trips meanwhile,

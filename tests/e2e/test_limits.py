@@ -195,10 +195,10 @@ def test_read_many_files_reads_a_bounded_number_of_bytes_and_gives_them_back(
     paths = [f"big{n}.txt" for n in range(6)]
     items = client.read_many_files(paths).files
     read = [item for item in items if item.ok]
-    assert len(read) == MAX_READ_BYTES // 7_500_000  # 4 files, 30 MB
+    assert len(read) == MAX_READ_BYTES // 7_500_000  # 2 files, 15 MB
     for item in items[len(read) :]:
         assert item.truncated and item.error is not None
         assert item.error.code == "read_budget_exceeded"
-        assert "at most 32 MiB" in item.error.message
+        assert f"at most {MAX_READ_BYTES // 2**20} MiB" in item.error.message
     client.ping()
-    assert rss_mb(daemon.proc.pid) - before < 100  # the 30 MB read are given back
+    assert rss_mb(daemon.proc.pid) - before < 100  # the 15 MB read are given back
