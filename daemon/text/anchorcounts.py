@@ -42,9 +42,17 @@ class PrefixCounts:
 
     def extend(self, values: Sequence[str]) -> None:
         """Count more lines (a slice of a file being indexed); `find_shared` once all are."""
+        for _ in self.extending(values):
+            pass
+
+    def extending(self, values: Sequence[str]) -> Generator[None, None, None]:
+        """`extend`, a table per step: the tables grow together, so a big file's index
+        resized them all in one step (90 ms of a 200,000-line build, where a step is ~15)."""
         for n in (6, 8):
             self.counts[n].update(map(_PREFIX[n], values))
+            yield
         self.counts[16].update(values)
+        yield
         self.rep.update(zip(map(_PREFIX[6], values), values, strict=True))
 
     def find_shared(self, distinct: Sequence[str]) -> None:

@@ -113,8 +113,8 @@ def _counts(
     """`AnchorCounts(bodies, hashes, contexts)`, a chunk of lines per step."""
     tables = AnchorCounts()
     for a, b in _chunks(len(bodies)):
-        tables.line.extend(hashes[a:b])
-        tables.context.extend(contexts[a:b])
+        yield from tables.line.extending(hashes[a:b])
+        yield from tables.context.extending(contexts[a:b])
         tables.repeats.update(map(str.strip, bodies[a:b]))
         yield None
     for counts in (tables.line, tables.context):
