@@ -30,9 +30,10 @@ import xxhash
 from bench.files import python_source, value_line
 from bench.stats import interleaved
 from editjournal.daemon.files.textcache import Parsed, TextCache
-from editjournal.daemon.text.diff import anchored_diff, changed_region
+from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.edit import apply_plan, plan_edit
 from editjournal.daemon.text.lines import parse, render
+from editjournal.daemon.text.region import changed_region
 from editjournal.schemas.tools import AnchoredLine, EditParams, ReadFileResult
 
 

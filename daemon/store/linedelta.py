@@ -12,11 +12,9 @@ data: `b"\\n".join(split(data)) == data` always holds. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Generator
-
 import msgspec
 
-from editjournal.daemon.text.alignment import matching_blocks
+from editjournal.daemon.text.alignment import matching_blocks, within
 
 Splice = tuple[int, int, list[bytes]]
 Run = tuple[int, int, int]  # a[i:i+n] matched to b[j:j+n]
@@ -25,7 +23,10 @@ Run = tuple[int, int, int]  # a[i:i+n] matched to b[j:j+n]
 # not worth it: the middle is compared line for line when both sides have as many
 # lines, else it becomes one splice (and likely a full copy is stored).
 MAX_DIFF_WORK = 4_000_000
-MAX_STEPS = 16  # of `alignment.matching_blocks` (a few ms each); a plain change takes none
+# steps of `alignment.matching_blocks` (a few ms each; a plain change takes none): a
+# changed middle of many repeated lines (2,000 of a few distinct ones, reversed) took
+# difflib 6 s of a commit's turn, the stepped search 1,200 steps; past this, line for line
+MAX_STEPS = 16
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(list[tuple[int, int, list[bytes]]])
 
@@ -57,23 +58,14 @@ def diff(old: bytes, new: bytes) -> list[Splice]:
     # latin-1 maps each byte to one character: the same lines compare equal as str
     as_text = (old[head_bytes : len(old) - tail_bytes], new[head_bytes : len(new) - tail_bytes])
     text_a, text_b = (part.decode("latin-1").split("\n") for part in as_text)
-    runs = None if len(a) * len(b) > MAX_DIFF_WORK else _within(matching_blocks(text_a, text_b))
+    runs = (
+        None
+        if len(a) * len(b) > MAX_DIFF_WORK
+        else within(matching_blocks(text_a, text_b), MAX_STEPS)
+    )
     if runs is None:
         return _line_for_line(a, b, head) if len(a) == len(b) else [(head, head + len(a), b)]
     return _between(runs, a, b, head)
-
-
-def _within(steps: Generator[None, None, list[Run]]) -> list[Run] | None:
-    """difflib's matching blocks (daemon.text.alignment: found without its walk over
-    every occurrence of a repeated line), or None past `MAX_STEPS` steps of its search:
-    a changed middle of many repeated lines (2,000 of a few distinct ones, reversed)
-    took difflib 6 s, the stepped search 1,200 steps of ~3 ms, in the commit's turn."""
-    for _ in range(MAX_STEPS + 1):
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-    return None
 
 
 def _between(runs: list[Run], a: list[bytes], b: list[bytes], head: int) -> list[Splice]:

@@ -28,7 +28,7 @@ from collections.abc import Generator, Sequence
 from itertools import compress, islice, pairwise, repeat
 from operator import and_, eq, ne, not_, or_, sub
 
-from editjournal.daemon.text.diff import changed_region
+from editjournal.daemon.text.region import changed_region
 
 Run = tuple[int, int, int]  # a[i:i+n] matched to b[j:j+n]
 Steps = Generator[None, None, None]
@@ -257,6 +257,17 @@ def _difflib_runs(
     no autojunk), as runs of `a` and `b`."""
     blocks = yield from matching_blocks(a[alo:ahi], b[blo:bhi])
     return [(alo + i, blo + j, n) for i, j, n in blocks]
+
+
+def within(steps: Generator[None, None, list[Run]], most: int) -> list[Run] | None:
+    """A stepped search's runs, or None past `most` of its steps (counted, not timed: a
+    caller with no job to hand it to bounds it so, and falls back to a coarser answer)."""
+    for _ in range(most + 1):
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+    return None
 
 
 def matching_blocks(a: Sequence[str], b: Sequence[str]) -> Generator[None, None, list[Run]]:

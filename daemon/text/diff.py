@@ -13,52 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from editjournal.daemon.text.alignment import matching_blocks, within
 from editjournal.daemon.text.anchors import Anchors, LineAnchor
+from editjournal.daemon.text.region import ChangedRegion, changed_region
 
 FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left as they were
 CONTEXT = 3
 NEAR = 10  # a refusal's delta shows the hunks this close to the lines it is about
 ROWS_EACH = 8  # and of each such hunk at most this many new (and removed) lines
 FOCUSED_CONTEXT = 2  # unchanged lines (with their anchors) around each hunk it shows
-_CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
-
-
-@dataclass(frozen=True, slots=True)
-class ChangedRegion:
-    """Where two versions differ: 0-based [start, old_end) and [start, new_end)."""
-
-    start: int
-    old_end: int
-    new_end: int
-
-    @property
-    def empty(self) -> bool:
-        return self.old_end == self.start and self.new_end == self.start
-
-
-def changed_region(
-    old: Sequence[str], new: Sequence[str], known: tuple[int, int] = (0, 0)
-) -> ChangedRegion:
-    """Trim the common prefix and suffix (skipping equal chunks at C speed first).
-    `known`: how many first and last lines the caller knows are equal (an edit's
-    lines before its first splice and after its last), so they are not compared."""
-    limit = min(len(old), len(new))
-    start = min(known[0], limit)
-    while start + _CHUNK <= limit and old[start : start + _CHUNK] == new[start : start + _CHUNK]:
-        start += _CHUNK
-    while start < limit and old[start] == new[start]:
-        start += 1
-    tail = min(known[1], limit - start)
-    while tail + _CHUNK <= limit - start and _tail(old, tail) == _tail(new, tail):
-        tail += _CHUNK
-    while tail < limit - start and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    return ChangedRegion(start, len(old) - tail, len(new) - tail)
-
-
-def _tail(lines: Sequence[str], skip: int) -> Sequence[str]:
-    """The `_CHUNK` lines before the last `skip` ones."""
-    return lines[len(lines) - skip - _CHUNK : len(lines) - skip]
+DIFFLIB_WORK = 250_000  # line pairs of a changed middle given to difflib as it is (500 x 500)
+MAX_STEPS = 16  # of the stepped search past that (a few ms each; a plain change takes none)
 
 
 def _row(anchor: LineAnchor, body: str, sign: str) -> str:
@@ -107,11 +72,46 @@ def _groups(
         lo = max(0, region.start - CONTEXT)
         old_hi = min(len(old), region.old_end + CONTEXT)
         new_hi = min(len(new), region.new_end + CONTEXT)
-        matcher = difflib.SequenceMatcher(None, old[lo:old_hi], new[lo:new_hi], autojunk=False)
+        matcher = _matcher(
+            old[lo:old_hi], new[lo:new_hi], region.start - lo, old_hi - region.old_end
+        )
     return [
         [(tag, lo + i1, lo + i2, lo + j1, lo + j2) for tag, i1, i2, j1, j2 in group]
         for group in matcher.get_grouped_opcodes(context)
     ]
+
+
+def _matcher(
+    a: Sequence[str], b: Sequence[str], head: int, tail: int
+) -> difflib.SequenceMatcher[str]:
+    """difflib's matcher of a changed middle and its context; past `DIFFLIB_WORK` line
+    pairs, its very blocks found by the stepped search (daemon.text.alignment, without
+    difflib's walk over every occurrence of a repeated line: a stale refusal's diff of
+    a reversed 20,000-line file held the thread for minutes), and past `MAX_STEPS` of
+    that, the middle as one change between its equal `head` and `tail` lines."""
+    if len(a) * len(b) <= DIFFLIB_WORK:
+        return difflib.SequenceMatcher(None, a, b, autojunk=False)
+    runs = within(matching_blocks(a, b), MAX_STEPS)
+    if runs is None:
+        runs = [(0, 0, head), (len(a) - tail, len(b) - tail, tail)]
+    return _Known(_opcodes(runs, len(a), len(b)))
+
+
+def _opcodes(runs: Sequence[tuple[int, int, int]], n: int, m: int) -> list[Opcode]:
+    """difflib's `get_opcodes` from matched runs (ascending; adjacent ones joined)."""
+    opcodes: list[Opcode] = []
+    i = j = 0
+    for ai, bj, k in [*runs, (n, m, 0)]:
+        if ai > i or bj > j:
+            tag: Tag = "replace" if ai > i and bj > j else ("delete" if ai > i else "insert")
+            opcodes.append((tag, i, ai, j, bj))
+        if k and opcodes and opcodes[-1][0] == "equal" and opcodes[-1][2] == ai:
+            _, i1, _, j1, _ = opcodes.pop()
+            opcodes.append(("equal", i1, ai + k, j1, bj + k))
+        elif k:
+            opcodes.append(("equal", ai, ai + k, bj, bj + k))
+        i, j = ai + k, bj + k
+    return opcodes
 
 
 def _render(

@@ -35,8 +35,8 @@ from editjournal.daemon.text.alignment import (
     patience_middle,
 )
 from editjournal.daemon.text.deferral import Deferred, too_big
-from editjournal.daemon.text.diff import changed_region
 from editjournal.daemon.text.edit import EditPlan, Splice
+from editjournal.daemon.text.region import changed_region
 
 T = TypeVar("T")
 LineMap = list[int | None]  # old 0-based index -> new 0-based index, or None if gone

@@ -21,7 +21,6 @@ import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from editjournal.daemon.text.diff import changed_region
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.rebase import (
     LineChange,
@@ -31,6 +30,7 @@ from editjournal.daemon.text.rebase import (
     span_survives,
     step_map,
 )
+from editjournal.daemon.text.region import changed_region
 
 Opcode = tuple[int, int, int, int]  # old [i1, i2) became new [j1, j2)
 

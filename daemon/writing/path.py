@@ -31,13 +31,14 @@ from editjournal.daemon.settings.config import write_access_denied
 from editjournal.daemon.settings.limits import clip_text
 from editjournal.daemon.text.anchors import Anchors, anchored
 from editjournal.daemon.text.deferral import too_big
-from editjournal.daemon.text.diff import anchored_diff, changed_region
+from editjournal.daemon.text.diff import anchored_diff
 from editjournal.daemon.text.edit import EditPlan, apply_plan
 from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, render
 from editjournal.daemon.text.patch import with_final_newline
 from editjournal.daemon.text.ranges import LineRanges, carried_unseen, normalized
 from editjournal.daemon.text.rebase import BrokenSpan, LineMap, ambiguous_seams, map_plan
+from editjournal.daemon.text.region import changed_region
 from editjournal.daemon.text.replace import common_ends
 from editjournal.daemon.text.safety import SafetyWarning, brackets_matter, check_edit
 from editjournal.daemon.writing.ahead import planned_ahead

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from editjournal.daemon.text import alignment, rebase
 from editjournal.daemon.text.alignment import line_map_steps, matching_blocks, patience_runs
 from editjournal.daemon.text.deferral import Deferred, deferring
-from editjournal.daemon.text.diff import changed_region
 from editjournal.daemon.text.rebase import _finished, line_map
+from editjournal.daemon.text.region import changed_region
 
 Pairs = list[tuple[int, int]]
 

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from editjournal.daemon.files.textcache import PER_LINE_BYTES, Parsed
-from editjournal.daemon.text.diff import changed_region
 from editjournal.daemon.text.edit import EditPlan, Splice, apply_plan
 from editjournal.daemon.text.lines import Document, parse, render
+from editjournal.daemon.text.region import changed_region
 
 BODIES = st.sampled_from(["", "a", "b", "x = 1", "  "])
 ENDINGS = st.sampled_from(["\n", "\n", "\r\n", "\r"])

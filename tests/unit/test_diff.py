@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
+import random
+
+from editjournal.daemon.text import diff as diff_module
 from editjournal.daemon.text.anchors import anchor_lines
-from editjournal.daemon.text.diff import ChangedRegion, anchored_diff, changed_region
+from editjournal.daemon.text.diff import anchored_diff
+from editjournal.daemon.text.region import ChangedRegion, changed_region
 
 
 def values(count: int, start: int = 1) -> list[str]:
@@ -142,3 +147,24 @@ def test_non_unique_rows_are_marked_with_a_question_mark() -> None:
     assert not a[1].unique
     text, _ = diff(old, new)
     assert f" 2#{a[1].anchor}?|twin = 2" in text.splitlines()
+
+
+def test_a_big_changed_middle_has_difflibs_hunks_found_without_its_walk() -> None:
+    """Past DIFFLIB_WORK line pairs the blocks come from the stepped search: the same
+    hunks as difflib's (here 5,000 lines, 60 changed far apart)."""
+    old = [f"    v_{i} = f({i})" for i in range(5_000)]
+    new = list(old)
+    for k in random.Random(7).sample(range(5_000), 60):
+        new[k] = "    changed()"
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    assert diff_module._groups(old, new, None, None) == list(matcher.get_grouped_opcodes(3))
+
+
+def test_a_reversed_middle_of_repeated_lines_is_one_change_not_minutes() -> None:
+    """difflib walks every occurrence of a repeated line: a stale refusal's diff of a
+    reversed 20,000-line file held the daemon's thread for minutes. Past MAX_STEPS of
+    the stepped search the middle is one change between its equal ends."""
+    old = [f"line {i % 7} {{" if i % 3 else "" for i in range(20_000)]
+    [group] = diff_module._groups(old, old[::-1], None, None, context=2)
+    changes = [op for op in group if op[0] != "equal"]
+    assert len(changes) == 1 and changes[0][0] == "replace"
