@@ -344,8 +344,8 @@ def _delta(base: bytes, data: bytes) -> tuple[str, bytes] | None:
     no smaller (a one-line change is a few dozen bytes either way). None when its
     splices replace more than half of the lines: no such delta is worth storing, and
     encoding and compressing one (a 200,000-line rewrite) cost ~0.3 s of a commit."""
-    splices = linedelta.diff(base, data)
-    if sum(len(lines) for _, _, lines in splices) * 2 > data.count(b"\n") + 1:
+    splices = linedelta.diff(base, data, most_lines=(data.count(b"\n") + 1) // 2)
+    if splices is None:
         return None
     encoded = linedelta.encode(splices)
     packed = zlib.compress(encoded, _level(len(encoded)))

@@ -43,29 +43,35 @@ def join(lines: list[bytes]) -> bytes:
     return b"\n".join(lines)
 
 
-def diff(old: bytes, new: bytes) -> list[Splice]:
+def diff(old: bytes, new: bytes, most_lines: int | None = None) -> list[Splice] | None:
     """Splices turning `old`'s lines into `new`'s. The common head and tail are found
     on the bytes (C-speed compares, no per-line Python work), so a small edit of a big
-    file costs little; only the changed middle is split and given to difflib."""
+    file costs little; only the changed middle is split and searched. None when the
+    splices would bring more than `most_lines` new lines (no delta worth storing: a
+    200,000-line rewrite is not compared line by line for nothing)."""
     head_bytes = _line_start(old, _common_prefix(old, new))
     head = old.count(b"\n", 0, head_bytes)
     room = min(len(old), len(new)) - head_bytes
     tail_bytes = _tail_from_newline(old, _common_suffix(old, new, room))
-    a = split(old[head_bytes : len(old) - tail_bytes])
-    b = split(new[head_bytes : len(new) - tail_bytes])
+    middle = (old[head_bytes : len(old) - tail_bytes], new[head_bytes : len(new) - tail_bytes])
+    a, b = split(middle[0]), split(middle[1])
     if a == b:
         return []
-    # latin-1 maps each byte to one character: the same lines compare equal as str
-    as_text = (old[head_bytes : len(old) - tail_bytes], new[head_bytes : len(new) - tail_bytes])
-    text_a, text_b = (part.decode("latin-1").split("\n") for part in as_text)
-    runs = (
-        None
-        if len(a) * len(b) > MAX_DIFF_WORK
-        else within(matching_blocks(text_a, text_b), MAX_STEPS)
-    )
-    if runs is None:
-        return _line_for_line(a, b, head) if len(a) == len(b) else [(head, head + len(a), b)]
-    return _between(runs, a, b, head)
+    runs = None
+    if len(a) * len(b) <= MAX_DIFF_WORK:
+        # latin-1 maps each byte to one character: the same lines compare equal as str
+        text_a, text_b = (part.decode("latin-1").split("\n") for part in middle)
+        runs = within(matching_blocks(text_a, text_b), MAX_STEPS)
+    splices: list[Splice] | None
+    if runs is not None:
+        splices = _between(runs, a, b, head)
+    elif len(a) == len(b):
+        splices = _line_for_line(a, b, head, most_lines)
+    else:
+        splices = [(head, head + len(a), b)]
+    if splices is None or (most_lines is not None and sum(len(s[2]) for s in splices) > most_lines):
+        return None
+    return splices
 
 
 def _between(runs: list[Run], a: list[bytes], b: list[bytes], head: int) -> list[Splice]:
@@ -80,13 +86,15 @@ def _between(runs: list[Run], a: list[bytes], b: list[bytes], head: int) -> list
     return splices
 
 
-def _line_for_line(a: list[bytes], b: list[bytes], head: int) -> list[Splice]:
+def _line_for_line(
+    a: list[bytes], b: list[bytes], head: int, most_lines: int | None = None
+) -> list[Splice] | None:
     """Lines changed in place (as many lines either side: each line i against line i),
     the runs that differ, in linear time: too big a middle for difflib is often that —
     a checkpoint manifest's chunk of a few thousand files, two of them changed far
     apart — and would otherwise be stored whole."""
     splices: list[Splice] = []
-    i, n = 0, len(a)
+    i, n, changed = 0, len(a), 0
     while i < n:
         if a[i] == b[i]:
             i += 1
@@ -95,6 +103,9 @@ def _line_for_line(a: list[bytes], b: list[bytes], head: int) -> list[Splice]:
         while j < n and a[j] != b[j]:
             j += 1
         splices.append((head + i, head + j, b[i:j]))
+        changed += j - i
+        if most_lines is not None and changed > most_lines:
+            return None
         i = j
     return splices
 

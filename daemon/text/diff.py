@@ -24,6 +24,7 @@ ROWS_EACH = 8  # and of each such hunk at most this many new (and removed) lines
 FOCUSED_CONTEXT = 2  # unchanged lines (with their anchors) around each hunk it shows
 DIFFLIB_WORK = 250_000  # line pairs of a changed middle given to difflib as it is (500 x 500)
 MAX_STEPS = 16  # of the stepped search past that (a few ms each; a plain change takes none)
+SEARCHED_UP_TO = 40_000  # lines of a changed middle searched at all; past it, one change
 
 
 def _row(anchor: LineAnchor, body: str, sign: str) -> str:
@@ -88,10 +89,12 @@ def _matcher(
     pairs, its very blocks found by the stepped search (daemon.text.alignment, without
     difflib's walk over every occurrence of a repeated line: a stale refusal's diff of
     a reversed 20,000-line file held the thread for minutes), and past `MAX_STEPS` of
-    that, the middle as one change between its equal `head` and `tail` lines."""
+    that, or `SEARCHED_UP_TO` lines, the middle as one change between its equal `head`
+    and `tail` lines (a refusal's diff shows the changed lines near its focus)."""
     if len(a) * len(b) <= DIFFLIB_WORK:
         return difflib.SequenceMatcher(None, a, b, autojunk=False)
-    runs = within(matching_blocks(a, b), MAX_STEPS)
+    searched = len(a) + len(b) <= SEARCHED_UP_TO
+    runs = within(matching_blocks(a, b), MAX_STEPS) if searched else None
     if runs is None:
         runs = [(0, 0, head), (len(a) - tail, len(b) - tail, tail)]
     return _Known(_opcodes(runs, len(a), len(b)))
