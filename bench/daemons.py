@@ -4,6 +4,7 @@ directory), in the foreground so the benchmark owns and stops the process."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import tempfile
@@ -93,3 +94,21 @@ def anchor_of(client: Client, name: str, line: int) -> str:
     """The anchor of line `line` of `name` (a one-line ranged read: files of any size)."""
     found = client.read_file(name, hashes=True, range=f"{line}-{line}").lines or []
     return next(entry.hash for entry in found if entry.line == line)
+
+
+SLOW_TURN = re.compile(r"a turn held the thread (\d+) ms")
+
+
+def log_size(root: Path) -> int:
+    """Bytes of the daemon's log now: where the turns logged after this begin."""
+    log = root / ".editjournal" / "daemon.log"
+    return log.stat().st_size if log.exists() else 0
+
+
+def longest_logged(root: Path, offset: int) -> float:
+    """The longest turn the daemon logged after `offset` bytes of its log (ms; it logs
+    every turn over 100 ms, daemon/runtime/turns.py): 0 when none went over."""
+    with (root / ".editjournal" / "daemon.log").open("rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    return max((float(m.group(1)) for m in SLOW_TURN.finditer(text)), default=0.0)

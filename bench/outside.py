@@ -15,7 +15,6 @@ lines: its figures mean nothing.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.checkpoints import _pings
-from bench.daemons import serving
+from bench.daemons import log_size, longest_logged, serving
 from bench.rows import Figure, Row
 from bench.sizes import Sizes
 from bench.stats import Summary
@@ -35,7 +34,6 @@ CHANGED = 1_000  # lines of a scattered change, and of the block inserted at the
 MIN_STEP = 100  # a scattered change changes one line in this many at most (--quick)
 STALL_GOAL_MS = 100.0
 KINDS = ("scattered", "rewritten", "inserted at the top", "reversed")
-SLOW_TURN = re.compile(r"a turn held the thread (\d+) ms")
 Serving = Callable[[Path], AbstractContextManager[object]]
 
 
@@ -110,8 +108,7 @@ def _met(agent: Client, ws: Path, kind: str, lines: int) -> Carried:
     read = agent.read_file(name, hashes=True, range=window)
     anchor = next(row.hash for row in read.lines or [] if row.line == target)
     path.write_text("".join(f"{line}\n" for line in changed(before, kind)))
-    log = ws / ".editjournal" / "daemon.log"
-    logged = log.stat().st_size if log.exists() else 0
+    logged = log_size(ws)
     done = threading.Event()
     pings: list[float] = []
     pinger = threading.Thread(target=lambda: pings.extend(_pings(ws, 900, done)))
@@ -124,7 +121,7 @@ def _met(agent: Client, ws: Path, kind: str, lines: int) -> Carried:
     finally:
         done.set()
         pinger.join()
-    return Carried(kind, edit_us, outcome, _longest_logged(log, logged), pings)
+    return Carried(kind, edit_us, outcome, longest_logged(ws, logged), pings)
 
 
 def _target(before: list[str], kind: str) -> int:
@@ -147,11 +144,3 @@ def _edited(agent: Client, name: str, anchor: str) -> str:
     except RequestError as refused:
         return refused.code
     return "applied"
-
-
-def _longest_logged(log: Path, offset: int) -> float:
-    """The longest turn the daemon logged after `offset` bytes of its log (ms)."""
-    with log.open("rb") as f:
-        f.seek(offset)
-        text = f.read().decode("utf-8", "replace")
-    return max((float(m.group(1)) for m in SLOW_TURN.finditer(text)), default=0.0)

@@ -39,6 +39,11 @@ MEASURES = [
     "journal growth of the first checkpoint",
     "`safe_patch` of ",
     "`ping` while that patch",
+    "`ping` while that edit",
+    "`ping` while a restore of",
+    "`ping` while whole-file anchored `read_file`",
+    "`ping` while three anchored `read_many_files`",
+    "edit with old anchors after an outside change",
 ]
 
 
