@@ -16,14 +16,13 @@ hunks: its figures mean nothing.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.checkpoints import _pings
+from bench.checkpoints import _pings, timed_with_pings
 from bench.daemons import log_size, longest_logged, serving
 from bench.rows import Figure, Row
 from bench.sizes import Sizes
@@ -65,17 +64,23 @@ def rows(tmp: Path, sizes: Sizes) -> Iterator[Row]:
             edited.append(took)
             edit_waits.extend(busy)
             turns[1] = max(turns[1], turn)
-    ours, base = Summary.of(patched), Summary.of(reads)
-    what = f"{hunks:,} one-line hunks, {lines:,}-line file"
-    yield Row(
-        f"`safe_patch` of {what}",
+    base = Summary.of(reads)
+    yield _cost_row(f"`safe_patch` of {hunks:,} one-line hunks", lines, Summary.of(patched), base)
+    yield _pings_row("patch", waits, turns[0], idle)
+    ops = f"`edit` of {hunks:,} `replace_line` operations"
+    yield _cost_row(ops, lines, Summary.of(edited), base)
+    yield _pings_row("edit", edit_waits, turns[1], idle)
+
+
+def _cost_row(what: str, lines: int, ours: Summary, base: Summary) -> Row:
+    """A big write's round trip against a whole-file read of the same file: O(change)."""
+    return Row(
+        f"{what}, {lines:,}-line file",
         Figure("editjournal", ours.p50, "us", p99=ours.p99),
         [Figure("whole-file `read_file` of it", base.p50, "us", p99=base.p99)],
         goal="O(change): ≤ 30× the read",
         met=ours.p50 <= 30 * base.p50,
     )
-    yield _pings_row("patch", waits, turns[0], idle)
-    yield from _edit_rows(Summary.of(edited), edit_waits, turns[1], hunks, lines, base, idle)
 
 
 def _pings_row(what: str, waits: list[float], turn_ms: float, idle: Summary) -> Row:
@@ -94,26 +99,6 @@ def _pings_row(what: str, waits: list[float], turn_ms: float, idle: Summary) -> 
         goal="≤ ~100 ms at a time",
         met=turn_ms <= STALL_GOAL_US / 1e3,
     )  # fmt: skip
-
-
-def _edit_rows(
-    ours: Summary,
-    waits: list[float],
-    turn_ms: float,
-    ops: int,
-    lines: int,
-    base: Summary,
-    idle: Summary,
-) -> Iterator[Row]:
-    what = f"{ops:,} `replace_line` operations, {lines:,}-line file"
-    yield Row(
-        f"`edit` of {what}",
-        Figure("editjournal", ours.p50, "us", p99=ours.p99),
-        [Figure("whole-file `read_file` of it", base.p50, "us", p99=base.p99)],
-        goal="O(change): ≤ 30× the read",
-        met=ours.p50 <= 30 * base.p50,
-    )
-    yield _pings_row("edit", waits, turn_ms, idle)
 
 
 def _big_file(path: Path, lines: int, k: int) -> bytes:
@@ -146,15 +131,5 @@ def _with_pings(root: Path, write: Callable[[], object]) -> tuple[float, list[fl
     """The write's round trip (µs), the pings another client made meanwhile, and the
     longest turn the daemon logged meanwhile (ms; 0: none over 100 ms)."""
     logged = log_size(root)
-    done = threading.Event()
-    busy: list[float] = []
-    pinger = threading.Thread(target=lambda: busy.extend(_pings(root, 900, done)))
-    pinger.start()
-    started = time.perf_counter()
-    try:
-        write()
-    finally:
-        elapsed = (time.perf_counter() - started) * 1e6
-        done.set()
-        pinger.join()
+    elapsed, busy = timed_with_pings(root, write)
     return elapsed, busy, longest_logged(root, logged)

@@ -59,7 +59,7 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
     ):
         idle = _pings(work, 0.5)
         before = checkpointed_size(journal)
-        first_us, busy = _timed_with_pings(client, work, lambda: client.checkpoint_create("first"))
+        first_us, busy = timed_with_pings(work, lambda: client.checkpoint_create("first"))
         grown = checkpointed_size(journal) - before
         victim = work / "d0000" / "f00000.txt"
         victim.write_text(victim.read_text() + "one more line\n")
@@ -71,7 +71,7 @@ def rows(tmp: Path, sizes: Sizes) -> list[Row]:
         client.checkpoint_create("third")
         turn_bytes = checkpointed_size(journal) - before
         restored = _change_many(work, min(RESTORED_FILES, sizes.checkpoint_files // 4))
-        _, restoring = _timed_with_pings(client, work, lambda: client.checkpoint_restore("third"))
+        _, restoring = timed_with_pings(work, lambda: client.checkpoint_restore("third"))
         longest_turn = _longest_turn(client)
     git_victim = git.work / "d0000" / "f00000.txt"
     git_victim.write_text(git_victim.read_text() + "one more line\n")
@@ -221,9 +221,7 @@ def _pings(root: Path, seconds: float, stop: threading.Event | None = None) -> l
     return samples
 
 
-def _timed_with_pings(
-    client: Client, root: Path, request: Callable[[], object]
-) -> tuple[float, list[float]]:
+def timed_with_pings(root: Path, request: Callable[[], object]) -> tuple[float, list[float]]:
     """The request's wall time (µs), and the pings another client made meanwhile."""
     done = threading.Event()
     busy: list[float] = []

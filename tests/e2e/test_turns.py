@@ -24,5 +24,4 @@ def test_status_counts_the_turns_and_names_what_the_longest_did(
     after = client.status().group_commit["turns"]
     assert after["turns"] > before["turns"]
     assert after["longest_ms"] >= before["longest_ms"] > 0
-    assert after["over_100ms"] >= before["over_100ms"] >= 0
     assert "read_file" in after["longest_did"], after
