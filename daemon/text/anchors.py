@@ -336,7 +336,7 @@ class AnchorIndex:
         if self._tables is None and self._lookups < _SCANS_BEFORE_INDEX:
             self._lookups += 1
             return list(map(str.strip, self._bodies)).count(stripped)
-        return self.tables.repeats[stripped]
+        return self.tables.repeats.get(stripped, 0)
 
     def anchors(self) -> Anchors:
         """The shortest anchor and quality for every line, in line order (a lazy view)."""
@@ -360,7 +360,7 @@ class AnchorIndex:
             body = self._bodies[i]
             if self._codes[i] == TWIN:  # uniqueness first, as `LineAnchor.mark`
                 mark = "?"
-            elif repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body):
+            elif repeats.get(body.strip(), 0) >= 3 or not _TWO_WORD_CHARS.search(body):
                 mark = "~"
             else:
                 mark = ""
@@ -375,7 +375,7 @@ class AnchorIndex:
         marks = []
         stop = len(self._bodies) if end is None else end
         for body, code in zip(self._bodies[start:stop], self._codes[start:stop], strict=True):
-            low = repeats[body.strip()] >= 3 or not _TWO_WORD_CHARS.search(body)
+            low = repeats.get(body.strip(), 0) >= 3 or not _TWO_WORD_CHARS.search(body)
             marks.append(_MARKS[code][low])
         return "".join(marks)
 

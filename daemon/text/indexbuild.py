@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 
-from editjournal.daemon.text.anchorcounts import AnchorCounts, AnchorKind
+from editjournal.daemon.text.anchorcounts import AnchorCounts, AnchorKind, count_into
 from editjournal.daemon.text.anchors import AnchorIndex
 from editjournal.daemon.text.deferral import Deferred
 from editjournal.daemon.text.linehashes import context_range, line_hash
@@ -115,7 +115,7 @@ def _counts(
     for a, b in _chunks(len(bodies)):
         yield from tables.line.extending(hashes[a:b])
         yield from tables.context.extending(contexts[a:b])
-        tables.repeats.update(map(str.strip, bodies[a:b]))
+        count_into(tables.repeats, map(str.strip, bodies[a:b]))
         yield None
     for counts in (tables.line, tables.context):
         distinct = list(counts.counts[16])
