@@ -13,8 +13,9 @@
 - Journal growth for a third checkpoint, 10 files changed in 10 directories (what a
   prompt checkpoint per turn costs, issue 37): against what git's object store grows
   by for the same snapshot (10 blobs, 10 trees and the root).
-- Other agents during a restore of many files (issue 40: 5,000 of the tree's files,
-  `--quick`: 100, changed after the third checkpoint, then restored to it): `ping`
+- Other agents during a restore of many files (issue 40: `MAX_RESTORE_FILES`, the most
+  one restore writes, 1,000 of the tree's files, `--quick`: 100, changed after the
+  third checkpoint, then restored to it; a restore of more is refused with its parts): `ping`
   round trips from a second client, against the idle daemon's; the daemon's longest
   turn meanwhile (`status`'s `group_commit.turns`: the final run and its commit, one
   step) in the row's note.
@@ -37,13 +38,14 @@ from bench.sizes import Sizes
 from bench.stats import Summary
 from editjournal.client import Client
 from editjournal.schemas.endpoint import JOURNAL_FILE, STATE_DIR_NAME
+from editjournal.schemas.tools import MAX_RESTORE_FILES
 
 FIRST_GOAL_US = 10_000_000
 SECOND_GOAL_US = 1_000_000
 TURN_GOAL_BYTES = 64 * 1024
 STALL_GOAL_US = 100_000
 PER_DIR = 200
-RESTORED_FILES = 5_000  # of the tree, at most: the issue's size
+RESTORED_FILES = MAX_RESTORE_FILES  # of the tree, at most: the most one restore writes
 
 
 def rows(tmp: Path, sizes: Sizes) -> list[Row]:

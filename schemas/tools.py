@@ -916,6 +916,10 @@ class CheckpointRestoreResult(Result):
 
 
 MAX_UNDO_BY_FILES = 1000  # files one `undo` by an agent may revert; past it: invalid_params
+# files one `checkpoint_restore` may write; past it: invalid_params, with the parts (by
+# directory) it can be done in. Its one commit holds the daemon's thread for every file
+# it writes: ~70 ms at 1,000 files, 0.5 s at 5,000 (docs/performance.md)
+MAX_RESTORE_FILES = 1000
 
 
 class UndoParams(Params, kw_only=True):

@@ -13,7 +13,9 @@ slice at a time, daemon/landing/writeround.py). Each file's
 write is an `edit_applied` with writer `restore` (so `undo` takes it back like any
 write) and one `checkpoint_restored` event after them groups them. Files the
 checkpoint lists but does not hold (binary, not UTF-8, too large) are left alone,
-and the reply says so.
+and the reply says so. A restore writes at most `MAX_RESTORE_FILES` files: past it
+(the one commit held every other agent 0.5 s at 5,000) it is refused before anything
+is planned, with the parts by directory that restores of `paths` can take.
 
 What it must never do: write a file itself, or change state but by its events.
 """
@@ -35,6 +37,8 @@ from editjournal.daemon.handlers.treejob import LookJob, run_inline
 from editjournal.daemon.model.checkpointbook import Checkpoint
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.revert import diff_plan
+from editjournal.daemon.tree.compare import Comparison
+from editjournal.daemon.tree.parts import parts
 from editjournal.daemon.writing.history import changes_since, document
 from editjournal.daemon.writing.path import ANCHOR_STALE, Planned, Stale, Writer, Written
 from editjournal.daemon.writing.stale import named
@@ -44,6 +48,7 @@ from editjournal.schemas.events import AnyEvent, CheckpointRestored, EditApplied
 from editjournal.schemas.suggestions import call
 from editjournal.schemas.tools import (
     MAX_LISTED_FILES,
+    MAX_RESTORE_FILES,
     CheckpointRestoreParams,
     CheckpointRestoreResult,
     RestoredFile,
@@ -62,10 +67,11 @@ SCAN_CHUNK = 2000  # events read at a time by a slice scanning the journal since
 def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome:
     job = ctx.finished
     if not isinstance(job, RestoreJob):
-        job = RestoreJob(look(ctx, params.id_or_name, params.paths), params.remove_new)
+        job = RestoreJob(look(ctx, params.id_or_name, params.paths), params)
     if ctx.finished is None and not job.try_inline(ctx):
         return Outcome(job=job)
     found, checkpoint = job.look.finish(ctx), job.look.checkpoint
+    check_size(found, params)  # files changed meanwhile may have taken it over the cap
     plan = _RestorePlan(ctx, checkpoint, params, unchanged=found.unchanged, since=job.since)
     plan.drafts, job.drafts = job.drafts or {}, {}  # once: the report is filled in place
     plan.left_alone = [{"path": p, "why": why} for p, why in found.left_alone]
@@ -85,9 +91,10 @@ class RestoreJob:
     files changed meanwhile and plans again only those: a restore of 5,000 files held
     the thread 22 s in that one run."""
 
-    def __init__(self, look: LookJob, remove_new: bool) -> None:
+    def __init__(self, look: LookJob, params: CheckpointRestoreParams) -> None:
         self.look = look
-        self.remove_new = remove_new
+        self.params = params
+        self.remove_new = params.remove_new
         self._plans: PlanJob | None = None
         self.since: SinceScan | None = None  # the journal since the checkpoint, scanned
         self.drafts: dict[str, Drafted] | None = None  # each planned file's report, drafted
@@ -122,6 +129,7 @@ class RestoreJob:
         the files changed meanwhile again, and plans those again)."""
         if self._plans is None:
             found = self.look.comparison
+            check_size(found, self.params)  # before planning any: refused, it costs nothing
             paths = [*found.modified, *found.deleted, *found.created]
             self._plans = PlanJob(ctx, paths, self.consider)
         return self._plans
@@ -345,6 +353,30 @@ class SinceScan:
             if r.event.changes_content and r.event.path in wanted:
                 found.setdefault(r.event.path, []).append(_described(r))
         return found
+
+
+def check_size(found: Comparison, params: CheckpointRestoreParams) -> None:
+    """`invalid_params` when the restore would write more than MAX_RESTORE_FILES files:
+    its one commit holds every other agent for all of them (0.5 s at 5,000). The error
+    gives the parts, by directory, that restores of at most that many each can take
+    (each all or nothing; a restore is idempotent, so one repeated after a failure
+    only writes what is still changed)."""
+    written = [*found.modified, *found.deleted, *(found.created if params.remove_new else ())]
+    if len(written) <= MAX_RESTORE_FILES:
+        return
+    cut = parts(written, MAX_RESTORE_FILES)
+    first = call(
+        "checkpoint_restore", id_or_name=params.id_or_name, paths=cut[0],
+        remove_new=params.remove_new or None,
+    )  # fmt: skip
+    raise ToolError(
+        ErrorCode.INVALID_PARAMS,
+        f"the restore would write {len(written):,} files, over the {MAX_RESTORE_FILES:,}"
+        " one restore may write (its commit holds every other agent's requests for all of"
+        f" them); restore it in {len(cut)} parts of at most {MAX_RESTORE_FILES:,} files,"
+        f" each all or nothing, by `paths` (the error's data lists them all): {first}",
+        {"files": len(written), "max_files": MAX_RESTORE_FILES, "parts": cut},
+    )
 
 
 def _described(r: Record) -> dict[str, Any]:

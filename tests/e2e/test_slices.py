@@ -382,16 +382,27 @@ def test_a_read_only_file_refuses_a_big_apply_patch_before_it_is_parsed(
 
 @pytest.mark.stress
 def test_the_issues_sizes(daemon: RunningDaemon) -> None:
-    """5,000 files restored, 1,000 hunks over 200,000 lines: planned, written and landed
-    in slices, each answered with every file right; the longest wait is printed for the
-    record (what still holds the thread in one step, the restore's final run and its
-    one commit: docs/performance.md)."""
+    """5,000 files restored (refused whole, over MAX_RESTORE_FILES, then in the parts
+    the refusal names), 1,000 hunks over 200,000 lines: planned, written and landed in
+    slices, each answered with every file right; the longest wait is printed for the
+    record (what still holds the thread in one step, a restore's final run and its one
+    commit: docs/performance.md)."""
     contents = tree(daemon.root, 5000, lines=20)
     journaled(daemon, "created", len(contents))
     daemon.client().checkpoint_create("before")
     change_all(daemon, contents)
-    restored = held(daemon, lambda c: c.checkpoint_restore("before"), timeout=900)
-    assert on_disk(daemon.root, contents) == contents and restored.parked
+    whole = daemon.client().call("checkpoint_restore", {"id_or_name": "before"})
+    assert whole.error is not None and whole.error.code == "invalid_params"
+    assert on_disk(daemon.root, contents) != contents
+    cut: list[list[str]] = whole.error.details["parts"]
+    assert len(cut) == 5
+    waits = []
+    for part in cut:
+        one = held(daemon, lambda c, part=part: c.checkpoint_restore("before", paths=part), 900)
+        assert one.parked and len(one.result.files) == 1000
+        waits.append(one.longest)
+    restored = Held(None, max(waits), True)
+    assert on_disk(daemon.root, contents) == contents
     assert restored.longest <= LONGEST_WAIT_S and leftovers(daemon.root) == []
     before = lines_file(daemon.root, 200_000)
     daemon.client().read_file("big.txt")
@@ -399,4 +410,5 @@ def test_the_issues_sizes(daemon: RunningDaemon) -> None:
                     for i in range(1000))  # fmt: skip
     patched = held(daemon, lambda c: c.safe_patch("big.txt", "--- a\n+++ b\n" + hunks, sha(before)))
     assert (daemon.root / "big.txt").read_text().count("LINE") == 1000
-    print(f"restore 5,000: longest wait {restored.longest:.2f} s; patch: {patched.longest:.2f} s")
+    waited = f"longest wait {restored.longest:.2f} s; patch: {patched.longest:.2f} s"
+    print(f"restore 5,000 in 5 parts: {waited}")
