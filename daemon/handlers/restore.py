@@ -106,6 +106,11 @@ class RestoreJob:
     def try_inline(self, ctx: Context) -> bool:
         return run_inline(self, ctx)
 
+    def leftovers(self) -> list[dict[str, Any]]:
+        """Every plan, freed a few a turn once the restore is answered (48 ms at once for
+        1,000 files: runtime/leftovers.py)."""
+        return [self.drafts or {}, *(self._plans.leftovers() if self._plans else [])]
+
     def step(self, ctx: Context, deadline: float) -> Progress:
         """The tree, then the plans, then the journal since the checkpoint (the report's
         changes of each file), then the plans' settling step."""

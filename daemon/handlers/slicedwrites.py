@@ -30,6 +30,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from inspect import ismethod
+from weakref import WeakMethod
 
 from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import ABSENT, Outcome
@@ -57,12 +59,26 @@ class PlanJob:
 
     def __init__(self, ctx: Context, paths: Iterable[str], consider: Consider) -> None:
         self.paths = list(paths)
-        self.consider = consider
+        # a handler's job hands its own method and keeps this job: held weakly, else the
+        # two make a cycle that only a full collection frees (with every plan in it: a
+        # 2,000-file restore's 106,000 objects, freed 0.3 s into some later turn)
+        self._consider = WeakMethod(consider) if ismethod(consider) else lambda: consider
         self.started = ctx.journal.last_seq  # a record after this on a path: plan it again
         self.planned: dict[str, FilePlan] = {}
         self._at = 0
         self._finals = 0  # final runs: after the first, the server saw a file change on disk
         self._settled = False  # the step after the last file's: the final run's turn is its own
+
+    @property
+    def consider(self) -> Consider:
+        """The handler's `consider`, while its job lives (it owns this one)."""
+        found = self._consider()
+        assert found is not None, "the job whose method this is is gone"
+        return found
+
+    def leftovers(self) -> list[dict[str, FilePlan]]:
+        """The plans, to be freed a few a turn once the job is done (runtime/leftovers.py)."""
+        return [self.planned]
 
     @property
     def planned_all(self) -> bool:

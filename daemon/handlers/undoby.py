@@ -33,7 +33,7 @@ from typing import Any
 from editjournal.daemon.contract.context import Context, Progress
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers.checkpoints import TURN, find, turn_name
-from editjournal.daemon.handlers.slicedwrites import PlanJob, merged
+from editjournal.daemon.handlers.slicedwrites import FilePlan, PlanJob, merged
 from editjournal.daemon.handlers.treejob import run_inline
 from editjournal.daemon.handlers.undo import conflict_error, existed_before, stored
 from editjournal.daemon.text.edit import EditPlan, Splice, apply_plan
@@ -109,6 +109,10 @@ class UndoByJob:
 
     def step(self, ctx: Context, deadline: float) -> Progress:
         return self.planning.step(ctx, deadline)
+
+    def leftovers(self) -> list[dict[str, FilePlan]]:
+        """Every plan, freed a few a turn once the undo is answered (runtime/leftovers.py)."""
+        return self.planning.leftovers()
 
     def writer(self, path: str) -> _UndoAll:
         return _UndoAll(tuple(self.writes[path]), self.by, self.since)

@@ -62,10 +62,15 @@ from editjournal.daemon.runtime.boundary import (
 from editjournal.daemon.runtime.connections import ConnectionChurn
 from editjournal.daemon.runtime.faults import NO_FAULTS, Faults
 from editjournal.daemon.runtime.fdlimit import raise_soft_limit
-from editjournal.daemon.runtime.gcsettings import LARGE_BYTES, give_back_memory
+from editjournal.daemon.runtime.gcsettings import (
+    LARGE_BYTES,
+    CollectorPause,
+    give_back_memory,
+)
 from editjournal.daemon.runtime.groupcommit import Answer, Batch, GroupCommit, error_response
 from editjournal.daemon.runtime.hookhttp import HookHttp
 from editjournal.daemon.runtime.jobs import SLICE_S, Jobs
+from editjournal.daemon.runtime.leftovers import Leftovers
 from editjournal.daemon.runtime.publisher import Publisher
 from editjournal.daemon.runtime.runfiles import (
     acquire_lock,
@@ -187,6 +192,8 @@ class Server:
         self._parked: deque[tuple[list[bytes], bytes]] = deque()
         self.cache = TextCache(max_bytes=self.limits.cache_bytes, max_lines=self.limits.file_lines)
         self.turns = TurnClock()  # how long each turn held the thread (runtime/turns.py)
+        self.leftovers = Leftovers()  # what finished jobs hold, freed a few items a turn
+        self.collector = CollectorPause()  # off for a job's final run, on at the next turn
         self._slice_waited = False  # the last turn put its slice off (`_slice_waits`)
 
     # --- lifecycle ------------------------------------------------------------------
@@ -351,10 +358,11 @@ class Server:
         if self.watching is not None:
             poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
-            busy = bool(self.jobs) or self.group.landing is not None
+            busy = bool(self.jobs) or self.group.landing is not None or bool(self.leftovers)
             busy = busy or (self.watching is not None and self.watching.busy)
             ready = dict(poller.poll(0 if busy else POLL_MS))
             self.turns.start()
+            self.collector.resume()  # paused by the last turn's final run, if it had one
             try:
                 self._turn(ready)
                 self.churn.after_turn(quiet=not ready)
@@ -380,6 +388,8 @@ class Server:
             self.churn.take_events()
         if self.router in ready and self._stopping is None:  # else answered at the stop
             self._serve_waiting()
+        if self.leftovers:  # a finished job's plans, freed a few a turn (leftovers.py)
+            self.leftovers.free_some()
         if not (self.group.landing is not None or self.jobs) or self._slice_waits():
             return
         if self.group.landing is not None:  # a big batch's writes land a slice a turn
@@ -436,6 +446,7 @@ class Server:
         self._parked.popleft()  # answered below, as `jobs` hands it back
         batch = self.group.batch = Batch()
         self._early = parked.early  # temp files its slices wrote, for `_prepare` to take
+        self.collector.pause()  # the final run's young objects: collected next turn
         try:
             if parked.error is not None:
                 batch.replies.append((parked.route, parked.failed_reply()))
@@ -444,6 +455,7 @@ class Server:
         finally:
             self._early = None
             parked.early.discard()
+            self.leftovers.keep(parked.job)  # not freed all at once as `parked` goes
         self.group.flush(batch)
 
     def _handle_frames(
