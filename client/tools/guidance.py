@@ -690,8 +690,8 @@ too large files it cannot put back). Each file's write is journaled as edit_appl
 writer restore, so undo reverts it like any write.
 
 Errors: checkpoint_not_found (the message lists the latest names); invalid_params when it \
-would write more than 1,000 files: restore it in the parts the error lists (details.parts, \
-each a paths list; its message gives the first call), each all or nothing."""
+would write more than 1,000 files: restore it in the parts its message names (by directory), \
+one call each with those paths, each all or nothing."""
 
 UNDO_DESCRIPTION = """\
 Revert your latest write to a file (or another agent's with agent, or the write at seq). \

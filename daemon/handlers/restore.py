@@ -61,6 +61,7 @@ SHOWN_CHANGES = 3  # newest changes a restored file's line names (the reply has 
 # events decoded: 5,000 queries were a third of a 5,000-file restore's final run)
 EVENTS_PER_FILE_SCANNED = 10
 SCAN_CHUNK = 2000  # events read at a time by a slice scanning the journal since
+MAX_LISTED_CHARS = 2000  # a refusal over the cap lists every part's call up to this long
 
 
 @handles("checkpoint_restore")
@@ -370,16 +371,22 @@ def check_size(found: Comparison, params: CheckpointRestoreParams) -> None:
     if len(written) <= MAX_RESTORE_FILES:
         return
     cut = parts(written, MAX_RESTORE_FILES)
-    first = call(
-        "checkpoint_restore", id_or_name=params.id_or_name, paths=cut[0],
-        remove_new=params.remove_new or None,
-    )  # fmt: skip
+    calls = [
+        call(
+            "checkpoint_restore", id_or_name=params.id_or_name, paths=part,
+            remove_new=params.remove_new or None,
+        )
+        for part in cut
+    ]  # fmt: skip
+    listed = "; ".join(calls)
+    if len(listed) > MAX_LISTED_CHARS:  # the first, and the rest in the details
+        listed = f"{calls[0]}, then the {len(cut) - 1} more parts in the details' `parts`"
     raise ToolError(
         ErrorCode.INVALID_PARAMS,
         f"the restore would write {len(written):,} files, over the {MAX_RESTORE_FILES:,}"
         " one restore may write (its commit holds every other agent's requests for all of"
         f" them); restore it in {len(cut)} parts of at most {MAX_RESTORE_FILES:,} files,"
-        f" each all or nothing, by `paths` (the error's data lists them all): {first}",
+        f" each all or nothing: {listed}",
         {"files": len(written), "max_files": MAX_RESTORE_FILES, "parts": cut},
     )
 

@@ -74,6 +74,7 @@ from editjournal.daemon.text.anchorcounts import (
     TWIN,
     AnchorCounts,
     AnchorKind,
+    Positions,
     choose_anchor,
     positions,
     positions_of_all,
@@ -172,7 +173,7 @@ class AnchorIndex:
         self._codes = bytearray(len(self._hashes))
         self.choose(0, len(self._hashes))
         self._lookups = 0
-        self._where: dict[AnchorKind, dict[str, list[int]]] = {}
+        self._where: dict[AnchorKind, Positions] = {}
         self._near: tuple[tuple[int, int], ...] = ()  # see `derive`
         self._derived: tuple[weakref.ref[AnchorIndex], list[int]] | None = None
 
@@ -236,7 +237,7 @@ class AnchorIndex:
             if table not in self._where:
                 self._where[table] = positions_of_all(self.digests(table))
 
-    def positioned(self, table: AnchorKind, where: dict[str, list[int]]) -> None:
+    def positioned(self, table: AnchorKind, where: Positions) -> None:
         """Take the positions of every ``table`` hash, indexed elsewhere."""
         self._where[table] = where
 
@@ -282,7 +283,7 @@ class AnchorIndex:
             if too_big(len(digests)):
                 raise Deferred(index=self, positions=True)
             where = self._where[table] = positions_of_all(digests)
-        return sorted(p for v in found for p in where[v])
+        return sorted(p for v in found for p in where.of(v))
 
     def _lookup(self, table: AnchorKind, prefix: str) -> tuple[int, ...]:
         """1-based lines whose line or context hash starts with ``prefix`` (lowercase)."""
@@ -522,7 +523,7 @@ class AnchorIndex:
                     continue
                 where = old._where[kind]  # type: ignore[index]
                 for value in table.values_with(key):
-                    dirty.update(moved.outside(where.get(value, ())))
+                    dirty.update(moved.outside(where.of(value)))
         return dirty
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 
-from editjournal.daemon.text.anchorcounts import AnchorCounts, AnchorKind, count_into
+from editjournal.daemon.text.anchorcounts import AnchorCounts, AnchorKind, Positions, count_into
 from editjournal.daemon.text.anchors import AnchorIndex
 from editjournal.daemon.text.deferral import Deferred
 from editjournal.daemon.text.linehashes import context_range, line_hash
@@ -125,17 +125,11 @@ def _counts(
     return tables
 
 
-def _positions(digests: list[str]) -> Generator[None, None, dict[str, list[int]]]:
+def _positions(digests: list[str]) -> Generator[None, None, Positions]:
     """`anchorcounts.positions_of_all(digests)`, a chunk of lines per step."""
-    where: dict[str, list[int]] = {}
+    where = Positions()
     for a, b in _chunks(len(digests)):
-        for i in range(a, b):
-            value = digests[i]
-            found = where.get(value)
-            if found is None:
-                where[value] = [i]
-            else:
-                found.append(i)
+        where.extend(digests[a:b], a)
         yield None
     return where
 
