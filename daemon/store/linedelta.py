@@ -12,6 +12,9 @@ data: `b"\\n".join(split(data)) == data` always holds. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+from itertools import compress, count
+from operator import ne
+
 import msgspec
 
 from editjournal.daemon.text.alignment import matching_blocks, within
@@ -94,19 +97,18 @@ def _line_for_line(
     a checkpoint manifest's chunk of a few thousand files, two of them changed far
     apart — and would otherwise be stored whole."""
     splices: list[Splice] = []
-    i, n, changed = 0, len(a), 0
-    while i < n:
-        if a[i] == b[i]:
-            i += 1
-            continue
-        j = i + 1
-        while j < n and a[j] != b[j]:
-            j += 1
-        splices.append((head + i, head + j, b[i:j]))
-        changed += j - i
+    start = end = -1
+    # the lines that differ, found by C loops (a Python loop over 200,000 lines: 37 ms)
+    for changed, i in enumerate(compress(count(), map(ne, a, b)), 1):
+        if i != end:  # a new run of changed lines begins
+            if end >= 0:
+                splices.append((head + start, head + end, b[start:end]))
+            start = i
+        end = i + 1
         if most_lines is not None and changed > most_lines:
             return None
-        i = j
+    if end >= 0:
+        splices.append((head + start, head + end, b[start:end]))
     return splices
 
 
