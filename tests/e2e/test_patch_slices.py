@@ -231,3 +231,48 @@ def test_another_agents_write_between_the_slices_is_kept(files: RunningDaemon) -
     assert on_disk(files.root) | {first: updated(0).encode()} == {
         path_of(i): updated(i).encode() for i in range(FILES)
     }
+
+
+def test_a_many_file_patch_with_a_move_is_planned_at_once(files: RunningDaemon) -> None:
+    """A move's new path is planned from its old path's plan, in one run (not in
+    slices): the patch moves the file with its update, the others updated in place."""
+    ops = [update(i) for i in range(100)]
+    ops[50] = update(50).replace("\n@@\n", "\n*** Move to: moved/f.py\n@@\n", 1)
+    done = held(files, lambda c: c.apply_patch(envelope(*ops)))
+    assert [f.action for f in done.result.files].count("moved") == 1
+    assert (files.root / "moved/f.py").read_text() == updated(50)
+    assert not (files.root / path_of(50)).exists()
+    assert (files.root / path_of(99)).read_text() == updated(99)
+
+
+def test_a_big_file_in_a_many_file_patch_keeps_another_agents_write(workspace: Path) -> None:
+    """A 25,000-line file among 100: planned in its slice (never an index or plan-ahead
+    job of its own, whose final runs are not the patch's), and an append to it while
+    the patch is parked is kept, whichever lands first."""
+    big = "".join(f"row {n}\n" for n in range(25_000))
+    (workspace / "big.txt").write_text(big)
+    for i in range(100):
+        (workspace / path_of(i)).parent.mkdir(exist_ok=True)
+        (workspace / path_of(i)).write_text(text_of(i))
+    running = start(workspace, "--no-watch")
+    try:
+        writer = running.client("writer")
+        big_update = (
+            "*** Update File: big.txt\n@@\n row 19999\n-row 20000\n+ROW 20000\n row 20001\n"
+        )
+        patch = envelope(big_update, *(update(i) for i in range(100)))
+        out: dict[str, Any] = {}
+        worker = running.client("worker", timeout=120)
+        patching = threading.Thread(target=lambda: out.update(result=worker.apply_patch(patch)))
+        patching.start()
+        try:
+            wait_until(lambda: writer.status().parked >= 1, 60, "the patch to be parked")
+            writer.append_to_file("big.txt", "tail\n")
+        finally:
+            patching.join(120)
+        assert [f.path for f in out["result"].files] == ["big.txt", *map(path_of, range(100))]
+    finally:
+        running.stop()
+    expected = big.replace("row 20000\n", "ROW 20000\n") + "tail\n"
+    assert (workspace / "big.txt").read_text() == expected
+    assert all((workspace / path_of(i)).read_text() == updated(i) for i in range(100))
