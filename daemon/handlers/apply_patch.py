@@ -88,6 +88,9 @@ Action = Literal["added", "updated", "moved", "deleted"]
 # a patch of more operations is planned a slice at a time (daemon/handlers/patchjob.py):
 # ~1-2 ms a file, 64 files fit the inline try; 1,000 held the thread 1-2 s in one run
 SLICED_FROM_OPERATIONS = 64
+# a patch of this many is parked without the inline try (it cannot finish within it, and
+# its parse took ~10 ms a 300 operations of the turn already): its slices plan it all
+PARKED_FROM_OPERATIONS = 256
 
 
 @handles("apply_patch")
@@ -100,7 +103,7 @@ def apply_patch(ctx: Context, params: ApplyPatchParams) -> Outcome:
         job = _sliced(patch, params.workdir, params.skip_safety_check)
         if job is None:
             return _at_once(ctx, params, patch)
-        if not job.try_inline(ctx):
+        if len(patch.operations) >= PARKED_FROM_OPERATIONS or not job.try_inline(ctx):
             return Outcome(job=job)
     if job.unsliced:  # a path it refused: the refusal is the inline path's, word for word
         return _at_once(ctx, params, Patch(tuple(job.operations)))
