@@ -279,3 +279,19 @@ def test_a_big_file_in_a_many_file_patch_keeps_another_agents_write(workspace: P
     expected = big.replace("row 20000\n", "ROW 20000\n") + "tail\n"
     assert (workspace / "big.txt").read_text() == expected
     assert all((workspace / path_of(i)).read_text() == updated(i) for i in range(100))
+
+
+def test_the_responses_apis_operations_are_sliced_alike(files: RunningDaemon) -> None:
+    """The same updates as the Responses API's operation list: planned in slices too."""
+    operations = [
+        {
+            "type": "update_file",
+            "path": path_of(i),
+            "diff": f"@@\n line 10 of {i}\n-line 11 of {i}\n+LINE 11 of {i}\n",
+        }
+        for i in range(FILES)
+    ]
+    done = held(files, lambda c: c.apply_patch(operations=operations))
+    assert done.parked
+    assert [f.path for f in done.result.files] == [path_of(i) for i in range(FILES)]
+    assert on_disk(files.root) == {path_of(i): updated(i).encode() for i in range(FILES)}
