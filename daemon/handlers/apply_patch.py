@@ -86,10 +86,10 @@ OVERWRITE_HINT = "read a file before you replace it"
 LETTERS = {"added": "A", "updated": "M", "moved": "M", "deleted": "D"}  # as Codex reports
 Action = Literal["added", "updated", "moved", "deleted"]
 # a patch of more operations is planned a slice at a time (daemon/handlers/patchjob.py):
-# ~1-2 ms a file, 64 files fit the inline try; 1,000 held the thread 1-2 s in one run
+# ~1-2 ms a file, so 64 planned at once are ~100 ms; 1,000 held the thread 1-2 s
 SLICED_FROM_OPERATIONS = 64
-# a patch of this many is parked without the inline try (it cannot finish within it, and
-# its parse took ~10 ms a 300 operations of the turn already): its slices plan it all
+# a patch of this many is parked without the inline try: it cannot finish within it,
+# and its parse has taken part of the turn already (the slices plan every file)
 PARKED_FROM_OPERATIONS = 256
 
 

@@ -90,8 +90,8 @@ class PatchJob:
         except ToolError as e:
             if self.planning is None:
                 self.unsliced = True
-            else:
-                self.refused = e
+            else:  # without its traceback, whose frames hold this job: no cycle to collect
+                self.refused = e.with_traceback(None)
             return Progress()
 
     def _claim(self, ctx: Context, deadline: float) -> None:
