@@ -193,6 +193,31 @@ def test_one_refused_operation_in_the_middle_refuses_the_whole_patch(
     assert not applied(files, 0)
 
 
+@pytest.mark.parametrize(
+    ("refused", "code"),
+    [("read-only", "read_only_file"), ("../outside.py", "path_outside_workspace")],
+)
+def test_a_read_only_or_outside_path_among_many_is_refused_naming_it(
+    files: RunningDaemon, refused: str, code: str
+) -> None:
+    """Operation 150 of 300 on a 0444 file (refused before the patch is parsed) or a
+    path outside the workspace (refused as its path is claimed): that operation named,
+    nothing written."""
+    ops = [update(i) for i in range(FILES)]
+    if refused == "read-only":
+        (files.root / path_of(149)).chmod(0o444)
+    else:
+        ops[149] = ops[149].replace(path_of(149), refused, 1)
+    before = on_disk(files.root)
+    with pytest.raises(RequestError) as caught:
+        files.client("worker").apply_patch(envelope(*ops))
+    named = path_of(149) if refused == "read-only" else refused
+    assert caught.value.code == code
+    assert caught.value.message.startswith(f"operation 150 (*** Update File: {named}):")
+    assert on_disk(files.root) == before
+    assert not applied(files, 0)
+
+
 def test_two_operations_on_one_file_are_refused_as_the_inline_path_refuses_them(
     files: RunningDaemon,
 ) -> None:
