@@ -67,17 +67,17 @@ def _followed(ctx: Context, by: str, path: str, hop: Record | None) -> str:
 
 def _removals(ctx: Context, path: str, after_seq: int) -> list[Record]:
     """Every event from `after_seq` on that removed or moved `path` away, in seq order."""
-    return [r for r in ctx.journal.records(path=path, after_seq=after_seq) if _removes(r)]
+    return [r for r in ctx.journal.records(path=path, after_seq=after_seq) if removes(r)]
 
 
 def _taken_away(ctx: Context, path: str, after_seq: int) -> Record | None:
     """The first event after `after_seq` that removed or moved `path` away."""
     return next(
-        (r for r in ctx.journal.records(path=path, after_seq=after_seq) if _removes(r)), None
+        (r for r in ctx.journal.records(path=path, after_seq=after_seq) if removes(r)), None
     )
 
 
-def _removes(record: Record) -> bool:
+def removes(record: Record) -> bool:
     event = record.event
     if isinstance(event, EditApplied):
         return event.deleted or event.moved_to is not None

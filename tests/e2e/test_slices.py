@@ -181,6 +181,32 @@ def test_an_undo_by_over_many_files_leaves_the_others_served(daemon: RunningDaem
     assert on_disk(daemon.root, contents) == contents
 
 
+def test_a_write_the_agent_makes_while_its_undo_is_planned_is_undone_too(
+    daemon: RunningDaemon,
+) -> None:
+    """The final run finds the agent's writes again only when the journal since holds
+    one (or a removal or move): a file alice writes while the undo of her writes is
+    parked is taken back with the rest."""
+    contents = tree(daemon.root, 400, lines=3)  # planned over many slices
+    alice = daemon.client("alice")
+    for path in contents:
+        alice.append_to_file(path, "alice was here\n")
+    undoing = threading.Thread(target=lambda: daemon.client("boss").undo(by="alice"))
+    undoing.start()
+    try:
+        # its planning slices write their temp files early: the job is under way
+        wait_until(lambda: bool(leftovers(daemon.root)), 60, "the undo's planning to begin")
+        alice.write_file("late.txt", "written while the undo was planned\n")
+    finally:
+        undoing.join(120)
+    assert not undoing.is_alive()
+    undone = [
+        r.event.path for r in daemon.journal().records(kind="edit_applied") if r.agent == "boss"
+    ]
+    assert "late.txt" in undone and not (daemon.root / "late.txt").exists()
+    assert on_disk(daemon.root, contents) == contents
+
+
 def caught(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
     """Poll every millisecond (a landing's slice lasts 50 ms, so wait_until's backoff
     would miss it) until `predicate` holds; False when it never did in `timeout`."""
