@@ -68,7 +68,7 @@ def undo_by(ctx: Context, params: UndoParams) -> Outcome:
     assert params.by is not None
     job = ctx.finished
     if not isinstance(job, UndoByJob):
-        job = UndoByJob(ctx, params.by, since_ref(ctx, params.since, params.by))
+        job = UndoByJob(params.by, since_ref(ctx, params.since, params.by))
         if not job.try_inline(ctx):
             return Outcome(job=job)
     since = job.since
@@ -93,15 +93,20 @@ class UndoByJob:
     files the journal recorded anything of meanwhile (a new write of the agent's among
     them), with the agent's writes as they are then."""
 
-    def __init__(self, ctx: Context, by: str, since: Since) -> None:
+    def __init__(self, by: str, since: Since) -> None:
         self.by, self.since = by, since
-        self.began = ctx.journal.last_seq  # the writes below are the journal's up to here
-        self.writes = filed_where_now(ctx, by, writes_by_file(ctx, by, since))
-        self.planning = PlanJob(ctx, sorted(self.writes), self.consider)
+        self.began = 0  # `writes` are the journal's up to this seq
+        self.writes: dict[str, list[Record]] = {}
+        self._planning: PlanJob | None = None  # made by the first step, with `writes`
+
+    @property
+    def planning(self) -> PlanJob:
+        assert self._planning is not None, "the first step finds the writes and plans them"
+        return self._planning
 
     @property
     def done(self) -> bool:
-        return self.planning.done
+        return self._planning is not None and self._planning.done
 
     def try_inline(self, ctx: Context) -> bool:
         """Work for up to INLINE_S; whether the job is done (a small undo plans every
@@ -109,11 +114,19 @@ class UndoByJob:
         return run_inline(self, ctx)
 
     def step(self, ctx: Context, deadline: float) -> Progress:
-        return self.planning.step(ctx, deadline)
+        """The agent's writes, by where each file is now (a step of its own: a query per
+        file, ~40 ms at 1,000, which the first run's inline try then ends on), then the
+        files planned."""
+        if self._planning is None:
+            self.began = ctx.journal.last_seq
+            self.writes = filed_where_now(ctx, self.by, writes_by_file(ctx, self.by, self.since))
+            self._planning = PlanJob(ctx, sorted(self.writes), self.consider)
+            return Progress()
+        return self._planning.step(ctx, deadline)
 
     def leftovers(self) -> list[dict[str, FilePlan]]:
         """Every plan, freed a few a turn once the undo is answered (runtime/leftovers.py)."""
-        return self.planning.leftovers()
+        return self._planning.leftovers() if self._planning is not None else []
 
     def writes_now(self, ctx: Context) -> dict[str, list[Record]]:
         """The agent's writes by the path each file has now, for the final run: found
