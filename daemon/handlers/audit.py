@@ -1,7 +1,10 @@
 """`show`, `history`, `blame`, `stats`: the journal read back for people and agents.
 
 Thin: each resolves the path and makes one call into `daemon.audit`, which
-also serves the offline commands. They record no events.
+also serves the offline commands. They record no events. On a journal of more than
+`offthread.INLINE_EVENTS` events, `history`, `blame` and `stats` are computed on a
+thread of their own from a read-only connection (daemon/handlers/offthread.py): on
+100,000 events they held every agent 0.26-0.56 s.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from editjournal.daemon.audit.stats import agent_stats
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.handlers.offthread import off_thread
 from editjournal.schemas.tools import (
     BlameParams,
     HistoryParams,
@@ -28,16 +32,22 @@ def show(ctx: Context, params: ShowParams) -> Outcome:
 
 @handles("history")
 def history(ctx: Context, params: HistoryParams) -> Outcome:
-    return Outcome(views.history(ctx.journal, ctx.workspace.relative(params.path)))
+    path = ctx.workspace.relative(params.path)
+    return off_thread(ctx, lambda journal: views.history(journal, path))
 
 
 @handles("blame")
 def blame(ctx: Context, params: BlameParams) -> Outcome:
-    path = ctx.workspace.relative(params.path)
-    return Outcome(blame_of(ctx.journal, path, params.at_version))
+    path, at = ctx.workspace.relative(params.path), params.at_version
+    return off_thread(ctx, lambda journal: blame_of(journal, path, at))
 
 
 @handles("stats")
 def stats(ctx: Context, params: StatsParams) -> Outcome:
-    agents = agent_stats(ctx.journal.records(), params.agent)
-    return Outcome(StatsResult(agents=agents, last_seq=ctx.state.last_seq))
+    agent, last_seq = params.agent, ctx.state.last_seq
+    return off_thread(
+        ctx,
+        lambda journal: StatsResult(
+            agents=agent_stats(journal.records(until_seq=last_seq), agent), last_seq=last_seq
+        ),
+    )

@@ -33,7 +33,7 @@ log = logging.getLogger("editjournal")
 SLICE_S = 0.05  # the longest a parked job holds the daemon's thread at a time
 
 
-@dataclass
+@dataclass(eq=False)
 class Parked:
     """A request waiting for its job."""
 
@@ -70,6 +70,12 @@ class Jobs:
     def __bool__(self) -> bool:
         return bool(self._parked)
 
+    @property
+    def working(self) -> bool:
+        """A parked job has work for the loop: not only jobs `waiting` on a thread of
+        their own (daemon/handlers/offthread.py) that has not finished."""
+        return any(_ready(p) for p in self._parked)
+
     def __len__(self) -> int:
         return len(self._parked)
 
@@ -77,8 +83,12 @@ class Jobs:
         self._parked.append(Parked(route, payload, agent, job))
 
     def work(self, context: Callable[[str], Context], journal: Journal) -> Parked | None:
-        """One slice of the oldest job; it, when it is done (or failed)."""
-        parked = self._parked[0]
+        """One slice of the oldest job the loop can work on (a job waiting on its own
+        thread is passed over until that thread is done); it, when it is done (or
+        failed). None when no job finished."""
+        parked = next((p for p in self._parked if _ready(p)), None)
+        if parked is None:
+            return None
         began = time.monotonic()
         try:
             ctx = context(parked.agent)
@@ -96,7 +106,8 @@ class Jobs:
             parked.error = e
         if parked.error is None and (not parked.job.done or parked.contents):
             return None
-        return self._parked.popleft()
+        self._parked.remove(parked)  # Parked compares by identity (eq=False)
+        return parked
 
     def discard(self) -> None:
         """The temp files parked jobs prepared are removed (a stop: none will be taken)."""
@@ -108,3 +119,9 @@ class Jobs:
         if step_s + commit_s > 0:
             seen = step_s / (step_s + commit_s)
             self._step_share = min(0.9, max(0.1, (self._step_share + seen) / 2))
+
+
+def _ready(parked: Parked) -> bool:
+    """The loop has something to do for this job: a slice, or its final run (not
+    while it is `waiting` on a thread of its own)."""
+    return not getattr(parked.job, "waiting", False)

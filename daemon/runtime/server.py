@@ -39,6 +39,7 @@ from editjournal.daemon.contract.outcome import ABSENT, Handler, Outcome, Write
 from editjournal.daemon.files.textcache import TextCache
 from editjournal.daemon.files.workspace import Workspace
 from editjournal.daemon.handlers import registry
+from editjournal.daemon.handlers.offthread import WAIT_POLL_MS, off_thread_stats
 from editjournal.daemon.landing.earlywrites import EarlyWrites
 from editjournal.daemon.landing.pendingwrites import boot_id, recover
 from editjournal.daemon.landing.writeround import (
@@ -269,6 +270,7 @@ class Server:
         stats["late_writes"] = self.workspace.late_writes.stats()  # displaced files held
         stats["flush"] = self.group.flusher.health()  # failed fsyncs, retried (flusher.py)
         stats["turns"] = self.turns.stats()  # the longest hold of the thread (turns.py)
+        stats["off_thread"] = off_thread_stats()  # audit reads done beside the loop
         if self.group.publisher is not None:  # the OpenTelemetry export (daemon/telemetry)
             stats["otel"] = self.group.publisher.telemetry()
         return stats
@@ -359,9 +361,11 @@ class Server:
         if self.watching is not None:
             poller.register(self.watching.socket, zmq.POLLIN)
         while self._stopping is None:
-            busy = bool(self.jobs) or self.group.landing is not None or bool(self.leftovers)
+            busy = self.jobs.working or self.group.landing is not None or bool(self.leftovers)
             busy = busy or (self.watching is not None and self.watching.busy)
-            ready = dict(poller.poll(0 if busy else POLL_MS))
+            # a job done on a thread of its own is looked at soon, not spun for
+            wait_ms = WAIT_POLL_MS if self.jobs else POLL_MS
+            ready = dict(poller.poll(0 if busy else wait_ms))
             self.turns.start()
             self.collector.resume()  # paused by the last turn's final run, if it had one
             try:
@@ -391,7 +395,7 @@ class Server:
             self._serve_waiting()
         if self.leftovers:  # a finished job's plans, freed a few a turn (leftovers.py)
             self.leftovers.free_some()
-        if not (self.group.landing is not None or self.jobs) or self._slice_waits():
+        if not (self.group.landing is not None or self.jobs.working) or self._slice_waits():
             return
         if self.group.landing is not None:  # a big batch's writes land a slice a turn
             self.turns.label("landing slice")
@@ -446,7 +450,7 @@ class Server:
         parked = self.jobs.work(self._context, self.journal)
         if parked is None:
             return
-        self._parked.popleft()  # answered below, as `jobs` hands it back
+        self._parked.remove((parked.route, parked.payload))  # answered below
         batch = self.group.batch = Batch()
         self._early = parked.early  # temp files its slices wrote, for `_prepare` to take
         self.collector.pause()  # the final run's young objects: collected next turn
@@ -591,11 +595,12 @@ class Server:
         prepared: list[Prepared] = []
         try:
             for write in outcome.writes:
-                if write.data is None:
+                if self._early is not None and (early := self._early.take(write)):
+                    ready = early  # prepared in the job's slices (daemon/landing/earlywrites.py)
+                    if write.data is not None:
+                        self.cache.files.expect(ready.snapshot.path, ready.snapshot)
+                elif write.data is None:
                     ready = self.workspace.prepare_delete(write.path)
-                elif self._early is not None and (early := self._early.take(write)):
-                    ready = early  # written in the job's slices (daemon/landing/earlywrites.py)
-                    self.cache.files.expect(ready.snapshot.path, ready.snapshot)
                 else:
                     ready = self.workspace.prepare_write(
                         write.path, write.data, durable=False, sha256=write.sha256
