@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import hashlib
 import os
 import stat as stat_mod
@@ -50,6 +51,8 @@ from editjournal.schemas.errors import ErrorCode, ToolError
 from editjournal.schemas.units import format_binary_size, format_size, limit_that_fits
 
 DEFAULT_MAX_FILE_SIZE = 8 * 1024 * 1024
+# a tombstone's sha256: no SHA-256 is spelt so (held.ABSENT's word: "no such file")
+_GONE = "absent"
 
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # so opening a FIFO cannot hang the daemon
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: never translate newlines
@@ -83,6 +86,7 @@ class Workspace:
         # Contents prepared in the current batch but not yet renamed into place, by the
         # real workspace-relative path of their target (see daemon/landing/writeround.py): reads
         # serve them, so a later request of the batch plans against an earlier one's write.
+        # A removal not yet landed is a tombstone (`tombstone`): served as no file at all.
         self.overlay: dict[str, FileSnapshot] = {}
         # The daemon's last rename of each path, so the watcher knows it without a re-read.
         self.own_writes = OwnWrites(resolved)
@@ -108,9 +112,18 @@ class Workspace:
         return os.path.relpath(real, self.root)
 
     def _pending(self, rel: str) -> FileSnapshot | None:
-        """The batch's content for `rel`, named as the caller named it, if it wrote one."""
+        """The batch's content for `rel`, named as the caller named it, if it wrote one
+        (a tombstone, as it is: the caller says there is no file)."""
         found = self.overlay.get(rel) or self.overlay.get(self.overlay_key(rel))
-        return None if found is None else dataclasses.replace(found, path=rel)
+        if found is None or is_tombstone(found):
+            return found
+        return dataclasses.replace(found, path=rel)
+
+    def removed_pending(self, rel: str) -> bool:
+        """`rel` (workspace-relative, as listed) is removed by a write committed or
+        planned and not yet landed: on disk still, but no file to every reader."""
+        found = self.overlay.get(rel) if self.overlay else None
+        return found is not None and is_tombstone(found)
 
     # ------------------------------------------------------------ confinement
 
@@ -145,6 +158,8 @@ class Workspace:
         computed again (a compare costs a fraction of a decode and a hash)."""
         rel = self.file_relative(path)
         if self.overlay and (pending := self._pending(rel)) is not None:
+            if is_tombstone(pending):  # removed, not yet landed: as if already gone
+                raise translate(FileNotFoundError(errno.ENOENT, "removed"), rel)
             return pending  # first: no cache of what is on disk may answer for it
         fd = self._paths.open_confined(rel, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
         try:
@@ -199,6 +214,8 @@ class Workspace:
             rel = path if listed else self.relative(path)
             pending = self._pending(rel) if self.overlay else None
             if pending is not None:
+                if is_tombstone(pending):  # removed, not yet landed: no file
+                    return None
                 return Fingerprint(
                     rel, pending.size, pending.mtime_ns, pending.sha256, pending.data, pending.text
                 )
@@ -346,6 +363,17 @@ class Workspace:
 
 
 # -------------------------------------------------------------------- helpers
+
+
+def tombstone(rel: str) -> FileSnapshot:
+    """What the overlay holds for a removal committed and not yet landed: a new object
+    each time (the write round tells its own from a later batch's by identity)."""
+    return FileSnapshot(rel, b"", "", _GONE, 0, 0)
+
+
+def is_tombstone(snapshot: FileSnapshot) -> bool:
+    """`snapshot` is a removal's tombstone: there is no file, whatever the disk holds."""
+    return snapshot.sha256 == _GONE
 
 
 def _trailing_slash(path: str, rel: str, where: Path) -> ToolError:

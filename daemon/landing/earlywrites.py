@@ -26,9 +26,16 @@ a later slice (`prepare`, `REVERIFY_S` of each): its stat still the same and now
 enough, it is read and hashed there, not in the final run (a restore begun right after
 the files changed: 318 of 1,000 files read again in the final run, ~60 ms).
 
+A planned removal (`data` None) is prepared here too: `Workspace.prepare_delete`'s
+checks (the path judged, the confined walk to its directory, held, the file's stat
+and mode), then the same look and read as a content write's target, so the final run
+takes it by the same two stats (1,000 removals: ~0.35 s of checks and ~0.15 s of
+reads out of the final turn). It has no temp file: it holds its directory's fd, as a
+temp file does, and nothing more.
+
 What it must never do: hand over a temp file whose bytes are not exactly the final
-run's, or one whose checks may have changed; keep a temp file past the request
-(`discard`).
+run's, a removal for a content write or the other way round, or one whose checks may
+have changed; keep a temp file (or a held directory) past the request (`discard`).
 """
 
 from __future__ import annotations
@@ -110,17 +117,13 @@ class EarlyWrites:
         return len(self._by_path)
 
     def prepare(self, workspace: Workspace, writes: Iterable[Write]) -> None:
-        """A temp file for each write of new content (a removal has none). One that
-        cannot be prepared is left to the final run, whose own prepare refuses it."""
+        """A temp file for each write of new content, a removal's checks for each removal.
+        One that cannot be prepared is left to the final run, whose own prepare refuses it."""
         self._dirs, self._taking = {}, False
         for write in writes:
-            if write.data is None:
-                continue
             self._drop(write.path)
             try:
-                ready = workspace.prepare_write(
-                    write.path, write.data, durable=False, sha256=write.sha256
-                )
+                ready = _prepared(workspace, write)
             except ToolError:
                 continue
             where = _Where.of(ready)
@@ -164,11 +167,14 @@ class EarlyWrites:
         if not self._taking:  # the final run: directories looked at afresh, once each
             self._dirs, self._taking = {}, True
         ready = early.ready
-        same = write.data is not None and ready.snapshot.data == write.data
+        if write.data is None:  # a removal's, for a removal (it has no temp file)
+            same = ready.temp is None
+        else:
+            same = ready.temp is not None and ready.snapshot.data == write.data
         if not same or _seen(ready, early.where, self._dirs, early.seen.directory) != early.seen:
             ready.discard()
             return None
-        if write.sha256 and ready.snapshot.sha256 != write.sha256:
+        if write.data is not None and write.sha256 and ready.snapshot.sha256 != write.sha256:
             ready.discard()
             return None
         if early.verified and write.based_on is not None and write.based_on == early.based_on:
@@ -187,6 +193,14 @@ class EarlyWrites:
         early = self._by_path.pop(path, None)
         if early is not None:
             early.ready.discard()
+
+
+def _prepared(workspace: Workspace, write: Write) -> PreparedWrite:
+    """`write` prepared as the final run's `Server._prepare` would: a temp file of its
+    content, or a removal's checks (its file and held directory, no temp file)."""
+    if write.data is None:
+        return workspace.prepare_delete(write.path)
+    return workspace.prepare_write(write.path, write.data, durable=False, sha256=write.sha256)
 
 
 def _seen(

@@ -23,19 +23,20 @@ writer that changed the file after it was last looked at (an editor's save, an
 append) is put back and the batch's change carried over it, never lost; the
 round hands such writes over as `Met`, for the server to journal.
 
-A removal is published alone: the overlay holds contents, not absences, so the
-server ends the batch at a removal (and before it, when the batch has writes). The
-name its file is moved aside to is chosen here, before the commit, and kept in its
-row, so a kill -9 between that move and the landing's look leaves nothing unnamed
-(pendingwrites.py cleans it at the next start).
+A removal is published alone: the server ends the batch at a removal (and before it,
+when the batch has writes). The overlay serves it as a tombstone
+(`Workspace.tombstone`): every reader is told there is no file, though it is still on
+disk until the removal lands. The name its file is moved aside to is chosen here,
+before the commit, and kept in its row, so a kill -9 between that move and the
+landing's look leaves nothing unnamed (pendingwrites.py cleans it at the next start).
 A batch of many writes (a restore of 5,000 files) does not land in one step: after
 its commit the round keeps its writes queued (`begin`) and the server lands them a
 slice at a time between other requests (`land`, daemon/runtime/groupcommit.py). The
-overlay keeps serving each queued write's content until it has landed, so a read of
-such a path is answered as the journal has it; a later batch that writes one of those
-paths first lands the queued write of it (`land_keys`), then its own over it. Removals
-land in the commit's own turn (the overlay cannot serve an absence). A kill -9 in the
-middle leaves the rest to `pending_writes`, committed with the batch.
+overlay keeps serving each queued write's content, or a removal's tombstone, until it
+has landed, so a read of such a path is answered as the journal has it; a later batch
+that writes one of those paths first lands the queued write of it (`land_keys`), then
+its own over it. A kill -9 in the middle leaves the rest to `pending_writes`,
+committed with the batch: all or nothing across the crash.
 It never decides what to write or journals anything itself.
 """
 
@@ -52,7 +53,7 @@ from dataclasses import dataclass, field
 from editjournal.daemon.files.filesnapshot import FileSnapshot
 from editjournal.daemon.files.preparedwrite import PreparedWrite
 from editjournal.daemon.files.tempfiles import displaced_name
-from editjournal.daemon.files.workspace import Workspace
+from editjournal.daemon.files.workspace import Workspace, tombstone
 from editjournal.daemon.landing.exchange import Landed, land
 from editjournal.daemon.landing.flusher import Flusher, Landing
 from editjournal.daemon.landing.pendingwrites import ABSENT, DELETE, INSERT, removal_key
@@ -79,6 +80,7 @@ class _Slot:
     """The latest prepared write of one target in this batch."""
 
     write: PreparedWrite
+    shown: FileSnapshot  # what the overlay serves meanwhile: the content, or a tombstone
     before: str | None  # the target's content before the batch (ABSENT; None: unchecked)
     before_data: bytes | None  # its bytes, when known
     seq: int  # the event that journals the latest content
@@ -182,12 +184,13 @@ class WriteRound:
                 wrote = [*old.owners, *owners]
             else:
                 before, before_data, wrote = item.based_on, item.based_on_data, list(owners)
-            aside = displaced_name() if write.temp is None else None
-            self._slots[key] = _Slot(write, before, before_data, seq, agent, wrote, aside)
-            if write.temp is None:
-                self.removes = True
-            else:
-                self._workspace.overlay[key] = write.snapshot
+            removal = write.temp is None
+            shown = tombstone(write.snapshot.path) if removal else write.snapshot
+            aside = displaced_name() if removal else None
+            slot = _Slot(write, shown, before, before_data, seq, agent, wrote, aside)
+            self._slots[key] = slot
+            self.removes = self.removes or removal
+            self._workspace.overlay[key] = shown
 
     def drop_superseded(self) -> None:
         """Remove the temp files a later write of the batch replaced: never committed."""
@@ -236,7 +239,7 @@ class WriteRound:
 
     def begin(self, into: Landings) -> list[str]:
         """After the commit: queue the batch's writes to land, their outcomes going
-        `into`; removals first (they land in the commit's turn). The batch's keys."""
+        `into`; removals first. The batch's keys."""
         keys = list(self._slots)
         order = sorted(keys, key=lambda key: self._slots[key].write.temp is not None)
         for key in order:
@@ -249,15 +252,14 @@ class WriteRound:
         self, deadline: float, max_lines: int = DEFAULT_FILE_LINES, at_least_one: bool = True
     ) -> bool:
         """Land queued writes, oldest first, until `deadline` (time.monotonic), at least
-        one unless told otherwise, every removal at the head whatever the time; True
-        when none is left."""
+        one unless told otherwise (removals too: the overlay serves their tombstones
+        meanwhile); True when none is left."""
         flushing: list[Landing] = []
         landed = not at_least_one
         try:
             while self._queue:
                 key, queued = next(iter(self._queue.items()))
-                removal = queued.slot.write.temp is None
-                if landed and not removal and time.monotonic() >= deadline:
+                if landed and time.monotonic() >= deadline:
                     break
                 landed = True
                 del self._queue[key]
@@ -318,9 +320,9 @@ class WriteRound:
         return land(self._workspace, key, slot.write, expected, (max_lines, slot.seq), slot.aside)
 
     def _forget_overlay(self, key: str, slot: _Slot) -> None:
-        """The overlay stops serving `slot`'s content (it is on disk now, or given up on),
-        unless a later batch's content of the path has taken its place."""
-        if self._workspace.overlay.get(key) is slot.write.snapshot:
+        """The overlay stops serving `slot`'s content or tombstone (it is on disk now, or
+        given up on), unless a later batch's write of the path has taken its place."""
+        if self._workspace.overlay.get(key) is slot.shown:
             del self._workspace.overlay[key]
 
     def _note_own(self, key: str, write: PreparedWrite) -> None:
@@ -348,10 +350,10 @@ class WriteRound:
         batch is served that batch's content again."""
         overlay = self._workspace.overlay
         for key, slot in self._slots.items():
-            if overlay.get(key) is slot.write.snapshot:
+            if overlay.get(key) is slot.shown:
                 queued = self._queue.get(key)
-                if queued is not None and queued.slot.write.temp is not None:
-                    overlay[key] = queued.slot.write.snapshot
+                if queued is not None:
+                    overlay[key] = queued.slot.shown
                 else:
                     del overlay[key]
         self._slots.clear()

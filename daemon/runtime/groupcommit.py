@@ -401,14 +401,14 @@ class GroupCommit:
         return self.round.begin(landing.results)
 
     def _begin_sliced(self, landing: _Landing) -> None:
-        """A big batch: its removals land now (the overlay cannot serve an absence), the
-        rest a slice a turn from the next turn on, this one having had its commit (one
-        big landing at a time: an earlier one still under way is finished first)."""
+        """A big batch: its writes land a slice a turn from the next turn on, this one
+        having had its commit, removals as the rest (the overlay serves their tombstones
+        until they land: 1,000 removals landed in the commit's turn held it ~0.2 s). One
+        big landing at a time: an earlier one still under way is finished first."""
         if self.landing is not None:
             self.finish_landing()
         self._begin(landing)
         self.landing = landing
-        self.land_slice(at_least_one=False, slice_s=0.0)
 
     def land_slice(self, at_least_one: bool = True, slice_s: float = LANDING_SLICE_S) -> None:
         """One slice of the big batch landing; when its last write is in place, its

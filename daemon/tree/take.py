@@ -6,10 +6,11 @@ last hashed (daemon/files/statcache.py), else from reading it through the
 file-access layer (confined; nothing follows a symlink out). A file the daemon
 cannot serve as text (binary, not UTF-8, over the size limit) is listed, not
 held (its sha256 is "" when it was too large to read): it was there, and a
-restore leaves it alone. With `store`, the content of
-each text file the journal does not hold yet is handed back for it to keep —
-once: contents are content-addressed, and deduplicated against every blob the
-journal already has.
+restore leaves it alone. A file whose removal is committed but not yet landed (a
+tombstone in the workspace's overlay, daemon/landing/writeround.py) is not there.
+With `store`, the content of each text file the journal does not hold yet is handed
+back for it to keep — once: contents are content-addressed, and deduplicated against
+every blob the journal already has.
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ class TreeTaker:
         (and, when storing, whose content the journal holds); the others, to read."""
         known, has = self.workspace.stat_cache.known, self._has_blob
         entries, store, to_read = self.entries, self._store, []
+        gone = self.workspace.removed_pending
         for rel, info in listed:
+            if gone(rel):  # a removal committed, not yet landed: not there
+                continue
             hashed = known(rel, info)
             if hashed is None:
                 to_read.append((rel, info))
@@ -122,6 +126,8 @@ class TreeTaker:
     def _take(self, rel: str, info: os.stat_result, kept: Kept) -> None:
         """One file, by the stat the listing took (lstat: never through a symlink)."""
         workspace = self.workspace
+        if workspace.removed_pending(rel):  # removed since it was listed (not landed yet)
+            return
         known = workspace.stat_cache.known(rel, info)
         if known is not None and (not known.text or not self._store or self._has(known, kept)):
             self.entries[rel] = ManifestEntry(rel, info.st_size, known.sha256, known.text)
