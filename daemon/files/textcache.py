@@ -20,7 +20,7 @@ A content an edit produced is anchored from the content it was edited from
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from editjournal.daemon.files.readcache import SnapshotCache
@@ -34,6 +34,8 @@ from editjournal.daemon.text.anchors import MANY_REGIONS, AnchorIndex, Anchors
 from editjournal.daemon.text.deferral import Deferred, too_big
 from editjournal.daemon.text.linehashes import Change
 from editjournal.daemon.text.lines import Document, parse
+
+DERIVE_COST_RATIO = 16  # past 1/16 of the lines moved, an index is built afresh (see below)
 
 SNAPSHOT_SHARE = 4  # the snapshot cache's part of the byte budget: 1/4
 # A stale edit is carried through every version since its agent's read (each parsed):
@@ -65,6 +67,8 @@ class Parsed:
     @cached_property
     def index(self) -> AnchorIndex:
         base = self._base
+        if base is not None and _mostly_changed(base[1], len(self.doc.lines)):
+            base = self._base = None  # built afresh: carrying so many lines costs more
         if base is None:
             if too_big(len(self.doc.lines)):  # built a slice at a time, by a job
                 # with where each hash is: a big file's next derive or lookups want it
@@ -100,6 +104,16 @@ class Parsed:
     def marks(self) -> str:
         """Every line's mark (schemas.anchorrows): what a read sends with the anchors."""
         return self.index.marks()
+
+
+def _mostly_changed(changes: Sequence[Change], lines: int) -> bool:
+    """Whether an index derived through `changes` costs more than one built afresh: a
+    derive moves each replaced and each new line through the counts (~80 us a line, a
+    fresh build ~5: a 200,000-line file rewritten outside or by `write_file` took 19 s
+    to derive, in one turn), so past a sixteenth of the lines it is built anew (a big
+    file's a slice at a time, by a job)."""
+    moved = sum(end - start + count for start, end, count in changes)
+    return moved * DERIVE_COST_RATIO > lines
 
 
 class TextCache:

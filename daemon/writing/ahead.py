@@ -46,6 +46,7 @@ class Kept:
     sha256: str  # the content planned on
     seq: int  # the journal's last seq when the plan began
     written: Written | None  # None: the plan was refused
+    existed: bool = True  # the file was there (a new file's plan is kept while it is not)
 
 
 @dataclass
@@ -67,7 +68,7 @@ class PlanAhead(Exception):  # a signal to the handler's wrapper, not an error
 
     def keep(self, written: Written | None) -> None:
         target = self.readying.target
-        kept = Kept(self.readying.writer, target.snap.sha256, self.seq, written)
+        kept = Kept(self.readying.writer, target.snap.sha256, self.seq, written, target.exists)
         self.asking.plans[target.path] = kept
 
 
@@ -104,8 +105,8 @@ def _still_good(kept: Kept, target: Target, writer: Writer) -> bool:
     """Whether nothing the plan was made from moved on (see the module)."""
     if type(kept.writer) is not type(writer) or kept.writer != writer:
         return False
-    if not target.exists or kept.sha256 != target.snap.sha256:
-        return False
+    if kept.existed != target.exists or kept.sha256 != target.snap.sha256:
+        return False  # a file created, removed or changed since (a new big file's plan kept)
     ctx = target.ctx
     if target.path in ctx.workspace.overlay:  # a write of this batch, not yet committed
         return False

@@ -26,6 +26,7 @@ import msgspec
 import pytest
 
 from editjournal.client import Client, RequestError
+from editjournal.daemon.text.diff import MAX_CHANGED_LINES, MAX_ROWS
 from editjournal.schemas.endpoint import JOURNAL_FILE
 from editjournal.schemas.events import RequestAnswered
 from editjournal.schemas.wire import Response
@@ -219,7 +220,15 @@ def test_a_keyed_big_create_journals_about_what_an_unkeyed_one_does(
     first = keyed_write(client, "keyed.txt", big("b"))
     keyed = stored_bytes(daemon.root) - before
     assert plain.ok and first.ok
-    assert len(first.result["changed_lines"]) == BIG_LINES  # the live reply is whole
+    # the live reply lists the added lines with their anchors up to the cap, and its
+    # diff up to its own, saying how many more lines were added
+    assert len(first.result["changed_lines"]) == min(BIG_LINES, MAX_CHANGED_LINES)
+    diff = first.result["diff"]
+    shown = diff.count("\n+")
+    assert shown == MAX_ROWS - 1  # the hunk's header is a row
+    assert diff.endswith(
+        f"... {BIG_LINES - shown:,} more added lines not shown (a diff shows {MAX_ROWS:,} rows)"
+    )
     assert keyed <= unkeyed + 16 * 1024, (keyed, unkeyed)
     [(_, event, _)] = answers(daemon)
     assert len(event.reply) < 4096
