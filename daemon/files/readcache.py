@@ -20,8 +20,9 @@ path compares the bytes it reads with it and, when they are the same, takes its
 text and SHA-256 instead of decoding and hashing again — exact whatever the
 timestamps say, and what an edit right after an edit costs. Pending writes of a
 batch (`Workspace.overlay`) always answer first: the cache is bypassed while any
-is pending. Owned by the daemon's one thread; every stat and read goes through
-`Workspace`.
+is pending (a removal not yet landed answers `file_not_found`, its file still on
+disk: a snapshot kept of it must not answer). Owned by the daemon's one thread;
+every stat and read goes through `Workspace`.
 """
 
 from __future__ import annotations

@@ -183,8 +183,9 @@ class Workspace:
 
     def stat(self, path: str) -> os.stat_result | None:
         """The stat of a confined path (following symlinks), or None when it is missing.
-        What is on disk: a path in `overlay` (written earlier in this batch) has newer
-        content than this says, so a cache keyed by stat must look at `overlay` first."""
+        What is on disk: a path in `overlay` (written earlier in this batch, or removed
+        and not yet landed) has newer content, or none, than this says, so a cache keyed
+        by stat must look at `overlay` first."""
         rel = self.relative(path)
         try:
             located = self._paths.locate(rel)
