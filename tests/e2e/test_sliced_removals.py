@@ -313,8 +313,9 @@ def test_an_undo_by_of_an_agents_many_created_files_removes_them_all(
     workspace: Path, stopped: list[RunningDaemon]
 ) -> None:
     """alice creates 300 files; the undo of her writes is parked while planned and removes
-    every one of them, each undo journaled, nothing left over."""
-    daemon = start(workspace, "--no-watch")
+    every one of them, each undo journaled, nothing left over. With the watcher on: the
+    removals it sees land in slices are the daemon's own, never an outside change."""
+    daemon = start(workspace)
     stopped.append(daemon)
     paths = [path_of(i) for i in range(FILES)]
     alice = daemon.client("alice", timeout=120)
@@ -326,3 +327,9 @@ def test_an_undo_by_of_an_agents_many_created_files_removes_them_all(
     assert present(daemon.root, paths) == [] and leftovers(daemon.root) == []
     undone = [e.path for _, e in applied(daemon, "worker") if e.deleted]
     assert sorted(undone) == paths
+    time.sleep(0.5)  # the watcher's events of the last removals, looked at
+    journal = daemon.journal()
+    try:
+        assert list(journal.records(kind="outside_change")) == []
+    finally:
+        journal.close()
