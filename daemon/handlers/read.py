@@ -33,7 +33,7 @@ from editjournal.daemon.handlers.readjob import (
     started,
 )
 from editjournal.daemon.text.anchors import anchored
-from editjournal.daemon.text.diff import anchored_diff
+from editjournal.daemon.text.diff import MAX_CHANGED_LINES, anchored_diff
 from editjournal.daemon.text.lines import Document
 from editjournal.daemon.watch.onaccess import outside_change
 from editjournal.daemon.writing.history import content_at, document
@@ -326,8 +326,8 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
     doc = parsed.doc
     noticed: list[AnyEvent] = list(outside_change(ctx.state, snap, doc.line_count))
     version = ctx.next_seq + len(noticed)
-    result = _result(snap, doc, 1, doc.line_count, False, version)
-    result.since_version, result.content = since, ""
+    result = _result(snap, doc, 1, doc.line_count, False, version, text=snap.text)
+    result.since_version, result.content = since, ""  # (the text as read: no join made)
     old_sha = content_at(ctx, snap.path, since)
     old = document(ctx, old_sha, {snap.sha256: snap.data})
     shown: list[int] = []
@@ -342,6 +342,12 @@ def serve_delta(ctx: Context, path: str, since: int, warnings: list[str]) -> Ser
         anchors = parsed.anchors
         result.unchanged = False
         result.delta, shown = anchored_diff(old.doc.lines, doc.lines, anchors)
+        if len(shown) > MAX_CHANGED_LINES:  # the rest stays unseen: a read shows it
+            warnings.append(
+                f"{len(shown):,} lines of {snap.path} changed since version {since}: the"
+                f" delta lists the first {MAX_CHANGED_LINES:,}; read the file for the rest"
+            )
+            del shown[MAX_CHANGED_LINES:]
         result.lines = [anchored(anchors[n - 1], doc.lines[n - 1]) for n in shown]
     event = FileRead(
         path=snap.path,

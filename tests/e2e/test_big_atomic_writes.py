@@ -89,3 +89,28 @@ def test_an_edit_file_of_a_big_file_is_planned_in_a_job_and_an_append_lands(
     )
     assert reply.error is None
     assert path.read_text() == body("v").replace(old, new) + "tail\n"
+
+
+def test_a_since_version_read_of_a_big_file_lists_what_changed_in_place(
+    daemon: RunningDaemon,
+) -> None:
+    """Every hundredth line of 50,000 changed: the delta lists those 500, not the whole
+    file as one change (past 40,000 lines the diff no longer searched, and a file of as
+    many lines is now compared line for line); all lines changed: the first
+    MAX_CHANGED_LINES listed, a warning saying to read the rest."""
+    path = daemon.root / "big.py"
+    path.write_text(body("v"))
+    client = daemon.client("worker", timeout=300)
+    since = client.read_file("big.py", range="1-2").version
+    lines = body("v").splitlines(keepends=True)
+    path.write_text("".join(f"# {line}" if i % 100 == 0 else line for i, line in enumerate(lines)))
+    delta = client.call("read_file", {"path": "big.py", "since_version": since})
+    assert delta.error is None
+    listed = delta.result["lines"]
+    assert len(listed) == LINES // 100
+    assert [row["line"] for row in listed][:3] == [1, 101, 201]
+    since = delta.result["version"]
+    path.write_text(body("u"))
+    whole = client.call("read_file", {"path": "big.py", "since_version": since})
+    assert whole.error is None and len(whole.result["lines"]) == MAX_CHANGED_LINES
+    assert any("the delta lists the first" in w for w in whole.warnings)

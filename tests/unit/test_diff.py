@@ -160,11 +160,31 @@ def test_a_big_changed_middle_has_difflibs_hunks_found_without_its_walk() -> Non
     assert diff_module._groups(old, new, None, None) == list(matcher.get_grouped_opcodes(3))
 
 
-def test_a_reversed_middle_of_repeated_lines_is_one_change_not_minutes() -> None:
+def test_a_reversed_middle_of_repeated_lines_is_compared_in_place_not_for_minutes() -> None:
     """difflib walks every occurrence of a repeated line: a stale refusal's diff of a
     reversed 20,000-line file held the daemon's thread for minutes. Past MAX_STEPS of
-    the stepped search the middle is one change between its equal ends."""
+    the stepped search, two sides as long are compared line for line in place (the lines
+    equal at the same place kept, every other one changed), else the middle is one
+    change between its equal ends."""
     old = [f"line {i % 7} {{" if i % 3 else "" for i in range(20_000)]
-    [group] = diff_module._groups(old, old[::-1], None, None, context=2)
+    new = old[::-1]
+    opcodes = diff_module._matcher(old, new, 0, 0).get_opcodes()
+    i = j = 0
+    for tag, i1, i2, j1, j2 in opcodes:  # contiguous, and true to both sides
+        assert (i1, j1) == (i, j)
+        if tag == "equal":
+            assert old[i1:i2] == new[j1:j2]
+        else:
+            assert all(a != b for a, b in zip(old[i1:i2], new[j1:j2], strict=True))
+        i, j = i2, j2
+    assert (i, j) == (len(old), len(new))
+    kept = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    assert kept == sum(a == b for a, b in zip(old, new, strict=True))
+
+
+def test_a_longer_side_past_the_search_is_one_change() -> None:
+    """Not as long: the middle between the equal ends is one change."""
+    old = [f"line {i % 7} {{" if i % 3 else "" for i in range(20_000)]
+    [group] = diff_module._groups(old, ["head", *old[::-1]], None, None, context=2)
     changes = [op for op in group if op[0] != "equal"]
     assert len(changes) == 1 and changes[0][0] == "replace"
