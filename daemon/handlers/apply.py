@@ -25,11 +25,13 @@ from typing import Any
 from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Link, Outcome
 from editjournal.daemon.handlers import handles
+from editjournal.daemon.handlers.aheadjob import planned_in_slices
 from editjournal.daemon.handlers.hunk_tools import HunkRefused, now_ms, owned_hunk
 from editjournal.daemon.model.hunkbook import Hunk
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.hunks import content_lines, looks_like_diff, unified
 from editjournal.daemon.text.replace import normalized
+from editjournal.daemon.writing.ahead import WholeContent
 from editjournal.daemon.writing.history import base_at
 from editjournal.daemon.writing.path import Planned, Stale, Written, write
 from editjournal.daemon.writing.target import Target, open_target
@@ -50,6 +52,7 @@ OVERWRITE = "overwrite_entire_file"
 
 
 @handles(APPLY)
+@planned_in_slices
 def apply_file_modification(ctx: Context, params: ApplyFileModificationParams) -> Outcome:
     try:
         hunk = owned_hunk(ctx, params.hunk_id, APPLY, now_ms())
@@ -76,6 +79,7 @@ class _Apply:
     hunk: Hunk
     name: str = APPLY
     stale: Stale = STALE
+    plans_ahead = True  # a big file's write is planned in a job (daemon.writing.ahead)
 
     @property
     def skip_safety_check(self) -> bool:
@@ -147,12 +151,13 @@ class _Apply:
 
 
 @handles(OVERWRITE)
+@planned_in_slices
 def overwrite_entire_file(ctx: Context, params: OverwriteEntireFileParams) -> Outcome:
     return write(open_target(ctx, params.path, missing_ok=True), _Overwrite(params), [])
 
 
 @dataclass(frozen=True)
-class _Overwrite:
+class _Overwrite(WholeContent):
     params: OverwriteEntireFileParams
     name: str = OVERWRITE
     stale: Stale = STALE  # planned in the current content: never carried

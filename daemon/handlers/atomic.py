@@ -45,6 +45,7 @@ from editjournal.daemon.text.replace import (
 )
 from editjournal.daemon.text.safety import quoting
 from editjournal.daemon.text.sections import find_section, plan_section
+from editjournal.daemon.writing.ahead import WholeContent
 from editjournal.daemon.writing.guards import (
     overwrite_warning,
     overwritten_unseen,
@@ -273,7 +274,7 @@ class _Section(_Atomic):
 
 
 @dataclass(frozen=True)
-class _WriteFile(_Atomic):
+class _WriteFile(WholeContent, _Atomic):
     overwrote: tuple[dict[str, Any], ...] = ()
     name: str = "write_file"
 
@@ -285,17 +286,6 @@ class _WriteFile(_Atomic):
     def operations(self) -> list[dict[str, Any]]:
         """The content itself is the written blob; the record keeps its size."""
         return [{"op": self.name, "path": self.params.path, "size": len(self.params.content)}]
-
-    @property
-    def lines_written(self) -> int:
-        """About the lines it brings: a big content over a small or no file is planned
-        in a job too (its anchors, its diff: 2.6 s of one turn for 200,000 lines)."""
-        return self.params.content.count("\n")
-
-    @property
-    def weight(self) -> int:
-        """A whole big content is parked at once (daemon/handlers/aheadjob.py)."""
-        return self.lines_written // 100
 
     def plan(self, target: Target) -> Planned:
         content = normalized(self.params.content)
