@@ -238,12 +238,15 @@ def test_a_read_and_a_write_of_a_path_still_being_removed(
     """Frozen with its removals half landed: another client's read of a path still on
     disk says there is no file (the tombstone, not the old content), and a write of
     another such path lands after that path's removal: the file ends with the new
-    content, journaled as created after the removal. Every other file is gone."""
+    content, journaled as created after the removal. A checkpoint taken then lists none
+    of the removed files. Every other file is gone."""
     daemon, paths = serving(workspace, LANDED)
     stopped.append(daemon)
     first, read, written = paths[0], paths[-1], paths[-2]
     reader, writer = daemon.client("reader"), daemon.client("writer")
-    reader.status(), writer.status()  # connected before the daemon is frozen
+    checker = daemon.client("checker", timeout=120)
+    reader.status(), writer.status()  # connected before the freeze
+    checker.checkpoint_create("before")  # the files known by their stat from now on
     patch, _ = patching(daemon, removals(LANDED))
     got: dict[str, Any] = {}
 
@@ -259,16 +262,17 @@ def test_a_read_and_a_write_of_a_path_still_being_removed(
         assert present(daemon.root, [read, written]) == [read, written], "not caught half done"
         reading = threading.Thread(target=read_it)
         writing = threading.Thread(target=writer.write_file, args=(written, "new\n"))
-        reading.start()  # both wait in the socket: served at the next turn, before a slice
-        writing.start()
+        checking = threading.Thread(target=lambda: got.update(taken=checker.checkpoint_create()))
+        for thread in (reading, writing, checking):  # served at the next turn, before a slice
+            thread.start()
         assert caught(lambda: bytes_queued_for(daemon.proc.pid)), "no request arrived"
-        time.sleep(0.05)  # the second one too
+        time.sleep(0.05)  # the others too
     finally:
         os.kill(daemon.proc.pid, signal.SIGCONT)
-    reading.join(60)
-    writing.join(60)
-    patch.join(120)
+    for thread in (reading, writing, checking, patch):
+        thread.join(120)
     assert got["read"] == "file_not_found"
+    assert {f.path for f in got["taken"].files} <= {written}  # it, if taken after its write
     assert (daemon.root / written).read_text() == "new\n"
     assert present(daemon.root, paths) == [written] and leftovers(daemon.root) == []
     removed, created = [(s, e) for s, e in applied(daemon) if e.path == written]

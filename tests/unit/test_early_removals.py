@@ -21,6 +21,7 @@ from editjournal.daemon.landing.flusher import Flusher
 from editjournal.daemon.landing.pendingwrites import prepare
 from editjournal.daemon.landing.writeround import Landings, Prepared, WriteRound
 from editjournal.daemon.store.journal import Journal
+from editjournal.daemon.tree.take import TreeTaker
 from editjournal.schemas.errors import ToolError
 
 EXACT_NS = 0  # timestamps taken as exact: a file changed before the look is not racy
@@ -153,3 +154,26 @@ def test_a_write_of_a_path_being_removed_lands_after_the_removal(
     assert (tmp_path / "b.txt").read_bytes() == b"new\n" and os.path.exists(tmp_path / "a.txt")
     assert round_.land(time.monotonic() + 10) and not (tmp_path / "a.txt").exists()
     assert ws.overlay == {}
+
+
+def test_a_tree_walk_skips_a_file_whose_removal_has_not_landed(
+    tmp_path: Path, flusher: Flusher
+) -> None:
+    """A checkpoint's walk knows a file by its stat (taken before): its removal committed
+    and not yet landed, the walk does not list it, though it is still on disk."""
+    ws = Workspace(tmp_path)
+    past = time.time() - 10  # older than the stat cache's racy window
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_bytes(b"old\n")
+        os.utime(tmp_path / name, (past, past))
+    first = TreeTaker(ws, [], store=False, has_blob=lambda _: False)
+    first.take_all()
+    assert set(first.entries) == {"a.txt", "b.txt"}
+    round_ = WriteRound(ws, flusher, "this-boot")
+    round_.add([Prepared(ws.prepare_delete("a.txt"), sha(b"old\n"), b"old\n")], 1, [1])
+    round_.begin(Landings())
+    second = TreeTaker(ws, [], store=False, has_blob=lambda _: False)
+    second.take_all()
+    assert set(second.entries) == {"b.txt"} and second.read == 0  # b known by its stat
+    assert (tmp_path / "a.txt").exists()
+    assert round_.land(time.monotonic() + 10) and not (tmp_path / "a.txt").exists()
