@@ -27,6 +27,7 @@ from editjournal.daemon.contract.context import Context
 from editjournal.daemon.contract.outcome import Outcome
 from editjournal.daemon.handlers import handles
 from editjournal.daemon.handlers.aheadjob import planned_in_slices
+from editjournal.daemon.handlers.offthread import OffThreadJob
 from editjournal.daemon.text.anchors import anchored
 from editjournal.daemon.text.edit import EditPlan, Splice
 from editjournal.daemon.text.lines import Document
@@ -44,7 +45,7 @@ from editjournal.daemon.text.replace import (
     similar_lines,
 )
 from editjournal.daemon.text.safety import quoting
-from editjournal.daemon.text.sections import find_section, plan_section
+from editjournal.daemon.text.sections import SLOW_FROM, find_section, headers, known, plan_section
 from editjournal.daemon.writing.ahead import WholeContent
 from editjournal.daemon.writing.guards import (
     overwrite_warning,
@@ -96,7 +97,14 @@ def prepend_to_file(ctx: Context, params: PrependToFileParams) -> Outcome:
 @handles("update_section")
 @planned_in_slices
 def update_section(ctx: Context, params: UpdateSectionParams) -> Outcome:
-    return write(open_target(ctx, params.path), _Section(params), [])
+    """A big document's headers are found first on the worker thread (a parse of a
+    180,000-line file: 2 s), the request parked meanwhile; then written as any write."""
+    target = open_target(ctx, params.path)
+    key = target.snap.sha256
+    if target.doc.line_count >= SLOW_FROM and not known(key):
+        lines = target.doc.lines
+        return Outcome(job=OffThreadJob(lambda: headers(lines, key)))
+    return write(target, _Section(params), [])
 
 
 @handles("write_file")
@@ -262,7 +270,7 @@ class _Section(_Atomic):
 
     def plan(self, target: Target) -> Planned:
         lines, path = target.doc.lines, target.path
-        header, end = find_section(lines, self.params.section_header, path)
+        header, end = find_section(lines, self.params.section_header, path, target.snap.sha256)
         span = (header.start + 1, max(end, header.end))
         refuse_unseen(target, [span], f"section {self.params.section_header!r}", self.name)
         plan = plan_section(lines, header, end, self.params.new_content)

@@ -36,10 +36,11 @@ Work = Callable[[Journal], Any]
 
 
 class OffThreadJob:
-    """One request's read-only work, handed to the worker at its first step."""
+    """One request's pure work (it reads nothing the loop owns), handed to the worker
+    at its first step: an audit read on a read-only journal of its own (`on_journal`),
+    a big markdown file's headers (daemon/handlers/atomic.py)."""
 
-    def __init__(self, journal_path: Path, work: Work) -> None:
-        self._path = journal_path
+    def __init__(self, work: Callable[[], Any]) -> None:
         self._work = work
         self._done = threading.Event()
         self._submitted = False
@@ -63,13 +64,9 @@ class OffThreadJob:
         return Progress()
 
     def run(self) -> None:
-        """On the worker: the work, on a read-only journal of its own."""
+        """On the worker: the work."""
         try:
-            journal = open_readonly(self._path)
-            try:
-                self._result = self._work(journal)
-            finally:
-                journal.close()
+            self._result = self._work()
         except BaseException as e:  # the request's error: raised by its final run
             self._error = e.with_traceback(None)
         finally:
@@ -89,7 +86,20 @@ def off_thread(ctx: Context, work: Work) -> Outcome:
         return Outcome(ctx.finished.result())
     if ctx.journal.last_seq <= INLINE_EVENTS:
         return Outcome(work(ctx.journal))
-    return Outcome(job=OffThreadJob(ctx.journal.path, work))
+    return Outcome(job=OffThreadJob(on_journal(ctx.journal.path, work)))
+
+
+def on_journal(path: Path, work: Work) -> Callable[[], Any]:
+    """`work` run on a read-only journal of its own (the committed events only)."""
+
+    def run() -> Any:
+        journal = open_readonly(path)
+        try:
+            return work(journal)
+        finally:
+            journal.close()
+
+    return run
 
 
 _queue: queue.SimpleQueue[OffThreadJob] | None = None

@@ -114,3 +114,34 @@ def test_a_since_version_read_of_a_big_file_lists_what_changed_in_place(
     whole = client.call("read_file", {"path": "big.py", "since_version": since})
     assert whole.error is None and len(whole.result["lines"]) == MAX_CHANGED_LINES
     assert any("the delta lists the first" in w for w in whole.warnings)
+
+
+def test_a_big_documents_headers_are_found_off_the_loop(daemon: RunningDaemon) -> None:
+    """A markdown file past `sections.SLOW_FROM` lines: its headers are parsed on the
+    worker thread (a 180,000-line file's parse held every agent 2-4 s), the section then
+    written as any write; a second update of the same content finds them kept."""
+    sections = 40
+    text = "".join(
+        f"## Section {k}\n" + "".join(f"text {k} {i}\n" for i in range(200))
+        for k in range(sections)
+    )
+    path = daemon.root / "big.md"
+    path.write_text(text)
+    client = daemon.client("worker", timeout=120)
+    client.read_file("big.md", max_lines=10_000)
+
+    def done() -> int:
+        result = client.call("status", {}).result
+        assert isinstance(result, dict)
+        return int(result["group_commit"]["off_thread"]["done"])
+
+    before = done()
+    reply = client.call(
+        "update_section",
+        {"path": "big.md", "section_header": "## Section 30", "new_content": "new text\n"},
+    )
+    assert reply.error is None
+    assert done() == before + 1
+    kept = path.read_text()
+    assert "## Section 30\nnew text\n## Section 31" in kept.replace("\n\n", "\n")
+    assert kept.count("text 30 ") == 0 and kept.count("text 29 ") == 200
