@@ -133,6 +133,11 @@ class TextCache:
         # the step before: unchanged files are not re-read (a share of the byte budget)
         self.files = SnapshotCache(max_bytes=max_bytes // SNAPSHOT_SHARE)
 
+    @property
+    def max_lines(self) -> int:
+        """The most lines a content may have (`file_too_many_lines` past it)."""
+        return self._max_lines
+
     def parsed(self, sha256: str, text: str | Callable[[], str], path: str | None = None) -> Parsed:
         """The parse of the content with this hash; `text` is used only on a miss
         (`path` only names the file in a `file_too_many_lines` refusal)."""

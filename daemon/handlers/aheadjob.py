@@ -141,7 +141,10 @@ def planned_in_slices(handler: Handler[P]) -> Handler[P]:
                 with asking(plans):
                     return indexed(ctx, params)
             except PlanAhead as asked:
-                job = AheadJob(asked)
+                # without its traceback: its frames hold this frame, whose `job` holds
+                # it, a cycle only a full collection frees (a refused 150,000-line
+                # write's documents, 7 MB a request: test_memory)
+                job = AheadJob(asked.with_traceback(None))
                 # once parked, parked again at once (its run took its turn's share)
                 if finished is not None or job.heavy or not _finished_inline(job, ctx):
                     return Outcome(job=job)

@@ -31,6 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from editjournal.daemon.settings.limits import check_line_count, count_lines
+
 if TYPE_CHECKING:
     from editjournal.daemon.writing.path import Readying, Writer, Written
     from editjournal.daemon.writing.target import Target
@@ -100,6 +102,11 @@ class WholeContent:
     @property
     def weight(self) -> int:
         return self.lines_written // 100
+
+    def check_lines(self, limit: int, path: str) -> None:
+        """`file_too_many_lines` before anything is planned, as the content's parse would
+        refuse it after (a job would plan a refused 150,000-line content for nothing)."""
+        check_line_count(count_lines(self.params.content), limit, path)
 
 
 def planned_ahead(

@@ -220,6 +220,9 @@ def write(target: Target, writer: Writer, warnings: list[str]) -> Outcome:
     unwritable = target.replace_refused()
     if unwritable is not None:  # before planning, as the landing would refuse it after
         return Outcome(error=writer.explain(target, unwritable), warnings=warnings)
+    check_lines = getattr(writer, "check_lines", None)
+    if check_lines is not None:  # a whole content past the line limit: refused unplanned
+        check_lines(target.ctx.cache.max_lines, target.path)
     if too_big(max(target.doc.line_count, getattr(writer, "lines_written", 0))):
         target.parsed.index  # noqa: B018 - a big file's index, built in a job before planning
         kept = planned_ahead(target, writer, lambda: Readying(target, writer))
