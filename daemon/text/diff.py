@@ -29,8 +29,8 @@ MAX_STEPS = 16  # of the stepped search past that (a few ms each; a plain change
 SEARCHED_UP_TO = 40_000  # lines of a changed middle searched at all; past it, one change
 # rows of a write's diff rendered; the rest counted in one last row (a 200,000-line
 # rewrite's diff: 200,000 rows, 0.6 s of a turn and a 15 MB reply)
-MAX_ROWS = 20_000
-MAX_CHANGED_LINES = 5_000  # a write's reply lists this many added lines with their anchors
+MAX_ROWS = 10_000
+MAX_CHANGED_LINES = 2_000  # a write's reply lists this many added lines with their anchors
 
 
 def _row(anchor: LineAnchor, body: str, sign: str) -> str:
