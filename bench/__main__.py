@@ -35,6 +35,7 @@ from bench import (
     patch,
     reads,
     startup,
+    tools,
 )
 from bench.compare import comparison
 from bench.detect import editjournal_latency, watchman_latency
@@ -60,6 +61,7 @@ GROUPS: dict[str, Group] = {
     "hookhttp": hookhttp.rows,
     "fleet": fleet.rows,
     "outside": outside.rows,
+    "tools": tools.rows,
 }
 
 

@@ -107,7 +107,8 @@ def apply_patch(ctx: Context, params: ApplyPatchParams) -> Outcome:
             return Outcome(job=job)
     if job.unsliced:  # a path it refused: the refusal is the inline path's, word for word
         return _at_once(ctx, params, Patch(tuple(job.operations)))
-    return _reported(ctx, job.outcome(ctx))
+    outcome = job.outcome(ctx)
+    return outcome if outcome.job is not None else _reported(ctx, outcome)
 
 
 def _at_once(ctx: Context, params: ApplyPatchParams, patch: Patch) -> Outcome:

@@ -119,6 +119,8 @@ class PatchJob:
         if self.refused is not None:
             raise self.refused
         assert self.planning is not None and not self.unsliced
+        if self.planning.again(ctx, list(self.by_path)):
+            return Outcome(job=self)  # many files recorded since their plans: sliced again
         with inline():
-            plans = self.planning.plans(ctx, self.planning.paths)
+            plans = self.planning.plans(ctx, list(self.by_path))
         return merged(plans)

@@ -73,6 +73,9 @@ def checkpoint_restore(ctx: Context, params: CheckpointRestoreParams) -> Outcome
         return Outcome(job=job)
     found, checkpoint = job.look.finish(ctx), job.look.checkpoint
     check_size(found, params)  # files changed meanwhile may have taken it over the cap
+    if job.planning(ctx).again(ctx, [*found.modified, *found.deleted, *found.created]):
+        job.drafts = None  # drafted again from the new plans
+        return Outcome(job=job)  # many files recorded since their plans: sliced again
     plan = _RestorePlan(ctx, checkpoint, params, unchanged=found.unchanged, since=job.since)
     plan.drafts, job.drafts = job.drafts or {}, {}  # once: the report is filled in place
     plan.left_alone = [{"path": p, "why": why} for p, why in found.left_alone]

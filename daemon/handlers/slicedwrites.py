@@ -38,6 +38,8 @@ from editjournal.daemon.contract.outcome import ABSENT, Outcome
 from editjournal.daemon.writing.path import Writer, merge_all, write
 from editjournal.daemon.writing.target import Target
 
+REPLANNED_AT_ONCE = 32  # files a final run plans again itself; past it, back to slices
+ROUNDS = 3  # times a final run sends its job back to slices, at most
 # what a handler makes of one path: its file as found and its planner, or no planner
 # (nothing to write there: the handler files the target as it likes)
 Consider = Callable[[Context, str], tuple[Target, Writer | None]]
@@ -68,6 +70,7 @@ class PlanJob:
         self._at = 0
         self._finals = 0  # final runs: after the first, the server saw a file change on disk
         self._settled = False  # the step after the last file's: the final run's turn is its own
+        self._rounds = 0  # times the final run sent the job back to slices (`again`)
 
     @property
     def consider(self) -> Consider:
@@ -110,6 +113,25 @@ class PlanJob:
             if time.monotonic() >= deadline:
                 break
         return progress
+
+    def again(self, ctx: Context, paths: Sequence[str]) -> bool:
+        """Whether the final run must go back to slices first: more than
+        `REPLANNED_AT_ONCE` of `paths` were recorded since their plans (the watcher
+        journaling 1,000 files an agent had just created: 612 planned again in one final
+        run, 745 ms) or never planned. Their plans are dropped and made again a slice at
+        a time; at most `ROUNDS` times (a tree that keeps changing), then at once."""
+        if self._rounds >= ROUNDS:
+            return False
+        moved = self.touched_since(ctx)
+        stale = [p for p in paths if p in moved or p not in self.planned]
+        if len(stale) <= REPLANNED_AT_ONCE:
+            return False
+        self._rounds += 1
+        for path in stale:
+            self.planned.pop(path, None)
+        self.paths, self._at, self._settled = stale, 0, False
+        self.started = ctx.journal.last_seq
+        return True
 
     def plans(self, ctx: Context, paths: Sequence[str]) -> list[FilePlan]:
         """The final run's plan of each of `paths` (the final list, which may name paths

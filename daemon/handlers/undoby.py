@@ -73,6 +73,8 @@ def undo_by(ctx: Context, params: UndoParams) -> Outcome:
             return Outcome(job=job)
     since = job.since
     job.writes = job.writes_now(ctx)
+    if job.planning.again(ctx, sorted(job.writes)):
+        return Outcome(job=job)  # many files recorded since their plans: sliced again
     plans = job.planning.plans(ctx, sorted(job.writes))
     jobs = [p for p in plans if p.writer is not None]
     unchanged = [(p.target, job.writer(p.target.path)) for p in plans if p.writer is None]

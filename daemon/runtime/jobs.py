@@ -79,6 +79,16 @@ class Jobs:
     def __len__(self) -> int:
         return len(self._parked)
 
+    def take_back(self, parked: Parked) -> bool:
+        """Whether `parked`'s job was parked again by its final run (its plans went back
+        to slices): then it keeps the temp files its slices wrote (its new entry takes
+        them), which the final run that planned them again left untouched."""
+        for again in self._parked:
+            if again.job is parked.job:
+                again.early = parked.early
+                return True
+        return False
+
     def park(self, route: list[bytes], payload: bytes, agent: str, job: Job) -> None:
         self._parked.append(Parked(route, payload, agent, job))
 

@@ -461,8 +461,9 @@ class Server:
                 self._handle_frames([*parked.route, parked.payload], batch, finished=parked.job)
         finally:
             self._early = None
-            parked.early.discard()
-            self.leftovers.keep(parked.job)  # not freed all at once as `parked` goes
+            if not self.jobs.take_back(parked):  # (a final run may send it back to slices)
+                parked.early.discard()
+                self.leftovers.keep(parked.job)  # not freed all at once as `parked` goes
         self.group.flush(batch)
 
     def _handle_frames(

@@ -44,6 +44,10 @@ MEASURES = [
     "`ping` while whole-file anchored `read_file`",
     "`ping` while three anchored `read_many_files`",
     "edit with old anchors after an outside change",
+    "`write_file` rewriting every line of a",
+    "`update_section` of a",
+    "`apply_patch` of 70 `Delete File` operations",
+    "`history` of a file on a journal of",
 ]
 
 
