@@ -19,7 +19,8 @@ from typing import Any
 
 from bench.checkpoints import _pings, timed_with_pings
 from bench.daemons import log_size, longest_logged, serving
-from bench.rows import Figure, Row
+from bench.outside import stall_row
+from bench.rows import Row
 from bench.sizes import Sizes
 from bench.stats import Summary
 from editjournal.client import Client
@@ -27,7 +28,6 @@ from editjournal.client import Client
 FULL_LINES, QUICK_LINES = 200_000, 2_000
 FULL_FILES, QUICK_FILES = 1_000, 70  # a many-file patch: at its cap; quick: just sliced
 FULL_EVENTS, QUICK_EVENTS = 60_000, 300  # the journal the audit requests read back
-STALL_GOAL_MS = 100.0
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,7 @@ def rows(tmp: Path, sizes: Sizes) -> Iterator[Row]:
         found = [*_big_file(ws, agent, lines), *_many_files(ws, agent, files)]
         found += _audit(ws, agent, events)
     for one in found:
-        ping = Summary.of(one.pings_us)
-        yield Row(
-            one.name,
-            Figure(
-                "editjournal",
-                one.wall_us,
-                "us",
-                extra=f"{one.outcome}; longest turn {one.longest_turn_ms:.0f} ms, "
-                f"ping max {max(one.pings_us) / 1e3:.0f} ms ({len(one.pings_us)} pings)",
-            ),
-            [Figure("`ping` on the idle daemon", idle.p50, "us", p99=idle.p99)],
-            goal="≤ ~100 ms at a time",
-            met=one.longest_turn_ms <= STALL_GOAL_MS and ping.p99 <= STALL_GOAL_MS * 1e3,
-        )
+        yield stall_row(one.name, one.wall_us, one.outcome, one.longest_turn_ms, one.pings_us, idle)
 
 
 def measured(ws: Path, name: str, request: Callable[[], Any]) -> Measured:

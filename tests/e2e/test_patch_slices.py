@@ -13,62 +13,23 @@ the files are right to the byte. The longest ping is a stall guard here, not the
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
-from editjournal.client import Client, RequestError
+from editjournal.client import RequestError
 from editjournal.schemas.events import EditApplied
 from tests.conftest import RunningDaemon, start
+from tests.held import held
 from tests.patch_support import sha
 from tests.polling import wait_until
 
 FILES = 300  # operations of each patch: over the 64 planned at once, a few slices' worth
 LINES = 40
 LONGEST_WAIT_S = 10.0  # a stall guard: a busy machine stretches every slice
-
-
-@dataclass
-class Held:
-    """What the patch did to the others: its result (or refusal), the longest ping, and
-    whether the daemon reported it parked (worked on in slices) meanwhile."""
-
-    result: Any
-    longest: float
-    parked: bool
-
-
-def held(daemon: RunningDaemon, big: Callable[[Client], Any], timeout: float = 120) -> Held:
-    """Run `big` with its own client in a thread; ping from another until it answers."""
-    worker, pinger = daemon.client("worker", timeout=timeout), daemon.client("pinger")
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = big(worker)
-        except Exception as e:  # a refusal is a result here; anything else is re-raised
-            out["error"] = e
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    longest, parked, deadline = 0.0, False, time.monotonic() + timeout
-    while thread.is_alive():
-        assert time.monotonic() < deadline, "the patch never answered"
-        began = time.monotonic()
-        parked = pinger.status().parked > 0 or parked
-        longest = max(longest, time.monotonic() - began)
-        thread.join(0.005)
-    thread.join()
-    if isinstance(out.get("error"), RequestError):
-        out["result"] = out.pop("error")
-    if "error" in out:
-        raise out["error"]
-    return Held(out["result"], longest, parked)
 
 
 def path_of(i: int) -> str:
@@ -127,7 +88,7 @@ def test_a_patch_of_many_updates_is_planned_in_slices_and_written_to_the_byte(
     """Parked while its files are planned; every file right, the reply's files in the
     patch's order at consecutive seqs, one edit_applied each, in that order."""
     patch = envelope(*(update(i) for i in range(FILES)))
-    done = held(files, lambda c: c.apply_patch(patch))
+    done = held(files, lambda c: c.apply_patch(patch), refusals_too=True)
     assert done.parked and done.longest <= LONGEST_WAIT_S
     result = done.result
     assert on_disk(files.root) == {path_of(i): updated(i).encode() for i in range(FILES)}
@@ -180,7 +141,7 @@ def test_one_refused_operation_in_the_middle_refuses_the_whole_patch(
     before = on_disk(files.root)
     ops = [update(i) for i in range(FILES)]
     ops[149] = "*** Delete File: gone/missing.py\n"
-    done = held(files, lambda c: c.apply_patch(envelope(*ops)))
+    done = held(files, lambda c: c.apply_patch(envelope(*ops)), refusals_too=True)
     assert done.parked and done.longest <= LONGEST_WAIT_S
     error = done.result
     assert isinstance(error, RequestError) and error.code == "file_not_found"
@@ -266,7 +227,7 @@ def test_a_many_file_patch_with_a_move_is_planned_at_once(files: RunningDaemon) 
     slices): the patch moves the file with its update, the others updated in place."""
     ops = [update(i) for i in range(100)]
     ops[50] = update(50).replace("\n@@\n", "\n*** Move to: moved/f.py\n@@\n", 1)
-    done = held(files, lambda c: c.apply_patch(envelope(*ops)))
+    done = held(files, lambda c: c.apply_patch(envelope(*ops)), refusals_too=True)
     assert [f.action for f in done.result.files].count("moved") == 1
     assert (files.root / "moved/f.py").read_text() == updated(50)
     assert not (files.root / path_of(50)).exists()
@@ -316,7 +277,7 @@ def test_the_responses_apis_operations_are_sliced_alike(files: RunningDaemon) ->
         }
         for i in range(FILES)
     ]
-    done = held(files, lambda c: c.apply_patch(operations=operations))
+    done = held(files, lambda c: c.apply_patch(operations=operations), refusals_too=True)
     assert done.parked
     assert [f.path for f in done.result.files] == [path_of(i) for i in range(FILES)]
     assert on_disk(files.root) == {path_of(i): updated(i).encode() for i in range(FILES)}

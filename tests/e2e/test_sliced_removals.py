@@ -20,57 +20,21 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
-from editjournal.client import Client, RequestError
+from editjournal.client import RequestError
 from editjournal.daemon.files.tempfiles import DISPLACED_PREFIX, TEMP_PREFIX
 from editjournal.schemas.events import EditApplied
 from tests.conftest import RunningDaemon, start
+from tests.held import held
 
 FILES = 300  # removals of each request: over the 64 planned and landed at once
 LANDED = 600  # removals of the tests that catch the landing half done: a wider window
 LONGEST_WAIT_S = 10.0  # a stall guard: a busy machine stretches every slice
-
-
-@dataclass
-class Held:
-    """What the big request did to the others: its result, the longest ping, and
-    whether the daemon reported it parked (worked on in slices) meanwhile."""
-
-    result: Any
-    longest: float
-    parked: bool
-
-
-def held(daemon: RunningDaemon, big: Callable[[Client], Any], timeout: float = 120) -> Held:
-    """Run `big` with its own client in a thread; ping from another until it answers."""
-    worker, pinger = daemon.client("worker", timeout=timeout), daemon.client("pinger")
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = big(worker)
-        except Exception as e:  # re-raised below, in the test's thread
-            out["error"] = e
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    longest, parked, deadline = 0.0, False, time.monotonic() + timeout
-    while thread.is_alive():
-        assert time.monotonic() < deadline, "the big request never answered"
-        began = time.monotonic()
-        parked = pinger.status().parked > 0 or parked
-        longest = max(longest, time.monotonic() - began)
-        thread.join(0.005)
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return Held(out["result"], longest, parked)
 
 
 def path_of(i: int) -> str:

@@ -24,56 +24,19 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from editjournal.client import Client
 from editjournal.daemon.files.tempfiles import DISPLACED_PREFIX, TEMP_PREFIX
 from editjournal.schemas.events import CheckpointRestored, EditApplied
 from tests.conftest import RunningDaemon, start
+from tests.held import Held, held
 from tests.patch_support import sha
 from tests.polling import wait_until
 
 # A stall guard, not a speed target: a sliced request is shown by `parked`; the 100 ms
 # goal is measured (docs/performance.md), for a busy machine stretches every slice.
 LONGEST_WAIT_S = 10.0
-
-
-@dataclass
-class Held:
-    """What a big request did to the others: its result, the longest ping, and
-    whether the daemon reported it parked (worked on in slices) meanwhile."""
-
-    result: Any
-    longest: float
-    parked: bool
-
-
-def held(daemon: RunningDaemon, big: Callable[[Client], Any], timeout: float = 300) -> Held:
-    """Run `big` with its own client in a thread; ping from another until it answers."""
-    worker, pinger = daemon.client("worker", timeout=timeout), daemon.client("pinger")
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = big(worker)
-        except Exception as e:  # re-raised below, in the test's thread
-            out["error"] = e
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    longest, parked, deadline = 0.0, False, time.monotonic() + timeout
-    while thread.is_alive():
-        assert time.monotonic() < deadline, "the big request never answered"
-        began = time.monotonic()
-        parked = pinger.status().parked > 0 or parked
-        longest = max(longest, time.monotonic() - began)
-        thread.join(0.005)  # a ping every 5 ms at most: the loop's own CPU kept small
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return Held(out["result"], longest, parked)
 
 
 def tree(root: Path, files: int, lines: int = 8) -> dict[str, bytes]:
