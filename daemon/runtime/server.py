@@ -474,8 +474,9 @@ class Server:
         A write is prepared (temp file written, not yet synced) before its event is
         staged; the write round then serves its content to the rest of the batch, and
         the group commit's `flush` makes it durable with the batch. A failed write
-        journals nothing. A removal ends the batch: the round's overlay holds contents,
-        not absences.
+        journals nothing. A removal ends the batch, as it did when the round's overlay
+        held contents only (it serves a committed removal as a tombstone now, but the
+        batches its tests cover end at one).
         """
         route, payload, refusal = split_route(frames)
         if refusal is not None:  # frames no client of ours sends: answered, none echoed
