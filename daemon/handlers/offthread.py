@@ -1,4 +1,4 @@
-"""Read-only audit work done beside the loop, on a thread of its own.
+"""Pure work done beside the loop, on a thread of its own.
 
 `history`, `blame` and `stats` read a journal's committed events back and compute
 from them alone; on 100,000 events they held the daemon's one thread 0.26-0.56 s,
@@ -6,10 +6,11 @@ every agent waiting. Such a request on a journal past `INLINE_EVENTS` events is
 parked with an `OffThreadJob`: a worker thread opens the journal read-only (as the
 offline commands do, `daemon.audit.open_readonly`: its own SQLite connection, the
 committed events only) and computes the reply, while the loop goes on serving; the
-request's final run hands that reply back. The worker touches neither the state nor
-the daemon's connection: one thread still owns them. It holds the GIL at most the
-switch interval at a time (0.5 ms, daemon/runtime/gcsettings.py), and the loop,
-waiting on its sockets meanwhile, takes it back as soon as a request comes.
+request's final run hands that reply back. A big markdown file's headers are parsed
+there too (daemon/handlers/atomic.py). The worker touches neither the state nor the
+daemon's connection: one thread still owns them. It holds the GIL at most the switch
+interval at a time (0.5 ms, daemon/runtime/gcsettings.py), and the loop, waiting on
+its sockets meanwhile, takes it back as soon as a request comes.
 
 A job waiting for its thread is `waiting`: the loop does not spin for it (it polls
 its sockets every `WAIT_POLL_MS`) and the other parked jobs go on (daemon/runtime/jobs.py).
@@ -119,7 +120,7 @@ def _worker() -> queue.SimpleQueue[OffThreadJob]:
         if _queue is None:
             _queue = queue.SimpleQueue()
             thread = threading.Thread(
-                target=_serve, args=(_queue,), name="editjournal-audit", daemon=True
+                target=_serve, args=(_queue,), name="editjournal-offthread", daemon=True
             )
             thread.start()
         return _queue

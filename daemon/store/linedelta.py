@@ -12,12 +12,12 @@ data: `b"\\n".join(split(data)) == data` always holds. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from itertools import compress, count
 from operator import ne
 
 import msgspec
 
 from editjournal.daemon.text.alignment import matching_blocks, within
+from editjournal.daemon.text.region import differing_runs
 
 Splice = tuple[int, int, list[bytes]]
 Run = tuple[int, int, int]  # a[i:i+n] matched to b[j:j+n]
@@ -96,22 +96,9 @@ def _line_for_line(
     the runs that differ, in linear time: too big a middle for difflib is often that —
     a checkpoint manifest's chunk of a few thousand files, two of them changed far
     apart — and would otherwise be stored whole."""
-    splices: list[Splice] = []
     if most_lines is not None and sum(map(ne, a, b)) > most_lines:
         return None  # counted by a C loop: a rewrite is not walked up to its half
-    start = end = -1
-    # the lines that differ, found by C loops (a Python loop over 200,000 lines: 37 ms)
-    for changed, i in enumerate(compress(count(), map(ne, a, b)), 1):
-        if i != end:  # a new run of changed lines begins
-            if end >= 0:
-                splices.append((head + start, head + end, b[start:end]))
-            start = i
-        end = i + 1
-        if most_lines is not None and changed > most_lines:
-            return None
-    if end >= 0:
-        splices.append((head + start, head + end, b[start:end]))
-    return splices
+    return [(head + start, head + end, b[start:end]) for start, end in differing_runs(a, b)]
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

@@ -9,15 +9,13 @@ the cost follows the size of the change, not of the file.
 from __future__ import annotations
 
 import difflib
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import ne
 from typing import Literal
 
 from editjournal.daemon.text.alignment import matching_blocks, within
 from editjournal.daemon.text.anchors import Anchors, LineAnchor
-from editjournal.daemon.text.region import ChangedRegion, changed_region
+from editjournal.daemon.text.region import ChangedRegion, changed_region, differing_runs
 
 FEW_CHANGES = 16  # up to this many changes, difflib also finds lines they left as they were
 CONTEXT = 3
@@ -123,12 +121,10 @@ def _same_lines(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]
     of all of them, and a `since_version` read listed every line)."""
     runs: list[tuple[int, int, int]] = []
     start = 0
-    for i in itertools.compress(itertools.count(), map(ne, a, b)):
-        if i > start:
-            runs.append((start, start, i - start))
-        start = i + 1
-    if len(a) > start:
-        runs.append((start, start, len(a) - start))
+    for changed, end in [*differing_runs(a, b), (len(a), len(a))]:
+        if changed > start:
+            runs.append((start, start, changed - start))
+        start = end
     return runs
 
 

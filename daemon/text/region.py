@@ -5,8 +5,11 @@ diffs use for big changes, and the diffs (daemon.text.diff) both build on it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import ne
+from typing import Any
 
 _CHUNK = 256  # lines compared at once while trimming the common prefix and suffix
 
@@ -47,3 +50,16 @@ def changed_region(
 def _tail(lines: Sequence[str], skip: int) -> Sequence[str]:
     """The `_CHUNK` lines before the last `skip` ones."""
     return lines[len(lines) - skip - _CHUNK : len(lines) - skip]
+
+
+def differing_runs(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
+    """[start, end) of each run of lines that differ at the same place, of two sides as
+    long: lines changed in place, found by C loops (a Python loop over 200,000 lines
+    was 37 ms; a diff and a line delta of a big file both ask)."""
+    runs: list[tuple[int, int]] = []
+    for i in itertools.compress(itertools.count(), map(ne, a, b)):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
